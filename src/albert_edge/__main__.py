@@ -1,0 +1,3 @@
+from albert_edge.cli import main
+import sys
+sys.exit(main())

@@ -1,0 +1,53 @@
+"""One exception family for every failure a user can cause.
+
+The CLI prints ``str(error)`` as a single line and exits non-zero, so every message must
+name the file (or variable, or argument) and say what was expected. Nothing deep inside
+TensorFlow or ONNX Runtime should reach the user as a traceback.
+"""
+
+from __future__ import annotations
+
+
+class AlbertEdgeError(Exception):
+    """Base class: a problem with the user's input or environment, explained in one line."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+class ConfigError(AlbertEdgeError):
+    """A model config is missing, unreadable or inconsistent (e.g. hidden % heads != 0)."""
+
+
+class CheckpointError(AlbertEdgeError):
+    """A checkpoint is unreadable, truncated, of unknown format, or its variables do not map."""
+
+
+class TokenizerError(AlbertEdgeError):
+    """A vocab or SentencePiece model is unusable, or a text cannot be encoded (empty, not UTF-8)."""
+
+
+class ModelFileError(AlbertEdgeError):
+    """A .tflite/.onnx file is corrupt, truncated, not a model, or carries no valid pack."""
+
+
+class BackendError(AlbertEdgeError):
+    """An interpreter is missing or cannot run this model (e.g. an op version it predates)."""
+
+
+class ConversionError(AlbertEdgeError):
+    """Export failed or the exported file does not match the numpy reference."""
+
+
+class QuantizationError(AlbertEdgeError):
+    """Calibration data is unusable, the model is already quantized, or no variant meets the budget."""
+
+
+class DataError(AlbertEdgeError):
+    """A data file (TSV, calibration text) is empty, mis-encoded, or has bad columns or labels."""
+
+
+class OutputError(AlbertEdgeError):
+    """An output path cannot be written."""
