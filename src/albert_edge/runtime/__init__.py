@@ -1,0 +1,37 @@
+"""What an app embeds: model packs, interpreter backends and the text classifier.
+
+Imports only numpy, floor 1 (tokenizer, errors) and whichever interpreter is installed --
+never TensorFlow or onnx (a test proves it). Names are resolved lazily so that
+``albert_edge.runtime.pack`` can be used by the converter without loading any interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ModelPack": "albert_edge.runtime.pack",
+    "attach_tflite_pack": "albert_edge.runtime.pack",
+    "read_tflite_pack": "albert_edge.runtime.pack",
+    "strip_tflite_pack": "albert_edge.runtime.pack",
+    "pack_to_metadata_props": "albert_edge.runtime.pack",
+    "pack_from_metadata_props": "albert_edge.runtime.pack",
+    "read_pack": "albert_edge.runtime.pack",
+    "read_pack_bytes": "albert_edge.runtime.pack",
+    "Backend": "albert_edge.runtime.backends",
+    "open_backend": "albert_edge.runtime.backends",
+    "available_backends": "albert_edge.runtime.backends",
+    "TextClassifier": "albert_edge.runtime.classifier",
+    "Prediction": "albert_edge.runtime.classifier",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'albert_edge.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,473 @@
+"""The model pack: tokenizer, labels and settings carried inside the model file.
+
+An app ships one file. A ``.tflite`` is the flatbuffer bytes unchanged, followed by a ZIP
+archive (ZIP_STORED, offsets absolute from the start of the file) -- the TFLite metadata
+"associated files" convention, so the interpreter ignores the tail and a plain zip reader
+finds it from the end. An ``.onnx`` carries the same members as ``metadata_props`` strings.
+See docs/pack_format.md for the byte-level description.
+
+A model file is untrusted input: members are read into memory (never extracted to paths),
+their sizes are capped before and while reading, and every defect becomes one ModelFileError
+naming the file. Pure Python (zipfile + json): no interpreter, no TensorFlow, no onnx.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from albert_edge import __version__
+from albert_edge.errors import ModelFileError
+
+PACK_FORMAT = 1
+SETTINGS_MEMBER = "albert_edge.json"
+LABELS_MEMBER = "labels.txt"
+TOKENIZER_FILES: dict[str, str] = {"wordpiece": "vocab.txt", "sentencepiece": "spiece.model"}
+KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+TASKS = ("sequence_classification", "feature_extraction")
+
+# Caps on what a model file may make us read into memory. A 21128-line vocab is ~110 KB and a
+# 30k-piece spiece.model ~760 KB, so these leave two orders of magnitude of headroom.
+MAX_MEMBER_BYTES: dict[str, int] = {
+    SETTINGS_MEMBER: 1 << 20,
+    LABELS_MEMBER: 1 << 20,
+    "vocab.txt": 32 << 20,
+    "spiece.model": 32 << 20,
+}
+MAX_OTHER_MEMBER_BYTES = 1 << 20
+MAX_MEMBERS = 32
+MAX_SEQ_LEN_LIMIT = 8192
+# A pack member cannot hide in a file this big; larger files are refused before reading.
+MAX_MODEL_FILE_BYTES = 2 << 30
+
+
+@dataclass(frozen=True)
+class ModelPack:
+    """Everything besides the graph that a runtime needs to turn text into a prediction.
+
+    ``tokenizer_asset`` is the raw vocab.txt (UTF-8) or spiece.model bytes. ``labels`` is
+    None for feature-extraction models. ``extra`` keeps unknown settings keys so that a
+    newer writer's fields survive a read/rewrite by this version.
+    """
+
+    tokenizer_type: str
+    tokenizer_asset: bytes
+    do_lower_case: bool = True
+    max_seq_len: int = 128
+    labels: tuple[str, ...] | None = None
+    task: str = "sequence_classification"
+    inputs: tuple[str, ...] = KNOWN_INPUTS
+    outputs: tuple[str, ...] = ("logits",)
+    variant: str = "fp32"
+    source: Mapping[str, Any] = field(default_factory=dict)
+    albert_edge_version: str = __version__
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Normalise sequences so that packs compare equal however they were built.
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        if self.labels is not None:
+            object.__setattr__(self, "labels", tuple(self.labels))
+        object.__setattr__(self, "source", dict(self.source))
+        object.__setattr__(self, "extra", dict(self.extra))
+        _validate(self, "<ModelPack>")
+
+    @property
+    def tokenizer_file(self) -> str:
+        """Member name of the tokenizer asset: ``vocab.txt`` or ``spiece.model``."""
+        return TOKENIZER_FILES[self.tokenizer_type]
+
+    @property
+    def num_labels(self) -> int | None:
+        return None if self.labels is None else len(self.labels)
+
+    def with_variant(self, variant: str, **changes: Any) -> "ModelPack":
+        """The same pack retagged for a derived model (e.g. ``"int8_dynamic"`` after quantization)."""
+        return replace(self, variant=variant, **changes)
+
+    def settings(self) -> dict[str, Any]:
+        """The ``albert_edge.json`` object (v1)."""
+        settings: dict[str, Any] = dict(self.extra)
+        settings.update(
+            {
+                "pack_format": PACK_FORMAT,
+                "albert_edge_version": self.albert_edge_version,
+                "task": self.task,
+                "tokenizer": {
+                    "type": self.tokenizer_type,
+                    "file": self.tokenizer_file,
+                    "do_lower_case": self.do_lower_case,
+                    "max_seq_len": self.max_seq_len,
+                },
+                "inputs": list(self.inputs),
+                "outputs": list(self.outputs),
+                "labels": None if self.labels is None else list(self.labels),
+                "variant": self.variant,
+                "source": dict(self.source),
+            }
+        )
+        return settings
+
+    def members(self) -> dict[str, bytes]:
+        """Member name -> bytes, in the order they are written."""
+        out = {SETTINGS_MEMBER: json.dumps(self.settings(), ensure_ascii=False, indent=1).encode("utf-8")}
+        if self.labels is not None:
+            out[LABELS_MEMBER] = ("\n".join(self.labels) + "\n").encode("utf-8")
+        out[self.tokenizer_file] = self.tokenizer_asset
+        return out
+
+
+def _fail(source: str, message: str) -> ModelFileError:
+    return ModelFileError(f"{source}: {message}")
+
+
+def _validate(pack: ModelPack, source: str) -> None:
+    """Raise ModelFileError if the pack's settings are not something a runtime can honour."""
+    if pack.tokenizer_type not in TOKENIZER_FILES:
+        raise _fail(source, f"pack tokenizer.type is {pack.tokenizer_type!r}, expected one of {sorted(TOKENIZER_FILES)}")
+    if not isinstance(pack.tokenizer_asset, (bytes, bytearray)) or not pack.tokenizer_asset:
+        raise _fail(source, f"pack {pack.tokenizer_file} is empty or not bytes")
+    if not isinstance(pack.do_lower_case, bool):
+        raise _fail(source, f"pack tokenizer.do_lower_case is {pack.do_lower_case!r}, expected true or false")
+    if not isinstance(pack.max_seq_len, int) or isinstance(pack.max_seq_len, bool) or not (
+        3 <= pack.max_seq_len <= MAX_SEQ_LEN_LIMIT
+    ):
+        raise _fail(source, f"pack tokenizer.max_seq_len is {pack.max_seq_len!r}, expected an int in 3..{MAX_SEQ_LEN_LIMIT}")
+    if pack.task not in TASKS:
+        raise _fail(source, f"pack task is {pack.task!r}, expected one of {list(TASKS)}")
+    if not pack.inputs or any(name not in KNOWN_INPUTS for name in pack.inputs) or len(set(pack.inputs)) != len(pack.inputs):
+        raise _fail(source, f"pack inputs are {list(pack.inputs)!r}, expected distinct names from {list(KNOWN_INPUTS)}")
+    if "input_ids" not in pack.inputs:
+        raise _fail(source, "pack inputs lack 'input_ids'")
+    if not pack.outputs or not all(isinstance(name, str) and name for name in pack.outputs):
+        raise _fail(source, f"pack outputs are {list(pack.outputs)!r}, expected non-empty names")
+    if pack.labels is not None:
+        if not pack.labels or not all(isinstance(lab, str) and lab and lab == lab.strip() and "\n" not in lab for lab in pack.labels):
+            raise _fail(source, f"pack labels {list(pack.labels)!r} must be non-empty strings without surrounding spaces")
+        if len(set(pack.labels)) != len(pack.labels):
+            raise _fail(source, f"pack labels {list(pack.labels)!r} contain duplicates")
+    if pack.task == "sequence_classification" and pack.labels is None:
+        raise _fail(source, "pack task is sequence_classification but it carries no labels")
+    if not isinstance(pack.variant, str) or not pack.variant:
+        raise _fail(source, f"pack variant is {pack.variant!r}, expected a non-empty string")
+
+
+def _decode_text(data: bytes, member: str, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _fail(source, f"pack member {member} is not UTF-8 text") from None
+
+
+def _labels_from_text(text: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
+    """Build a ModelPack from raw member bytes (zip members or decoded metadata_props)."""
+    if SETTINGS_MEMBER not in members:
+        raise _fail(source, f"model file carries no albert-edge pack ({SETTINGS_MEMBER} missing)")
+    try:
+        settings = json.loads(_decode_text(members[SETTINGS_MEMBER], SETTINGS_MEMBER, source))
+    except json.JSONDecodeError as exc:
+        raise _fail(source, f"pack {SETTINGS_MEMBER} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(settings, dict):
+        raise _fail(source, f"pack {SETTINGS_MEMBER} must hold a JSON object")
+    fmt = settings.get("pack_format")
+    if fmt != PACK_FORMAT:
+        raise _fail(source, f"pack_format is {fmt!r}, this albert-edge {__version__} reads pack_format {PACK_FORMAT}")
+    tok = settings.get("tokenizer")
+    if not isinstance(tok, dict):
+        raise _fail(source, f"pack {SETTINGS_MEMBER} lacks the 'tokenizer' object")
+    kind = tok.get("type")
+    if kind not in TOKENIZER_FILES:
+        raise _fail(source, f"pack tokenizer.type is {kind!r}, expected one of {sorted(TOKENIZER_FILES)}")
+    file_name = tok.get("file", TOKENIZER_FILES[kind])
+    if file_name != TOKENIZER_FILES[kind]:
+        raise _fail(source, f"pack tokenizer.file is {file_name!r}, expected {TOKENIZER_FILES[kind]!r} for {kind}")
+    if file_name not in members:
+        raise _fail(source, f"pack member {file_name} is missing")
+
+    labels_json = settings.get("labels")
+    labels: tuple[str, ...] | None = None
+    if LABELS_MEMBER in members:
+        labels = _labels_from_text(_decode_text(members[LABELS_MEMBER], LABELS_MEMBER, source))
+        if labels_json is not None and list(labels) != labels_json:
+            raise _fail(source, f"pack {LABELS_MEMBER} {list(labels)} disagrees with {SETTINGS_MEMBER} labels {labels_json}")
+    elif labels_json is not None:
+        if not isinstance(labels_json, list):
+            raise _fail(source, f"pack labels must be a JSON list, got {type(labels_json).__name__}")
+        labels = tuple(labels_json)
+
+    def _list(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        value = settings.get(key, list(default))
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _fail(source, f"pack {key} must be a JSON list of strings, got {value!r}")
+        return tuple(value)
+
+    known = {"pack_format", "albert_edge_version", "task", "tokenizer", "inputs", "outputs", "labels", "variant", "source"}
+    src = settings.get("source", {})
+    try:
+        return ModelPack(
+            tokenizer_type=kind,
+            tokenizer_asset=bytes(members[file_name]),
+            do_lower_case=tok.get("do_lower_case", True),
+            max_seq_len=tok.get("max_seq_len", 128),
+            labels=labels,
+            task=settings.get("task", "sequence_classification"),
+            inputs=_list("inputs", KNOWN_INPUTS),
+            outputs=_list("outputs", ("logits",)),
+            variant=settings.get("variant", "fp32"),
+            source=src if isinstance(src, dict) else {"description": str(src)},
+            albert_edge_version=str(settings.get("albert_edge_version", "unknown")),
+            extra={k: v for k, v in settings.items() if k not in known},
+        )
+    except ModelFileError as exc:
+        raise _fail(source, str(exc).split(": ", 1)[1]) from None
+
+
+# --------------------------------------------------------------------------- TFLite
+
+
+def attach_tflite_pack(model_bytes: bytes, pack: ModelPack) -> bytes:
+    """Return ``model_bytes`` with ``pack`` appended as a ZIP_STORED archive.
+
+    Any pack already attached is replaced, so re-packing a quantized copy of a packed model
+    never stacks two archives.
+    """
+    flatbuffer = strip_tflite_pack(model_bytes)
+    buf = io.BytesIO()
+    buf.write(flatbuffer)
+    # Mode "a" on non-zip bytes appends a fresh archive after them with absolute offsets.
+    with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as zf:
+        for name, data in pack.members().items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def _open_tail_zip(data: bytes, source: str) -> zipfile.ZipFile | None:
+    """The archive appended to ``data``, or None if there is none."""
+    if b"PK\x05\x06" not in data[-(65536 + 22):]:
+        return None
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise _fail(source, f"the pack archive appended to the model is corrupt ({exc})") from None
+
+
+def tflite_pack_offset(data: bytes, source: str = "<bytes>") -> int:
+    """Byte offset where the appended pack starts (== len(data) when there is none)."""
+    zf = _open_tail_zip(data, source)
+    if zf is None:
+        return len(data)
+    with zf:
+        infos = zf.infolist()
+        if not infos:
+            return len(data)
+        return min(info.header_offset for info in infos)
+
+
+def strip_tflite_pack(data: bytes) -> bytes:
+    """The flatbuffer alone: ``data`` without any appended pack."""
+    return bytes(data[: tflite_pack_offset(data)])
+
+
+def _read_members(zf: zipfile.ZipFile, source: str) -> dict[str, bytes]:
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise _fail(source, f"pack has {len(infos)} members, at most {MAX_MEMBERS} are allowed")
+    members: dict[str, bytes] = {}
+    for info in infos:
+        name = info.filename
+        # Names are only dictionary keys (nothing is extracted), but a name with a path in it
+        # is a sign of a hostile or foreign archive: refuse it rather than guess.
+        if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+            raise _fail(source, f"pack member name {name!r} is not a plain file name")
+        if name in members:
+            raise _fail(source, f"pack member {name} appears twice")
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise _fail(source, f"pack member {name} is compressed; pack members must be ZIP_STORED")
+        cap = MAX_MEMBER_BYTES.get(name, MAX_OTHER_MEMBER_BYTES)
+        if info.file_size > cap:
+            raise _fail(source, f"pack member {name} is {info.file_size} bytes, the limit is {cap}")
+        try:
+            with zf.open(info) as fh:
+                blob = fh.read(cap + 1)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+            raise _fail(source, f"pack member {name} is unreadable ({exc})") from None
+        if len(blob) > cap or len(blob) != info.file_size:
+            raise _fail(source, f"pack member {name} has {len(blob)} bytes, its header says {info.file_size}")
+        members[name] = blob
+    return members
+
+
+def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
+    """Read the pack appended to a .tflite file's bytes."""
+    zf = _open_tail_zip(data, source)
+    if zf is None:
+        raise _fail(source, "model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
+    with zf:
+        members = _read_members(zf, source)
+    return pack_from_members(members, source)
+
+
+# --------------------------------------------------------------------------- ONNX
+
+_BASE64_MEMBERS = ("spiece.model",)
+
+
+def pack_to_metadata_props(pack: ModelPack) -> dict[str, str]:
+    """ONNX ``metadata_props`` entries: text members as UTF-8 strings, spiece.model as base64."""
+    props: dict[str, str] = {}
+    for name, data in pack.members().items():
+        props[name] = base64.b64encode(data).decode("ascii") if name in _BASE64_MEMBERS else data.decode("utf-8")
+    return props
+
+
+def pack_from_metadata_props(props: Mapping[str, str], source: str = "<metadata_props>") -> ModelPack:
+    """Read a pack from ONNX metadata (e.g. onnxruntime's ``custom_metadata_map``)."""
+    members: dict[str, bytes] = {}
+    for name in (SETTINGS_MEMBER, LABELS_MEMBER, *TOKENIZER_FILES.values()):
+        if name not in props:
+            continue
+        value = props[name]
+        if not isinstance(value, str):
+            raise _fail(source, f"metadata_props[{name!r}] is not a string")
+        cap = MAX_MEMBER_BYTES[name]
+        if len(value) > cap * 4 // 3 + 4:
+            raise _fail(source, f"metadata_props[{name!r}] is {len(value)} characters, the limit is about {cap} bytes")
+        if name in _BASE64_MEMBERS:
+            try:
+                members[name] = base64.b64decode(value.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise _fail(source, f"metadata_props[{name!r}] is not valid base64") from None
+        else:
+            members[name] = value.encode("utf-8")
+        if len(members[name]) > cap:
+            raise _fail(source, f"metadata_props[{name!r}] is {len(members[name])} bytes, the limit is {cap}")
+    return pack_from_members(members, source)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def model_kind(data: bytes) -> str:
+    """``"tflite"`` or ``"onnx"`` from the file's bytes, ``"unknown"`` otherwise.
+
+    A TFLite flatbuffer carries the identifier ``TFL3`` at bytes 4..8. An ONNX ModelProto is
+    a protobuf that in practice starts with field 1 (ir_version, varint: byte 0x08); the full
+    check is left to the interpreter.
+    """
+    if len(data) >= 8 and data[4:8] == b"TFL3":
+        return "tflite"
+    if len(data) >= 2 and data[0] == 0x08:
+        return "onnx"
+    return "unknown"
+
+
+def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The model file's bytes, with missing/unreadable/oversized files as ModelFileError."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if not p.is_file():
+            raise ModelFileError(f"{p}: not a regular file")
+        if size > MAX_MODEL_FILE_BYTES:
+            raise ModelFileError(f"{p}: model file is {size} bytes, larger than the {MAX_MODEL_FILE_BYTES} limit")
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise ModelFileError(f"{p}: model file not found") from None
+    except OSError as exc:
+        raise ModelFileError(f"{p}: cannot read model file ({exc.strerror or exc})") from None
+
+
+def _onnx_metadata_props(data: bytes, source: str) -> dict[str, str]:
+    """Read ModelProto.metadata_props (field 14) straight from the protobuf bytes.
+
+    Used by ``read_pack`` so that inspecting an .onnx needs neither onnx nor onnxruntime.
+    Only top-level fields are walked; graph contents are skipped by length.
+    """
+    props: dict[str, str] = {}
+    pos, end = 0, len(data)
+
+    def varint(p: int) -> tuple[int, int]:
+        return _varint_in(data, p, source)
+
+    def parse_entry(blob: bytes) -> tuple[str, str]:
+        kv: dict[int, str] = {}
+        q = 0
+        while q < len(blob):
+            key, q = _varint_in(blob, q, source)
+            if key & 7 != 2:
+                raise _fail(source, "ONNX metadata_props entry is malformed")
+            n, q = _varint_in(blob, q, source)
+            if q + n > len(blob):
+                raise _fail(source, "ONNX metadata_props entry is truncated")
+            try:
+                kv[key >> 3] = blob[q : q + n].decode("utf-8")
+            except UnicodeDecodeError:
+                raise _fail(source, "ONNX metadata_props entry is not UTF-8") from None
+            q += n
+        return kv.get(1, ""), kv.get(2, "")
+
+    while pos < end:
+        key, pos = varint(pos)
+        field_no, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos = varint(pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            n, pos = varint(pos)
+            if pos + n > end:
+                raise _fail(source, f"ONNX file is truncated (field {field_no} needs {n} bytes, {end - pos} remain)")
+            if field_no == 14:
+                k, v = parse_entry(data[pos : pos + n])
+                props[k] = v
+            pos += n
+        else:
+            raise _fail(source, "ONNX file is not a valid protobuf")
+        if pos > end:
+            raise _fail(source, "ONNX file is truncated")
+    return props
+
+
+def _varint_in(blob: bytes, p: int, source: str) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if p >= len(blob) or shift > 63:
+            raise _fail(source, "ONNX file is truncated or not a protobuf")
+        b = blob[p]
+        result |= (b & 0x7F) << shift
+        p += 1
+        if not b & 0x80:
+            return result, p
+        shift += 7
+
+
+def read_pack_bytes(data: bytes, source: str = "<bytes>") -> ModelPack:
+    """Read the pack from the bytes of a .tflite or .onnx model."""
+    kind = model_kind(data)
+    if kind == "tflite":
+        return read_tflite_pack(data, source)
+    if kind == "onnx":
+        return pack_from_metadata_props(_onnx_metadata_props(data, source), source)
+    raise _fail(source, "not a model file (neither a TFLite flatbuffer with identifier 'TFL3' nor an ONNX protobuf)")
+
+
+def read_pack(path: str | os.PathLike[str]) -> ModelPack:
+    """Read the pack of a .tflite or .onnx file."""
+    return read_pack_bytes(read_model_bytes(path), str(path))
