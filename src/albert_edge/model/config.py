@@ -1,0 +1,328 @@
+"""The one model config every reader, writer and export agrees on.
+
+Checkpoints arrive with three config dialects that spell the same thing differently:
+
+* Google ALBERT ``albert_config.json`` (TF1): ``num_hidden_groups``, ``inner_group_num``,
+  ``down_scale_factor``; ``"gelu"`` is the tanh approximation (``modeling.gelu``).
+* brightmart albert_zh ``albert_config_*.json`` (TF1): BERT keys plus ``embedding_size`` and,
+  in later releases, ``"ln_type": "postln" | "preln"``; ``"gelu"`` is again the tanh form.
+  Its ``*_google.json`` files are Google-dialect configs for checkpoints trained with Google's code.
+* Hugging Face ``config.json`` (``model_type`` albert or bert): ``"gelu"`` is the exact erf GELU,
+  ``"gelu_new"`` / ``"gelu_pytorch_tanh"`` / ``"gelu_fast"`` the tanh form.
+
+Activation names are mapped to what the training code of that dialect actually computed, so
+``hidden_act`` here is never ambiguous: ``gelu_tanh`` or ``gelu_exact``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from albert_edge.errors import ConfigError
+
+ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu", "silu", "tanh")
+LN_TYPES = ("postln", "preln")
+EMBEDDING_ORDERS = ("add_then_project", "project_then_add", "no_projection")
+MODEL_TYPES = ("albert", "bert")
+
+# What each dialect's training code computed for a given activation string.
+TF1_ACTIVATIONS: dict[str, str] = {  # google-research/albert and brightmart modeling.get_activation
+    "gelu": "gelu_tanh",
+    "relu": "relu",
+    "tanh": "tanh",
+}
+HF_ACTIVATIONS: dict[str, str] = {  # transformers.activations.ACT2FN
+    "gelu": "gelu_exact",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+    "tanh": "tanh",
+}
+
+# Keys only Google's AlbertConfig writes; their presence marks the Google dialect.
+_GOOGLE_KEYS = ("num_hidden_groups", "inner_group_num", "down_scale_factor", "net_structure_type")
+
+
+@dataclass(frozen=True)
+class AlbertConfig:
+    """Architecture of an ALBERT (or BERT, as a degenerate ALBERT) encoder.
+
+    BERT is an ALBERT with ``embedding_order="no_projection"`` (E == H) and one hidden group
+    per layer, so one reference and one set of exporters cover both.
+    """
+
+    vocab_size: int
+    embedding_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    num_hidden_groups: int = 1
+    inner_group_num: int = 1
+    hidden_act: str = "gelu_tanh"
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    ln_type: str = "postln"
+    embedding_order: str = "add_then_project"
+    model_type: str = "albert"
+
+    def __post_init__(self) -> None:
+        _validate(self.__dict__, "AlbertConfig")
+
+    def head_dim(self) -> int:
+        """Width of one attention head: hidden_size // num_attention_heads."""
+        return self.hidden_size // self.num_attention_heads
+
+    def group_of_layer(self, layer: int) -> int:
+        """Hidden group whose weights layer ``layer`` uses (Google: int(layer / L * G))."""
+        if not 0 <= layer < self.num_hidden_layers:
+            raise ConfigError(f"layer {layer} out of range [0, {self.num_hidden_layers})")
+        return layer * self.num_hidden_groups // self.num_hidden_layers
+
+    def used_groups(self) -> tuple[int, ...]:
+        """Groups some layer actually uses (all of them unless num_hidden_groups > num_hidden_layers)."""
+        return tuple(sorted({self.group_of_layer(layer) for layer in range(self.num_hidden_layers)}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_changes(self, **changes: Any) -> "AlbertConfig":
+        """A validated copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+def _validate(cfg: Mapping[str, Any], source: str) -> None:
+    """Raise ConfigError naming ``source`` if these fields cannot describe one working model."""
+    cfg = _Fields(cfg)
+    for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                  "intermediate_size", "num_hidden_groups", "inner_group_num", "max_position_embeddings",
+                  "type_vocab_size"):
+        value = getattr(cfg, field)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{source}: {field} must be a positive integer, got {value!r}")
+    if cfg.hidden_size % cfg.num_attention_heads:
+        raise ConfigError(f"{source}: hidden_size {cfg.hidden_size} is not divisible by "
+                          f"num_attention_heads {cfg.num_attention_heads}")
+    if cfg.hidden_act not in ACTIVATIONS:
+        raise ConfigError(f"{source}: unknown hidden_act {cfg.hidden_act!r}, expected one of {', '.join(ACTIVATIONS)}")
+    if cfg.ln_type not in LN_TYPES:
+        raise ConfigError(f"{source}: unknown ln_type {cfg.ln_type!r}, expected postln or preln")
+    if cfg.embedding_order not in EMBEDDING_ORDERS:
+        raise ConfigError(f"{source}: unknown embedding_order {cfg.embedding_order!r}, "
+                          f"expected one of {', '.join(EMBEDDING_ORDERS)}")
+    if cfg.model_type not in MODEL_TYPES:
+        raise ConfigError(f"{source}: unknown model_type {cfg.model_type!r}, expected albert or bert")
+    if cfg.embedding_order == "no_projection" and cfg.embedding_size != cfg.hidden_size:
+        raise ConfigError(f"{source}: embedding_size {cfg.embedding_size} != hidden_size {cfg.hidden_size} "
+                          "needs an embedding projection")
+    if cfg.model_type == "bert" and cfg.embedding_order != "no_projection":
+        raise ConfigError(f"{source}: a bert model has no embedding projection (embedding_order no_projection)")
+    if not (isinstance(cfg.layer_norm_eps, (int, float)) and 0 < cfg.layer_norm_eps < 1):
+        raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {cfg.layer_norm_eps!r}")
+
+
+class _Fields:
+    """Attribute access over a field mapping, so one validator serves dicts and instances."""
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.__dict__.update(fields)
+
+
+def albert_tiny_zh_config() -> AlbertConfig:
+    """brightmart albert_tiny_zh (albert_config_tiny.json): ~4 M parameters, word embeddings projected
+    to H before position/type embeddings are added (``embedding_lookup_factorized``)."""
+    return AlbertConfig(vocab_size=21128, embedding_size=128, hidden_size=312, num_hidden_layers=4,
+                        num_attention_heads=12, intermediate_size=1248, num_hidden_groups=1, inner_group_num=1,
+                        hidden_act="gelu_tanh", max_position_embeddings=512, type_vocab_size=2,
+                        layer_norm_eps=1e-12, ln_type="postln", embedding_order="project_then_add",
+                        model_type="albert")
+
+
+def albert_tiny_zh_google_config() -> AlbertConfig:
+    """The same sizes in Google ALBERT order (brightmart albert_tiny_zh_google, albert_config_tiny_g.json):
+    position/type embeddings added at width E, LayerNorm over E, then ``embedding_hidden_mapping_in``."""
+    return albert_tiny_zh_config().with_changes(embedding_order="add_then_project")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: config file is unreadable ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: config is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config must be a JSON object")
+    return data
+
+
+def config_dialect(data: Mapping[str, Any]) -> str:
+    """Which dialect a config dict is written in: "hf", "brightmart", "google" or "bert-tf1"."""
+    if "model_type" in data:
+        return "hf"
+    if "ln_type" in data:
+        return "brightmart"
+    if any(key in data for key in _GOOGLE_KEYS):
+        return "google"
+    if "embedding_size" in data and data.get("embedding_size") != data.get("hidden_size"):
+        return "brightmart"
+    return "bert-tf1"
+
+
+def _need(data: Mapping[str, Any], key: str, source: str) -> Any:
+    if key not in data or data[key] is None:
+        raise ConfigError(f"{source}: config has no {key!r}")
+    return data[key]
+
+
+def _activation(name: Any, table: Mapping[str, str], dialect: str, source: str) -> str:
+    if not isinstance(name, str) or name.lower() not in table:
+        raise ConfigError(f"{source}: unknown hidden_act {name!r} for a {dialect} config, "
+                          f"expected one of {', '.join(sorted(table))}")
+    return table[name.lower()]
+
+
+def parse_config_dict(data: Mapping[str, Any], source: str = "<config>", dialect: str | None = None) -> AlbertConfig:
+    """Build an AlbertConfig from a config dict in any supported dialect (detected unless given)."""
+    dialect = dialect or config_dialect(data)
+    hidden = _need(data, "hidden_size", source)
+    layers = _need(data, "num_hidden_layers", source)
+    common = dict(
+        vocab_size=_need(data, "vocab_size", source),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=_need(data, "num_attention_heads", source),
+        intermediate_size=_need(data, "intermediate_size", source),
+        max_position_embeddings=data.get("max_position_embeddings", 512),
+        type_vocab_size=data.get("type_vocab_size", 2),
+    )
+    if dialect == "hf":
+        model_type = data["model_type"]
+        if model_type not in MODEL_TYPES:
+            raise ConfigError(f"{source}: unsupported model_type {model_type!r}, expected albert or bert")
+        position_type = data.get("position_embedding_type", "absolute")
+        if position_type != "absolute":
+            raise ConfigError(f"{source}: unsupported position_embedding_type {position_type!r}, expected absolute")
+        act = _activation(data.get("hidden_act", "gelu_new" if model_type == "albert" else "gelu"),
+                          HF_ACTIVATIONS, "Hugging Face", source)
+        eps = data.get("layer_norm_eps", 1e-12)
+        if model_type == "bert":
+            cfg_fields = dict(common, embedding_size=hidden, num_hidden_groups=layers, inner_group_num=1,
+                              embedding_order="no_projection", model_type="bert")
+        else:
+            cfg_fields = dict(common, embedding_size=data.get("embedding_size", 128),
+                              num_hidden_groups=data.get("num_hidden_groups", 1),
+                              inner_group_num=data.get("inner_group_num", 1),
+                              embedding_order="add_then_project", model_type="albert")
+        return _build(source, hidden_act=act, layer_norm_eps=eps, ln_type="postln", **cfg_fields)
+    if dialect not in ("google", "brightmart", "bert-tf1"):
+        raise ConfigError(f"{source}: unknown config dialect {dialect!r}")
+    act = _activation(data.get("hidden_act", "gelu"), TF1_ACTIVATIONS, "TF1", source)
+    ln_type = data.get("ln_type", "postln") or "postln"
+    if dialect == "bert-tf1":
+        return _build(source, hidden_act=act, ln_type=ln_type, embedding_size=hidden, num_hidden_groups=layers,
+                      inner_group_num=1, embedding_order="no_projection", model_type="bert", **common)
+    embedding = data.get("embedding_size", 128)
+    if dialect == "google":
+        order = "add_then_project" if embedding != hidden else "no_projection"
+        return _build(source, hidden_act=act, ln_type=ln_type, embedding_size=embedding,
+                      num_hidden_groups=data.get("num_hidden_groups", 1), inner_group_num=data.get("inner_group_num", 1),
+                      embedding_order=order, model_type="albert", **common)
+    return _build(source, hidden_act=act, ln_type=ln_type, embedding_size=embedding, num_hidden_groups=1,
+                  inner_group_num=1, embedding_order="project_then_add", model_type="albert", **common)
+
+
+def _build(source: str, **fields: Any) -> AlbertConfig:
+    """AlbertConfig(**fields), with validation errors naming ``source`` instead of the class."""
+    defaults = {key: field.default for key, field in AlbertConfig.__dataclass_fields__.items()}
+    _validate({**defaults, **fields}, source)
+    return AlbertConfig(**fields)
+
+
+def load_config(path: str | os.PathLike[str]) -> AlbertConfig:
+    """Read a Google, brightmart or Hugging Face config JSON file into an AlbertConfig.
+
+    For TF1 checkpoints the embedding order is only a first guess from the config; the TF1
+    reader confirms or corrects it from the variable names and shapes.
+    """
+    path = Path(path)
+    return parse_config_dict(_read_json(path), source=str(path))
+
+
+def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
+    """The ``albert_config.json`` a TF1 training script of ``scheme`` (google | brightmart | bert) would read."""
+    act = {"gelu_tanh": "gelu", "relu": "relu", "tanh": "tanh"}.get(config.hidden_act)
+    if act is None:
+        raise ConfigError(f"hidden_act {config.hidden_act} has no name in TF1 ALBERT/BERT code (it knows gelu "
+                          "(tanh form), relu, tanh)")
+    base: dict[str, Any] = {
+        "attention_probs_dropout_prob": 0.0,
+        "hidden_act": act,
+        "hidden_dropout_prob": 0.0,
+        "hidden_size": config.hidden_size,
+        "initializer_range": 0.02,
+        "intermediate_size": config.intermediate_size,
+        "max_position_embeddings": config.max_position_embeddings,
+        "num_attention_heads": config.num_attention_heads,
+        "num_hidden_layers": config.num_hidden_layers,
+        "type_vocab_size": config.type_vocab_size,
+        "vocab_size": config.vocab_size,
+    }
+    if scheme == "google":
+        base.update(embedding_size=config.embedding_size, num_hidden_groups=config.num_hidden_groups,
+                    inner_group_num=config.inner_group_num, down_scale_factor=1, net_structure_type=0,
+                    gap_size=0, num_memory_blocks=0)
+    elif scheme == "brightmart":
+        base.update(embedding_size=config.embedding_size, directionality="bidi", ln_type=config.ln_type,
+                    pooler_fc_size=config.hidden_size, pooler_num_attention_heads=config.num_attention_heads,
+                    pooler_num_fc_layers=3, pooler_size_per_head=128, pooler_type="first_token_transform")
+    elif scheme == "bert":
+        base.update(directionality="bidi")
+    else:
+        raise ConfigError(f"unknown TF1 scheme {scheme!r}, expected google, brightmart or bert")
+    return base
+
+
+def hf_config_dict(config: AlbertConfig, num_labels: int | None) -> dict[str, Any]:
+    """The ``config.json`` transformers' AlbertConfig/BertConfig would write for this model."""
+    act = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "silu": "silu", "tanh": "tanh"}[config.hidden_act]
+    data: dict[str, Any] = {
+        "model_type": config.model_type,
+        "vocab_size": config.vocab_size,
+        "hidden_size": config.hidden_size,
+        "num_hidden_layers": config.num_hidden_layers,
+        "num_attention_heads": config.num_attention_heads,
+        "intermediate_size": config.intermediate_size,
+        "hidden_act": act,
+        "hidden_dropout_prob": 0.0,
+        "attention_probs_dropout_prob": 0.0,
+        "max_position_embeddings": config.max_position_embeddings,
+        "type_vocab_size": config.type_vocab_size,
+        "layer_norm_eps": config.layer_norm_eps,
+        "initializer_range": 0.02,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+    }
+    if config.model_type == "albert":
+        data.update(embedding_size=config.embedding_size, num_hidden_groups=config.num_hidden_groups,
+                    inner_group_num=config.inner_group_num, classifier_dropout_prob=0.0,
+                    architectures=["AlbertForSequenceClassification" if num_labels else "AlbertModel"])
+    else:
+        data.update(architectures=["BertForSequenceClassification" if num_labels else "BertModel"])
+    if num_labels:
+        data.update(num_labels=num_labels,
+                    id2label={str(i): f"LABEL_{i}" for i in range(num_labels)},
+                    label2id={f"LABEL_{i}": i for i in range(num_labels)})
+    return data

@@ -1,0 +1,157 @@
+"""The canonical weight set: one name -> array dict that every reader produces.
+
+Names and orientation (TF: dense kernels are ``[in, out]``), g = hidden group, i = inner group::
+
+    embeddings.word                       [V, E]
+    embeddings.position                   [P, E]   ([P, H] when project_then_add)
+    embeddings.token_type                 [T, E]   ([T, H] when project_then_add)
+    embeddings.layer_norm.gamma / .beta   [E]      ([H] when project_then_add)
+    embeddings.projection.kernel          [E, H]   (absent for no_projection)
+    embeddings.projection.bias            [H]      (add_then_project only; brightmart's has none)
+    encoder.group{g}.inner{i}.attention.{query,key,value,output}.kernel [H, H]  .bias [H]
+    encoder.group{g}.inner{i}.attention.layer_norm.gamma / .beta        [H]
+    encoder.group{g}.inner{i}.ffn.intermediate.kernel [H, I]  .bias [I]
+    encoder.group{g}.inner{i}.ffn.output.kernel       [I, H]  .bias [H]
+    encoder.group{g}.inner{i}.ffn.layer_norm.gamma / .beta              [H]
+    pooler.kernel [H, H]  pooler.bias [H]
+    classifier.kernel [H, num_labels]  classifier.bias [num_labels]     (optional head)
+
+Pre-LN needs no extra names: in brightmart's ``prelln_transformer_model`` the attention
+LayerNorm normalises the block input before attention and the ffn LayerNorm the input of the
+FFN, and there is no final LayerNorm. ``config.ln_type`` says which computation applies.
+
+A layer's weights live once, under its group; the layers that share a group share the arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from albert_edge.errors import CheckpointError
+from albert_edge.model.config import AlbertConfig
+
+BLOCK_KEYS = (
+    "attention.query.kernel", "attention.query.bias",
+    "attention.key.kernel", "attention.key.bias",
+    "attention.value.kernel", "attention.value.bias",
+    "attention.output.kernel", "attention.output.bias",
+    "attention.layer_norm.gamma", "attention.layer_norm.beta",
+    "ffn.intermediate.kernel", "ffn.intermediate.bias",
+    "ffn.output.kernel", "ffn.output.bias",
+    "ffn.layer_norm.gamma", "ffn.layer_norm.beta",
+)
+
+
+def block_prefix(group: int, inner: int) -> str:
+    """Canonical prefix of one shared block: ``encoder.group{g}.inner{i}.``."""
+    return f"encoder.group{group}.inner{inner}."
+
+
+def block_shapes(config: AlbertConfig) -> dict[str, tuple[int, ...]]:
+    """Shapes of one transformer block's tensors, keyed by BLOCK_KEYS."""
+    h, i = config.hidden_size, config.intermediate_size
+    shapes: dict[str, tuple[int, ...]] = {}
+    for proj in ("query", "key", "value", "output"):
+        shapes[f"attention.{proj}.kernel"] = (h, h)
+        shapes[f"attention.{proj}.bias"] = (h,)
+    shapes["attention.layer_norm.gamma"] = shapes["attention.layer_norm.beta"] = (h,)
+    shapes["ffn.intermediate.kernel"] = (h, i)
+    shapes["ffn.intermediate.bias"] = (i,)
+    shapes["ffn.output.kernel"] = (i, h)
+    shapes["ffn.output.bias"] = (h,)
+    shapes["ffn.layer_norm.gamma"] = shapes["ffn.layer_norm.beta"] = (h,)
+    return {key: shapes[key] for key in BLOCK_KEYS}
+
+
+def expected_shapes(config: AlbertConfig, num_labels: int | None = None) -> dict[str, tuple[int, ...]]:
+    """Every canonical tensor this config needs, with its shape (classifier only if num_labels)."""
+    v, e, h = config.vocab_size, config.embedding_size, config.hidden_size
+    width = h if config.embedding_order == "project_then_add" else e
+    shapes: dict[str, tuple[int, ...]] = {
+        "embeddings.word": (v, e),
+        "embeddings.position": (config.max_position_embeddings, width),
+        "embeddings.token_type": (config.type_vocab_size, width),
+        "embeddings.layer_norm.gamma": (width,),
+        "embeddings.layer_norm.beta": (width,),
+    }
+    if config.embedding_order != "no_projection":
+        shapes["embeddings.projection.kernel"] = (e, h)
+    if config.embedding_order == "add_then_project":
+        shapes["embeddings.projection.bias"] = (h,)
+    one_block = block_shapes(config)
+    for g in config.used_groups():
+        for i in range(config.inner_group_num):
+            for key, shape in one_block.items():
+                shapes[block_prefix(g, i) + key] = shape
+    shapes["pooler.kernel"] = (h, h)
+    shapes["pooler.bias"] = (h,)
+    if num_labels:
+        shapes["classifier.kernel"] = (h, num_labels)
+        shapes["classifier.bias"] = (num_labels,)
+    return shapes
+
+
+@dataclass
+class AlbertWeights:
+    """A config plus its canonical float32 tensors, and where they came from."""
+
+    config: AlbertConfig
+    tensors: dict[str, np.ndarray]
+    scheme: str
+    num_labels: int | None = None
+    ignored: tuple[str, ...] = ()
+    source: str = "<memory>"
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise CheckpointError unless the tensors are exactly what the config needs."""
+        expected = expected_shapes(self.config, self.num_labels)
+        missing = [name for name in expected if name not in self.tensors]
+        if missing:
+            raise CheckpointError(f"{self.source}: missing canonical tensor {missing[0]} {list(expected[missing[0]])}"
+                                  + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        extra = sorted(set(self.tensors) - set(expected))
+        if extra:
+            raise CheckpointError(f"{self.source}: unexpected canonical tensor {extra[0]} for this config")
+        for name, shape in expected.items():
+            array = self.tensors[name]
+            if tuple(array.shape) != shape:
+                raise CheckpointError(f"{self.source}: {name} has shape {list(array.shape)}, expected {list(shape)}")
+            if array.dtype != np.float32:
+                self.tensors[name] = array.astype(np.float32)
+
+    def block(self, group: int, inner: int = 0) -> dict[str, np.ndarray]:
+        """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...)."""
+        prefix = block_prefix(group, inner)
+        return {key: self.tensors[prefix + key] for key in BLOCK_KEYS}
+
+    def num_parameters(self) -> int:
+        """Stored parameters, each shared block counted once (what the file and every export hold)."""
+        return int(sum(array.size for array in self.tensors.values()))
+
+
+def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int = 0) -> AlbertWeights:
+    """Random weights of the right shapes, for tests and parity checks.
+
+    Kernels are scaled 1/sqrt(fan_in) so activations stay O(1) through every layer, and biases and
+    LayerNorm gamma/beta are deliberately far from 0/1: a reader that drops a bias, swaps gamma and
+    beta or forgets a transpose then changes the logits visibly.
+    """
+    rng = np.random.default_rng(seed)
+    tensors: dict[str, np.ndarray] = {}
+    for name, shape in expected_shapes(config, num_labels).items():
+        if name.endswith(".gamma"):
+            value = 1.0 + 0.2 * rng.standard_normal(shape)
+        elif name.endswith((".beta", ".bias")):
+            value = 0.2 * rng.standard_normal(shape)
+        elif name.startswith("embeddings.") and not name.startswith("embeddings.projection"):
+            value = 0.5 * rng.standard_normal(shape)
+        else:
+            value = rng.standard_normal(shape) / np.sqrt(shape[0])
+        tensors[name] = value.astype(np.float32)
+    return AlbertWeights(config=config, tensors=tensors, scheme="random", num_labels=num_labels or None,
+                         ignored=(), source=f"<random seed={seed}>")
