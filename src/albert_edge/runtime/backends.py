@@ -1,0 +1,250 @@
+"""Interpreters behind one small interface, binding inputs by name.
+
+``Backend.run({"input_ids": ..., ...})`` takes int32 [batch, seq] arrays of any batch and
+sequence length (the graphs have dynamic dims) and returns the named outputs. Backends:
+
+* ``litert``         -- ai_edge_litert.interpreter (the interpreter of record), XNNPACK on.
+* ``tflite_runtime`` -- legacy 2.14 wheel: built for numpy<2 and predates newer op versions
+                        (FULLY_CONNECTED v12 from dynamic-range int8); both are detected up
+                        front and explained instead of failing deep in C++.
+* ``tf``             -- tensorflow.lite, only if asked for or nothing else is installed.
+* ``onnxruntime``    -- for .onnx files, CPU execution provider.
+
+One backend instance wraps one interpreter and is NOT thread-safe; TextClassifier pools them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from abc import ABC, abstractmethod
+from typing import Any, Mapping
+
+import numpy as np
+
+from albert_edge.errors import BackendError, ModelFileError
+from albert_edge.runtime.flatbuffer import OperatorCode, TfliteInfo, inspect_tflite, unsupported_ops
+from albert_edge.runtime.pack import model_kind, strip_tflite_pack
+
+SIGNATURE_KEY = "serving_default"
+TFLITE_BACKENDS = ("litert", "tflite_runtime", "tf")
+ONNX_BACKENDS = ("onnxruntime",)
+BACKEND_NAMES = ("auto", *TFLITE_BACKENDS, *ONNX_BACKENDS)
+
+# Highest op versions the tflite_runtime 2.14 kernels register (tensorflow/lite/core/kernels/register.cc
+# at v2.14.0). Only ops whose newer versions our exports can produce are listed.
+TFLITE_RUNTIME_214_MAX_VERSIONS: dict[str, int] = {"FULLY_CONNECTED": 11}
+
+_TFLITE_MODULES = {
+    "litert": ("ai_edge_litert.interpreter", "pip install ai-edge-litert"),
+    "tflite_runtime": ("tflite_runtime.interpreter", "pip install tflite-runtime (needs numpy<2)"),
+    "tf": ("tensorflow.lite", "pip install tensorflow-cpu"),
+}
+
+
+def default_num_threads() -> int:
+    """All cores up to 4: more rarely helps a model this small and starves the app's UI thread."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class Backend(ABC):
+    """One interpreter holding one model; inputs and outputs are addressed by name."""
+
+    name: str
+    num_threads: int
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+
+    @abstractmethod
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run on int32 [batch, seq] inputs (extra names the graph lacks are ignored)."""
+
+    def ops_info(self) -> dict[str, Any]:
+        """What the interpreter says about the graph: op census, delegated nodes (when exposed)."""
+        return {"backend": self.name, "num_threads": self.num_threads}
+
+
+def _import_module(backend: str) -> Any:
+    module_name, install = _TFLITE_MODULES[backend]
+    try:
+        if backend == "tf":
+            # Only reached when asked for by name or when no lighter interpreter is installed.
+            return importlib.import_module("tensorflow").lite.Interpreter
+        return importlib.import_module(module_name).Interpreter
+    except (ImportError, AttributeError) as exc:
+        raise BackendError(f"backend {backend!r} needs {module_name}, which is not importable ({exc}); install it: {install}") from None
+
+
+def check_tflite_runtime_compatible(info: TfliteInfo, source: str, numpy_version: str = np.__version__) -> None:
+    """Raise BackendError if tflite_runtime 2.14 cannot run this model in this environment."""
+    if int(numpy_version.split(".")[0]) >= 2:
+        raise BackendError(
+            f"{source}: tflite_runtime 2.14 is built against numpy 1.x and this environment has numpy "
+            f"{numpy_version}; use the default LiteRT backend (pip install ai-edge-litert) or numpy<2"
+        )
+    too_new: list[OperatorCode] = unsupported_ops(info, TFLITE_RUNTIME_214_MAX_VERSIONS)
+    if too_new:
+        listed = ", ".join(f"{op.name} v{op.version} (2.14 supports up to v{TFLITE_RUNTIME_214_MAX_VERSIONS[op.name]})" for op in too_new)
+        raise BackendError(
+            f"{source}: tflite_runtime 2.14 cannot run this model: it uses {listed}; newer op versions come "
+            "from recent converters (e.g. dynamic-range int8); use the LiteRT backend (ai-edge-litert)"
+        )
+
+
+class TfliteBackend(Backend):
+    """A TFLite interpreter driven through its ``serving_default`` signature runner."""
+
+    def __init__(
+        self,
+        data: bytes,
+        source: str,
+        backend: str = "litert",
+        num_threads: int | None = None,
+        xnnpack: bool = True,
+    ) -> None:
+        if backend not in TFLITE_BACKENDS:
+            raise BackendError(f"backend {backend!r} cannot run .tflite files; choose one of {list(TFLITE_BACKENDS)}")
+        self.name = backend
+        self.source = source
+        self.num_threads = default_num_threads() if num_threads is None else int(num_threads)
+        if self.num_threads < 1:
+            raise BackendError(f"num_threads is {num_threads}, expected >= 1")
+        self.info = inspect_tflite(data, source)
+        if backend == "tflite_runtime":
+            check_tflite_runtime_compatible(self.info, source)
+        interpreter_cls = _import_module(backend)
+        kwargs: dict[str, Any] = {"num_threads": self.num_threads}
+        if not xnnpack:
+            resolver = importlib.import_module(interpreter_cls.__module__).OpResolverType
+            kwargs["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        self.xnnpack = xnnpack
+        # Hold our own reference: the interpreter reads the buffer for its whole life.
+        self._flatbuffer = strip_tflite_pack(data)
+        try:
+            self._interpreter = interpreter_cls(model_content=self._flatbuffer, **kwargs)
+            signatures = self._interpreter.get_signature_list()
+        except (ValueError, RuntimeError) as exc:
+            message = " ".join(str(exc).split())
+            if "Didn't find op for builtin opcode" in message or "op version" in message.lower():
+                raise BackendError(f"{source}: backend {backend!r} cannot run this model: {message}") from None
+            raise ModelFileError(f"{source}: the TFLite interpreter refused the model ({message})") from None
+        if SIGNATURE_KEY not in signatures:
+            raise ModelFileError(f"{source}: TFLite model has no {SIGNATURE_KEY!r} signature (found {sorted(signatures)})")
+        self._runner = self._interpreter.get_signature_runner(SIGNATURE_KEY)
+        self.input_names = tuple(signatures[SIGNATURE_KEY]["inputs"])
+        self.output_names = tuple(signatures[SIGNATURE_KEY]["outputs"])
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        missing = [n for n in self.input_names if n not in inputs]
+        if missing:
+            raise BackendError(f"{self.source}: signature input(s) {missing} were not provided")
+        feed = {n: np.ascontiguousarray(inputs[n], dtype=np.int32) for n in self.input_names}
+        # The runner resizes every input to the fed shape and re-allocates only when it changed.
+        return {k: np.asarray(v) for k, v in self._runner(**feed).items()}
+
+    def ops_info(self) -> dict[str, Any]:
+        """Op census from the flatbuffer plus the interpreter's node list (delegate nodes included)."""
+        info = super().ops_info()
+        info["xnnpack"] = self.xnnpack
+        info["operator_codes"] = [{"name": op.name, "version": op.version} for op in self.info.operator_codes]
+        try:
+            nodes = [d["op_name"] for d in self._interpreter._get_ops_details()]  # noqa: SLF001 - only node-level view exposed
+        except (AttributeError, RuntimeError, ValueError):
+            return info
+        census: dict[str, int] = {}
+        for name in nodes:
+            census[name] = census.get(name, 0) + 1
+        info["nodes"] = census
+        info["delegate_nodes"] = sum(count for name, count in census.items() if "DELEGATE" in name.upper())
+        return info
+
+
+class OnnxBackend(Backend):
+    """An ONNX Runtime session on the CPU execution provider."""
+
+    def __init__(self, data: bytes, source: str, num_threads: int | None = None) -> None:
+        try:
+            import onnxruntime as ort  # noqa: PLC0415 - optional interpreter
+        except ImportError as exc:
+            raise BackendError(f"backend 'onnxruntime' is not importable ({exc}); install it: pip install onnxruntime") from None
+        self.name = "onnxruntime"
+        self.source = source
+        self.num_threads = default_num_threads() if num_threads is None else int(num_threads)
+        if self.num_threads < 1:
+            raise BackendError(f"num_threads is {num_threads}, expected >= 1")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.num_threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - ORT raises its own untyped exceptions for bad bytes
+            message = " ".join(str(exc).split())[:300]
+            raise ModelFileError(f"{source}: ONNX Runtime refused the model ({message})") from None
+        self._dtypes = {i.name: (np.int64 if i.type == "tensor(int64)" else np.int32) for i in self._session.get_inputs()}
+        self.input_names = tuple(self._dtypes)
+        self.output_names = tuple(o.name for o in self._session.get_outputs())
+
+    def metadata(self) -> dict[str, str]:
+        return dict(self._session.get_modelmeta().custom_metadata_map)
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        missing = [n for n in self.input_names if n not in inputs]
+        if missing:
+            raise BackendError(f"{self.source}: graph input(s) {missing} were not provided")
+        feed = {n: np.ascontiguousarray(inputs[n], dtype=self._dtypes[n]) for n in self.input_names}
+        return dict(zip(self.output_names, self._session.run(list(self.output_names), feed)))
+
+    def ops_info(self) -> dict[str, Any]:
+        info = super().ops_info()
+        info["providers"] = self._session.get_providers()
+        return info
+
+
+def available_backends() -> list[str]:
+    """Backends whose interpreter module can be found here (without importing TensorFlow)."""
+    found = []
+    for name, (module_name, _) in _TFLITE_MODULES.items():
+        top = module_name.split(".")[0]
+        if importlib.util.find_spec(top) is not None:
+            found.append(name)
+    if importlib.util.find_spec("onnxruntime") is not None:
+        found.append("onnxruntime")
+    return found
+
+
+def resolve_backend(kind: str, backend: str, source: str) -> str:
+    """Pick the concrete backend for a model kind ("tflite" | "onnx") and a requested name."""
+    if backend not in BACKEND_NAMES:
+        raise BackendError(f"unknown backend {backend!r}; expected one of {list(BACKEND_NAMES)}")
+    if kind == "onnx":
+        if backend not in ("auto", "onnxruntime"):
+            raise BackendError(f"{source}: an .onnx model needs backend 'onnxruntime', not {backend!r}")
+        return "onnxruntime"
+    if backend == "onnxruntime":
+        raise BackendError(f"{source}: a .tflite model cannot run on onnxruntime; use litert, tflite_runtime or tf")
+    if backend != "auto":
+        return backend
+    here = available_backends()
+    for name in TFLITE_BACKENDS:
+        if name in here:
+            return name
+    raise BackendError(f"{source}: no TFLite interpreter is installed; pip install ai-edge-litert")
+
+
+def open_backend(
+    data: bytes,
+    source: str = "<bytes>",
+    backend: str = "auto",
+    num_threads: int | None = None,
+    xnnpack: bool = True,
+) -> Backend:
+    """An interpreter for the model in ``data`` (.tflite or .onnx, detected from the bytes)."""
+    kind = model_kind(data)
+    if kind == "unknown":
+        raise ModelFileError(f"{source}: not a model file (neither a TFLite flatbuffer 'TFL3' nor an ONNX protobuf)")
+    name = resolve_backend(kind, backend, source)
+    if name == "onnxruntime":
+        return OnnxBackend(data, source, num_threads)
+    return TfliteBackend(data, source, name, num_threads, xnnpack)

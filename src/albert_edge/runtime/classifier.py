@@ -1,0 +1,267 @@
+"""TextClassifier: one model file in, labelled predictions out.
+
+Everything comes from the file's pack (tokenizer, labels, lower-casing, max length, input
+names), so an app needs nothing else. Texts run at their real token length: a single text
+is fed as [1, its length]; a batch is sorted by length and cut into groups padded only to
+their own longest member, and the results come back in input order.
+
+Thread safety: one interpreter must not be entered by two threads. The classifier keeps a
+small pool of backends (``pool_size``, default 1) and each call borrows one for the
+duration of its invoke, so any number of threads may call it; with ``pool_size > 1`` up to
+that many invokes run concurrently (each with ``num_threads`` kernel threads).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from albert_edge.errors import BackendError, ModelFileError, TokenizerError
+from albert_edge.runtime.backends import Backend, open_backend
+from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The classifier's answer for one text (or pair).
+
+    ``scores`` maps every label to its softmax probability; ``score`` is the top one.
+    ``truncated`` is True when the text was longer than the model's ``max_seq_len`` and
+    its tail was dropped; ``num_tokens`` counts the positions actually run.
+    """
+
+    label: str
+    score: float
+    scores: dict[str, float]
+    logits: tuple[float, ...]
+    truncated: bool
+    num_tokens: int
+    label_index: int = field(default=0)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax in float64. [N, C] -> [N, C]."""
+    z = np.asarray(logits, np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (sorted by length, then cut).
+
+    Sorting before cutting minimises the padding of each batch for a given batch size; a
+    stable sort keeps equal-length texts in input order.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def padding_waste(lengths: Sequence[int], batches: Sequence[Sequence[int]]) -> float:
+    """Fraction of fed positions that are padding when ``batches`` are each padded to their longest."""
+    fed = sum(len(b) * max(lengths[i] for i in b) for b in batches)
+    return 1.0 - sum(lengths) / fed if fed else 0.0
+
+
+class _BackendPool:
+    """Up to ``size`` backends built lazily; a thread borrows one per invoke."""
+
+    def __init__(self, factory: Callable[[], Backend], size: int) -> None:
+        if size < 1:
+            raise BackendError(f"pool_size is {size}, expected >= 1")
+        self._factory = factory
+        self._idle: queue.LifoQueue[Backend] = queue.LifoQueue()
+        self._created = 0
+        self._size = size
+        self._lock = threading.Lock()
+        self.first = factory()
+        self._created = 1
+        self._idle.put(self.first)
+
+    def borrow(self) -> Backend:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            grow = self._created < self._size
+            if grow:
+                self._created += 1
+        if grow:
+            try:
+                return self._factory()
+            except BaseException:
+                with self._lock:
+                    self._created -= 1
+                raise
+        return self._idle.get()
+
+    def give_back(self, backend: Backend) -> None:
+        self._idle.put(backend)
+
+
+class TextClassifier:
+    """Sequence classification with a packed .tflite or .onnx model."""
+
+    def __init__(
+        self,
+        data: bytes,
+        source: str = "<bytes>",
+        num_threads: int | None = None,
+        backend: str = "auto",
+        pool_size: int = 1,
+        xnnpack: bool = True,
+    ) -> None:
+        self.source = source
+        self.pack: ModelPack = read_pack_bytes(data, source)
+        if self.pack.task != "sequence_classification" or not self.pack.labels:
+            raise ModelFileError(f"{source}: pack task is {self.pack.task!r}; TextClassifier needs a sequence_classification model with labels")
+        self.labels: tuple[str, ...] = self.pack.labels
+        self.max_seq_len = self.pack.max_seq_len
+        self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case, source)
+        self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
+
+        def factory() -> Backend:
+            return open_backend(data, source, backend, num_threads, xnnpack)
+
+        self._pool = _BackendPool(factory, pool_size)
+        first = self._pool.first
+        self.backend_name = first.name
+        self.num_threads = first.num_threads
+        missing = [n for n in first.input_names if n not in self.pack.inputs]
+        if missing:
+            raise ModelFileError(f"{source}: the graph wants input(s) {missing} that the pack does not declare ({list(self.pack.inputs)})")
+        self._output = self.pack.outputs[0]
+        if self._output not in first.output_names:
+            raise ModelFileError(f"{source}: the graph has no output {self._output!r} (it has {list(first.output_names)})")
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        num_threads: int | None = None,
+        backend: str = "auto",
+        pool_size: int = 1,
+        xnnpack: bool = True,
+    ) -> "TextClassifier":
+        """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
+        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
+
+    # ------------------------------------------------------------------ inference
+
+    def ops_info(self) -> dict[str, Any]:
+        """The backend's op census / delegated-node report (see Backend.ops_info)."""
+        return self._pool.first.ops_info()
+
+    def run_inputs(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits for already-encoded int32 [B, S] inputs. [B, S] -> [B, num_labels] float32."""
+        backend = self._pool.borrow()
+        try:
+            outputs = backend.run(inputs)
+        finally:
+            self._pool.give_back(backend)
+        logits = np.asarray(outputs[self._output], np.float32)
+        if logits.ndim != 2 or logits.shape[1] != len(self.labels):
+            raise ModelFileError(f"{self.source}: output {self._output!r} has shape {logits.shape}, expected [batch, {len(self.labels)}]")
+        return logits
+
+    def encode(self, text: str, text_b: str | None = None, what: str = "text") -> Encoding:
+        """Encode one text or pair at its own length (no padding), truncating to max_seq_len."""
+        for value, name in ((text, what), (text_b, f"{what}_b")):
+            if value is None and name != what:
+                continue
+            if not isinstance(value, str):
+                raise TokenizerError(f"{name}: expected a string, got {type(value).__name__}")
+            if not value.strip():
+                raise TokenizerError(f"{name}: text is empty")
+        return self.preprocessor.encode(text, text_b)
+
+    def _batch_inputs(self, encs: Sequence[Encoding], width: int) -> dict[str, np.ndarray]:
+        pad = self.tokenizer.pad_id
+        n = len(encs)
+        ids = np.full((n, width), pad, np.int32)
+        types = np.zeros((n, width), np.int32)
+        mask = np.zeros((n, width), np.int32)
+        for row, e in enumerate(encs):
+            ids[row, : e.length] = e.input_ids[: e.length]
+            types[row, : e.length] = e.token_type_ids[: e.length]
+            mask[row, : e.length] = 1
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+    def _prediction(self, logits: np.ndarray, enc: Encoding) -> Prediction:
+        probs = softmax(logits[None])[0]
+        top = int(np.argmax(probs))
+        return Prediction(
+            label=self.labels[top],
+            score=float(probs[top]),
+            scores={lab: float(p) for lab, p in zip(self.labels, probs)},
+            logits=tuple(float(x) for x in logits),
+            truncated=enc.truncated,
+            num_tokens=enc.length,
+            label_index=top,
+        )
+
+    def predict(self, text: str, text_b: str | None = None) -> Prediction:
+        """Classify one text (or pair) at its real token length."""
+        enc = self.encode(text, text_b)
+        return self._prediction(self.run_inputs(self._batch_inputs([enc], enc.length))[0], enc)
+
+    def predict_pair(self, text_a: str, text_b: str) -> Prediction:
+        """Classify a sentence pair (``[CLS] a [SEP] b [SEP]``, longest-first truncation)."""
+        if text_b is None:
+            raise TokenizerError("text_b: expected a string for a pair, got None")
+        return self.predict(text_a, text_b)
+
+    def encode_all(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list[Encoding]:
+        """Encode a list (with optional second segments), naming the bad item on error."""
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise TokenizerError(f"texts: expected a list of strings, got {type(texts).__name__}")
+        if pairs is not None and (isinstance(pairs, str) or len(pairs) != len(texts)):
+            raise TokenizerError(f"pairs: expected a list of {len(texts)} strings to match texts")
+        return [self.encode(t, None if pairs is None else pairs[i], what=f"texts[{i}]") for i, t in enumerate(texts)]
+
+    def iter_batches(self, encs: Sequence[Encoding], batch_size: int = 32, bucket: bool = True) -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
+        """(indices, inputs) per batch; bucketed by length unless ``bucket`` is False."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise BackendError(f"batch_size is {batch_size!r}, expected an int >= 1")
+        lengths = [e.length for e in encs]
+        if bucket:
+            groups = length_buckets(lengths, batch_size)
+        else:
+            groups = [list(range(i, min(i + batch_size, len(encs)))) for i in range(0, len(encs), batch_size)]
+        for group in groups:
+            yield group, self._batch_inputs([encs[i] for i in group], max(lengths[i] for i in group))
+
+    def logits_batch(
+        self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 32, bucket: bool = True
+    ) -> tuple[np.ndarray, list[Encoding]]:
+        """Raw logits [N, num_labels] in input order, and the encodings they came from."""
+        encs = self.encode_all(texts, pairs)
+        out = np.zeros((len(encs), len(self.labels)), np.float32)
+        for group, inputs in self.iter_batches(encs, batch_size, bucket):
+            out[group] = self.run_inputs(inputs)
+        return out, encs
+
+    def predict_batch(
+        self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 32, bucket: bool = True
+    ) -> list[Prediction]:
+        """Classify many texts (or pairs); batches grouped by length, results in input order."""
+        if len(texts) == 0:
+            return []
+        logits, encs = self.logits_batch(texts, pairs, batch_size, bucket)
+        return [self._prediction(logits[i], encs[i]) for i in range(len(encs))]
+
+    def __repr__(self) -> str:
+        return (
+            f"TextClassifier({self.source!r}, backend={self.backend_name!r}, threads={self.num_threads}, "
+            f"labels={list(self.labels)}, max_seq_len={self.max_seq_len}, variant={self.pack.variant!r})"
+        )
+
+
+__all__ = ["Prediction", "TextClassifier", "length_buckets", "padding_waste", "softmax"]
