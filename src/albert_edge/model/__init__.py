@@ -12,7 +12,10 @@ from albert_edge.model.config import (
     load_config,
     parse_config_dict,
 )
+from albert_edge.model.checkpoint import checkpoint_format, load_checkpoint
+from albert_edge.model.hf import read_hf_checkpoint, write_hf_checkpoint
 from albert_edge.model.reference import ReferenceOutput, reference_forward
+from albert_edge.model.tf1 import read_tf1_checkpoint, write_tf1_checkpoint
 from albert_edge.model.weights import AlbertWeights, expected_shapes, random_weights
 
 __all__ = [
@@ -21,9 +24,15 @@ __all__ = [
     "ReferenceOutput",
     "albert_tiny_zh_config",
     "albert_tiny_zh_google_config",
+    "checkpoint_format",
     "expected_shapes",
+    "load_checkpoint",
     "load_config",
     "parse_config_dict",
     "random_weights",
+    "read_hf_checkpoint",
+    "read_tf1_checkpoint",
     "reference_forward",
+    "write_hf_checkpoint",
+    "write_tf1_checkpoint",
 ]

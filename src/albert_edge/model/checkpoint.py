@@ -1,0 +1,38 @@
+"""``load_checkpoint``: one entry point that recognises the checkpoint format from the path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from albert_edge.errors import CheckpointError
+from albert_edge.model.config import AlbertConfig
+from albert_edge.model.hf import read_hf_checkpoint, resolve_hf_files
+from albert_edge.model.tf1 import read_tf1_checkpoint, resolve_tf1_prefix
+from albert_edge.model.weights import AlbertWeights
+
+
+def checkpoint_format(path: str | os.PathLike[str]) -> str:
+    """"tf1" or "hf" for a checkpoint path, or CheckpointError naming it."""
+    path = Path(path)
+    if not path.exists() and not Path(f"{path}.index").exists():
+        raise CheckpointError(f"{path}: checkpoint not found")
+    if resolve_hf_files(path) is not None:
+        return "hf"
+    if resolve_tf1_prefix(path) is not None:
+        return "tf1"
+    raise CheckpointError(f"{path}: unknown checkpoint format (expected a TF1 prefix/directory with a .index file, "
+                          "or a Hugging Face directory with config.json and model.safetensors or pytorch_model.bin)")
+
+
+def load_checkpoint(path: str | os.PathLike[str],
+                    config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
+    """Read any supported checkpoint into canonical weights.
+
+    ``path``: a TF1 prefix, one of its files, its directory or ``checkpoint`` state file; or a Hugging
+    Face directory / weights file. ``config``: an AlbertConfig or config path overriding the one found
+    beside the checkpoint (albert_config*.json / bert_config.json for TF1, config.json for HF).
+    """
+    if checkpoint_format(path) == "hf":
+        return read_hf_checkpoint(path, config)
+    return read_tf1_checkpoint(path, config)
