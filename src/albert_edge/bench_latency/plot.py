@@ -1,0 +1,52 @@
+"""report.png: latency vs accuracy per thread count, and latency vs threads (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from albert_edge.bench_latency.analysis import _p50, headline_seq_len
+from albert_edge.bench_latency.schema import BenchReport
+
+
+def render_png(report: BenchReport, target: Path) -> Path:
+    """Draw the figure at the headline sequence length (real lengths if measured, else the longest)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    host = [r for r in report.results if r["source"] == "host"]
+    seq_len = headline_seq_len(r["seq_len"] for r in host)
+    rows = [r for r in host if r["seq_len"] == seq_len]
+    threads = sorted({r["threads"] for r in rows})
+    accuracy = {a["variant"]: a["accuracy"] * 100 for a in report.accuracy}
+    variants = [v["name"] for v in report.variants]
+    colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
+
+    fig, axes = plt.subplots(1, len(threads) + 1, figsize=(4.2 * (len(threads) + 1), 3.8), squeeze=False)
+    for ax, n in zip(axes[0], threads):
+        for r in (r for r in rows if r["threads"] == n):
+            y = accuracy.get(r["variant"])
+            marker = "o" if r["backend"] != "onnxruntime" else "s"
+            ax.scatter(_p50(r), y if y is not None else 0.0, color=colors[r["variant"]], marker=marker)
+            ax.annotate(f"{r['variant']} ({r['backend']})", (_p50(r), y if y is not None else 0.0),
+                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_title(f"{n} thread{'s' if n > 1 else ''}, seq {seq_len}")
+        ax.set_xlabel("p50 latency (ms)")
+        ax.set_ylabel("accuracy (%)" if accuracy else "accuracy not measured")
+        ax.grid(alpha=0.3)
+    ax = axes[0][-1]
+    for (variant, backend) in sorted({(r["variant"], r["backend"]) for r in rows}):
+        points = sorted((r["threads"], _p50(r)) for r in rows if r["variant"] == variant and r["backend"] == backend)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors[variant],
+                linestyle="-" if backend != "onnxruntime" else "--", label=f"{variant} ({backend})")
+    ax.set_title(f"latency vs threads, seq {seq_len}")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("p50 latency (ms)")
+    ax.set_xticks(threads)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110, format="png")
+    plt.close(fig)
+    return target

@@ -1,0 +1,106 @@
+"""report.md: one table per sequence length, the recommendation first, warnings last."""
+
+from __future__ import annotations
+
+from albert_edge.bench_latency.analysis import (
+    _p50, accuracy_drop_points, headline_seq_len, recommend, speedup_vs_baseline)
+from albert_edge.bench_latency.schema import BenchReport
+
+
+def _fmt(value: float | None, spec: str = ".3g", suffix: str = "") -> str:
+    return "–" if value is None else f"{value:{spec}}{suffix}"
+
+
+def _size(size_bytes: int | None) -> str:
+    if size_bytes is None:
+        return "–"
+    return f"{size_bytes / 1e6:.2f} MB" if size_bytes >= 1e5 else f"{size_bytes / 1e3:.1f} kB"
+
+
+def _seq_key(seq_len: int | str | None) -> tuple:
+    return (1, 0) if seq_len == "real" else (0, seq_len if isinstance(seq_len, int) else -1)
+
+
+def render_markdown(report: BenchReport) -> str:
+    """The human report; every number comes from ``report`` (nothing is re-measured)."""
+    baseline = report.baseline()
+    accuracy = {a["variant"]: a for a in report.accuracy}
+    machine = report.machine
+    settings = report.settings
+    out = ["# albert-edge bench", ""]
+    if report.recommendation:
+        out += [f"**Recommendation:** {report.recommendation['text']}", ""]
+    out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
+            f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
+            f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}.",
+            f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
+            f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
+            f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
+            f"Accuracy on {settings.get('eval') or '– (no --eval)'}; budget {settings.get('max_drop')} points.",
+            ""]
+    for seq_len in sorted({r["seq_len"] for r in report.results}, key=_seq_key):
+        rows = [r for r in report.results if r["seq_len"] == seq_len]
+        title = "real token lengths of the eval set" if seq_len == "real" else f"{seq_len} tokens"
+        out += [f"## Sequence length: {title}", ""]
+        if seq_len == "real" and rows[0].get("lengths"):
+            lengths = rows[0]["lengths"]
+            out += [f"Lengths drawn: min {lengths['min']}, median {lengths['median']}, "
+                    f"p90 {lengths['p90']}, max {lengths['max']}.", ""]
+        out += ["| variant | source | backend | threads | size | p50 ms | p90 ms | speed-up vs "
+                f"{baseline or 'baseline'} | accuracy | Δaccuracy (pts) | agreement |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        rows.sort(key=lambda r: (r["source"], r["threads"] or 0, _p50(r)))
+        for r in rows:
+            variant = report.variant(r["variant"]) or {}
+            acc = accuracy.get(r["variant"])
+            drop = accuracy_drop_points(accuracy, r["variant"], baseline)
+            speedup = speedup_vs_baseline(report.results, r, baseline)
+            p50 = _fmt(r["latency_ms"]["median"]) if r["latency_ms"]["median"] is not None \
+                else _fmt(r["latency_ms"]["mean"]) + " (avg)"
+            device = f" ({r['device']})" if r.get("device") else ""
+            out.append(
+                f"| {r['variant']} | {r['source']}{device} | {r['backend']} | {r['threads'] or '–'} | "
+                f"{_size(variant.get('size_bytes'))} | {p50} | {_fmt(r['latency_ms']['p90'])} | "
+                f"{_fmt(speedup, '.2f', 'x')} | {_fmt(acc['accuracy'] * 100 if acc else None, '.2f', '%')} | "
+                f"{_fmt(-drop if drop is not None else None, '+.2f')} | "
+                f"{_fmt(acc['agreement'] * 100 if acc else None, '.2f', '%')} |")
+        pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5))
+        if pick:
+            out += ["", f"→ {pick['text']}"]
+        out.append("")
+    if report.accuracy:
+        out += ["## Drift against the baseline", "",
+                "| variant | examples | accuracy | agreement | max abs Δlogit | mean abs Δlogit | "
+                "vs reference: max abs Δlogit |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for a in report.accuracy:
+            ref = a.get("reference") or {}
+            out.append(f"| {a['variant']} | {a['examples']} | {a['accuracy'] * 100:.2f}% | "
+                       f"{a['agreement'] * 100:.2f}% | {_fmt(a['max_abs_logit_diff'], '.3g')} | "
+                       f"{_fmt(a['mean_abs_logit_diff'], '.3g')} | {_fmt(ref.get('max_abs_logit_diff'), '.3g')} |")
+        out.append("")
+    scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
+    if scaling:
+        out += ["## Thread scaling (speed-up over 1 thread)", ""]
+        threads = sorted({p["threads"] for s in scaling for p in s["points"]})
+        out += ["| variant | backend | seq | source | " + " | ".join(f"{n}T" for n in threads) + " |",
+                "|---|---|---|---|" + "---:|" * len(threads)]
+        for s in sorted(scaling, key=lambda s: (s["source"], _seq_key(s["seq_len"]), s["variant"])):
+            by_n = {p["threads"]: p for p in s["points"]}
+            cells = [_fmt(by_n[n]["speedup_vs_1"], ".2f", "x") if n in by_n else "" for n in threads]
+            out.append(f"| {s['variant']} | {s['backend']} | {s['seq_len']} | {s['source']} | "
+                       + " | ".join(cells) + " |")
+        out.append("")
+    if report.warnings:
+        out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
+    return "\n".join(out)
+
+
+def overall_recommendation(report: BenchReport) -> dict | None:
+    """The headline pick: host results at real lengths if measured, else at the longest length."""
+    host = [r for r in report.results if r["source"] == "host"]
+    seq_len = headline_seq_len(r["seq_len"] for r in host)
+    if seq_len is None:
+        return None
+    accuracy = {a["variant"]: a for a in report.accuracy}
+    return recommend(report.results, accuracy, report.baseline(), seq_len,
+                     report.settings.get("max_drop", 0.5))

@@ -1,0 +1,176 @@
+"""One benchmark configuration in a fresh process: ``python -m albert_edge.bench_latency.worker``.
+
+Interpreters keep thread pools, arenas and caches for the life of the process, so a second model
+timed in the same process inherits the first one's warm state. The runner therefore spawns this
+module once per configuration; it loads one model with one thread count, warms up, times each run
+(inputs set + invoke + outputs read, which is what an app pays per call) and prints exactly one JSON
+line on stdout. Failures are a JSON line with ``"ok": false`` and a non-zero exit code.
+
+The model is opened through ``albert_edge.runtime.open_backend``, the code path an app runs, so
+only the interpreter that is asked for is imported (never TensorFlow unless ``--backend tf``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+BACKENDS = ("litert", "tflite_runtime", "tf", "onnxruntime")
+
+Runner = Callable[[dict[str, np.ndarray]], object]
+
+
+class WorkerError(Exception):
+    """A configuration that cannot run (missing interpreter, unreadable model, bad arguments)."""
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+
+
+# Imported before the clock starts: init time is the model load, not the Python import.
+_INTERPRETER_MODULES = {"litert": "ai_edge_litert.interpreter", "tflite_runtime": "tflite_runtime.interpreter",
+                        "tf": "tensorflow", "onnxruntime": "onnxruntime"}
+
+
+def load(path: str, backend: str, threads: int, xnnpack: bool) -> tuple[Runner, str, float]:
+    """Open the model through albert_edge.runtime (what an app runs).
+
+    Returns (run, interpreter version, init ms): init covers reading the file, building the
+    interpreter or session and, for TFLite, applying the XNNPACK delegate.
+    """
+    import importlib
+
+    from albert_edge.errors import AlbertEdgeError
+    from albert_edge.runtime.backends import open_backend
+
+    try:
+        importlib.import_module(_INTERPRETER_MODULES[backend])
+    except ImportError as exc:
+        raise WorkerError(f"backend {backend!r}: interpreter not installed ({exc})") from None
+    start = time.perf_counter()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        model = open_backend(data, path, backend, threads, xnnpack)
+    except AlbertEdgeError as exc:
+        raise WorkerError(str(exc)) from None
+    init_ms = (time.perf_counter() - start) * 1e3
+    return model.run, _version(model.name), init_ms
+
+
+def _version(backend: str) -> str:
+    from importlib import metadata
+
+    dists = {"litert": ("ai-edge-litert",), "tflite_runtime": ("tflite-runtime",),
+             "tf": ("tensorflow-cpu", "tensorflow"), "onnxruntime": ("onnxruntime",)}[backend]
+    for name in dists:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "unknown"
+
+
+def make_inputs(batch: int, length: int, id_low: int, id_high: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Random token ids ``[batch, length]`` int32 with [CLS]-like first id, full mask, segment 0."""
+    ids = rng.integers(id_low, id_high, size=(batch, length), dtype=np.int32)
+    return {
+        "input_ids": ids,
+        "attention_mask": np.ones((batch, length), dtype=np.int32),
+        "token_type_ids": np.zeros((batch, length), dtype=np.int32),
+    }
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Load, warm up and time one configuration; return the JSON-ready result."""
+    if args.pin:
+        cpus = sorted({int(c) for c in args.pin.split(",")})
+        os.sched_setaffinity(0, cpus)
+    rss_start = peak_rss_mb()
+    run, version, init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack)
+    rss_loaded = peak_rss_mb()
+
+    rng = np.random.default_rng(args.seed)
+    lengths = [int(x) for x in args.lengths.split(",")] if args.lengths else [args.seq_len]
+    # A small pool of distinct inputs, cycled, so the timed loop does no allocation of its own.
+    pool_size = len(lengths) if len(lengths) > 1 else 4
+    pool = [make_inputs(args.batch, lengths[i % len(lengths)], args.id_low, args.id_high, rng)
+            for i in range(pool_size)]
+
+    start = time.perf_counter()
+    try:
+        run(pool[0])
+    except Exception as exc:
+        raise WorkerError(f"{args.model}: inference failed ({str(exc).splitlines()[0]})") from None
+    first_ms = (time.perf_counter() - start) * 1e3
+    for i in range(args.warmup):
+        run(pool[(i + 1) % len(pool)])
+    samples = []
+    for i in range(args.runs):
+        feeds = pool[i % len(pool)]
+        start = time.perf_counter()
+        run(feeds)
+        samples.append((time.perf_counter() - start) * 1e3)
+    return {
+        "ok": True,
+        "model": args.model,
+        "backend": args.backend,
+        "backend_version": version,
+        "threads": args.threads,
+        "batch": args.batch,
+        "lengths": lengths,
+        "init_ms": init_ms,
+        "first_inference_ms": first_ms,
+        "samples_ms": samples,
+        "rss_before_load_mb": rss_start,
+        "rss_after_load_mb": rss_loaded,
+        "peak_rss_mb": peak_rss_mb(),
+        "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "pid": os.getpid(),
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m albert_edge.bench_latency.worker",
+                                     description="Time one model configuration; print one JSON line.")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--backend", required=True, choices=BACKENDS)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--lengths", default="", help="comma-separated sequence lengths cycled over runs")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--pin", default="", help="comma-separated CPU ids for os.sched_setaffinity")
+    parser.add_argument("--no-xnnpack", action="store_true", help="TFLite builtin kernels only")
+    parser.add_argument("--id-low", type=int, default=1)
+    parser.add_argument("--id-high", type=int, default=100, help="exclusive upper bound of random token ids")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.threads < 1 or args.runs < 1 or args.batch < 1 or args.warmup < 0:
+            raise WorkerError("threads, runs and batch must be >= 1 and warmup >= 0")
+        result = measure(args)
+    except (WorkerError, OSError) as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}), flush=True)
+        return 2
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
