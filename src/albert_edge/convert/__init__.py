@@ -1,0 +1,62 @@
+"""Floor 3: weights -> deployable .tflite / .onnx files, each checked against the numpy reference.
+
+Public API (TensorFlow, onnx and the interpreters are imported only when a function needs them)::
+
+    build_tf_module(weights, task=None, options=None) -> tf.Module      # serving signature `serve`
+    make_tflite_converter(weights, task=None, options=None) -> tf.lite.TFLiteConverter
+    convert_to_tflite_bytes(weights, fp16=False, converter_hook=None, task=None, options=None) -> bytes
+    export_tflite(weights, path, pack=None, fp16=False, converter_hook=None, task=None, options=None) -> Path
+    build_onnx_model(weights, task=None, fp16=False) -> onnx.ModelProto
+    export_onnx(weights, path, pack=None, fp16=False, task=None) -> Path
+    check_parity(model, weights, *, variant="fp32", task=None, samples=None, tolerance=None,
+                 threads=(1, 2), name=None) -> ParityResult
+    convert_checkpoint(checkpoint, out_dir, formats=("tflite", "onnx"), max_seq_len=128, labels=None,
+                       fp16=False, vocab=None, do_lower_case=None, task=None, weights=None) -> ConversionReport
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "GraphOptions": "albert_edge.convert.tf_graph",
+    "build_tf_module": "albert_edge.convert.tf_graph",
+    "outputs_for_task": "albert_edge.convert.tf_graph",
+    "default_task": "albert_edge.convert.tf_graph",
+    "make_tflite_converter": "albert_edge.convert.tflite_export",
+    "apply_fp16": "albert_edge.convert.tflite_export",
+    "convert_to_tflite_bytes": "albert_edge.convert.tflite_export",
+    "tflite_model_bytes": "albert_edge.convert.tflite_export",
+    "export_tflite": "albert_edge.convert.tflite_export",
+    "build_onnx_model": "albert_edge.convert.onnx_graph",
+    "OnnxGraphBuilder": "albert_edge.convert.onnx_graph",
+    "onnx_model_bytes": "albert_edge.convert.onnx_export",
+    "attach_onnx_pack": "albert_edge.convert.onnx_export",
+    "export_onnx": "albert_edge.convert.onnx_export",
+    "census_tflite": "albert_edge.convert.census",
+    "census_onnx": "albert_edge.convert.census",
+    "non_builtin_tflite_ops": "albert_edge.convert.census",
+    "ParityCase": "albert_edge.convert.parity",
+    "ParitySamples": "albert_edge.convert.parity",
+    "ParityResult": "albert_edge.convert.parity",
+    "TOLERANCES": "albert_edge.convert.parity",
+    "default_cases": "albert_edge.convert.parity",
+    "make_samples": "albert_edge.convert.parity",
+    "sample_inputs": "albert_edge.convert.parity",
+    "check_parity": "albert_edge.convert.parity",
+    "ConversionReport": "albert_edge.convert.pipeline",
+    "ExportedFile": "albert_edge.convert.pipeline",
+    "build_pack": "albert_edge.convert.pipeline",
+    "convert_checkpoint": "albert_edge.convert.pipeline",
+    "model_file_name": "albert_edge.convert.pipeline",
+    "find_tokenizer_asset": "albert_edge.convert.assets",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'albert_edge.convert' has no attribute {name!r}")

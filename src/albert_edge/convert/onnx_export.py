@@ -1,0 +1,48 @@
+"""Weights -> .onnx: build the graph, check it with ``onnx.checker``, store the pack in metadata_props."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from albert_edge.atomic import write_bytes_atomic
+from albert_edge.convert.onnx_graph import build_onnx_model
+from albert_edge.errors import ConversionError
+
+
+def attach_onnx_pack(model: Any, pack: Any) -> None:
+    """Replace ``model.metadata_props`` pack entries with ``pack`` (a runtime ModelPack), in place."""
+    from albert_edge.runtime.pack import pack_to_metadata_props
+
+    props = pack_to_metadata_props(pack)
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key not in props]
+    del model.metadata_props[:]
+    for key, value in [*kept, *props.items()]:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+
+
+def onnx_model_bytes(weights: Any, pack: Any = None, fp16: bool = False, task: str | None = None) -> bytes:
+    """The serialized, checker-validated ModelProto, with ``pack`` in metadata_props when given."""
+    import onnx
+
+    model = build_onnx_model(weights, task=task, fp16=fp16)
+    if pack is not None:
+        attach_onnx_pack(model, pack)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise ConversionError(f"{weights.source}: ONNX graph fails onnx.checker: {str(exc).splitlines()[0]}") from None
+    return model.SerializeToString()
+
+
+def export_onnx(
+    weights: Any,
+    path: str | os.PathLike[str],
+    pack: Any = None,
+    fp16: bool = False,
+    task: str | None = None,
+) -> Path:
+    """Build and write ``path`` atomically (fp16=True stores weights as float16 with Cast to float32)."""
+    return write_bytes_atomic(path, onnx_model_bytes(weights, pack, fp16=fp16, task=task))

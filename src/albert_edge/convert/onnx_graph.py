@@ -1,0 +1,200 @@
+"""The ALBERT forward pass as an ONNX graph built directly from the weights with ``onnx.helper``.
+
+Not routed through TensorFlow: tf2onnx output of an ALBERT graph gets no fusions from ONNX
+Runtime's transformer optimizer. This graph is written in the standard-op form that the
+optimizer's BERT fusions match (the form a PyTorch BERT export has): LayerNormalization
+(opset 17), MatMul+Add projections per Q/K/V, Reshape/Transpose heads with K transposed to
+``[batch, heads, head_dim, seq]``, Div by sqrt(head_dim), the ``(1 - mask) * -10000`` additive
+mask built once from ``Unsqueeze``/``Cast``/``Sub``/``Mul``, Softmax, and the Erf (or tanh) GELU
+spelled out. A fused-op form is a different ``OnnxGraphBuilder`` method set, not a fork.
+
+Every shared ALBERT weight is one initializer referenced by every layer that uses it, so the file
+holds each weight once (no onnxruntime#10340-style blow-up). Inputs are int32 ``[batch, sequence]``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from albert_edge.convert.tf_graph import INPUT_NAMES, MASK_VALUE, layer_plan, outputs_for_task, default_task
+from albert_edge.errors import ConversionError
+
+OPSET = 17
+HIDDEN_OUTPUT = "last_hidden_state"
+
+
+class OnnxGraphBuilder:
+    """Accumulates nodes and initializers; one method per block of the model, in equation order."""
+
+    def __init__(self, weights: Any, fp16: bool = False) -> None:
+        self.weights = weights
+        self.config = weights.config
+        self.fp16 = fp16
+        self.nodes: list = []
+        self.initializers: list = []
+        self._weight_names: dict[str, str] = {}
+        self._const_names: dict[tuple, str] = {}
+        self._counter = 0
+
+    def _name(self, stem: str) -> str:
+        self._counter += 1
+        return f"{stem}_{self._counter}"
+
+    def op(self, op_type: str, inputs: list[str], stem: str | None = None, outputs: list[str] | None = None, **attrs) -> str:
+        """Append one node; returns its (first) output name."""
+        from onnx import helper
+
+        outputs = outputs or [self._name(stem or op_type)]
+        self.nodes.append(helper.make_node(op_type, inputs, outputs, name=self._name(f"{op_type}_node"), **attrs))
+        return outputs[0]
+
+    def weight(self, canonical: str) -> str:
+        """The float32 tensor for a canonical weight; the initializer is created on first use only."""
+        from onnx import numpy_helper
+
+        if canonical in self._weight_names:
+            return self._weight_names[canonical]
+        if canonical not in self.weights.tensors:
+            raise ConversionError(f"{self.weights.source}: weight {canonical!r} is missing for the ONNX graph")
+        value = np.asarray(self.weights.tensors[canonical], dtype=np.float32)
+        if self.fp16:
+            stored = canonical + ".fp16"
+            self.initializers.append(numpy_helper.from_array(value.astype(np.float16), stored))
+            from onnx import TensorProto
+
+            name = self.op("Cast", [stored], outputs=[canonical], to=TensorProto.FLOAT)
+        else:
+            self.initializers.append(numpy_helper.from_array(value, canonical))
+            name = canonical
+        self._weight_names[canonical] = name
+        return name
+
+    def const(self, value: Any, dtype: Any = np.float32) -> str:
+        """A small constant initializer (scalars, shapes, axes), shared by every node that needs it."""
+        from onnx import numpy_helper
+
+        array = np.asarray(value, dtype=dtype)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self._const_names:
+            name = f"const_{len(self._const_names)}"
+            self.initializers.append(numpy_helper.from_array(array, name))
+            self._const_names[key] = name
+        return self._const_names[key]
+
+    def dense(self, x: str, prefix: str) -> str:
+        """[..., in] -> [..., out]: MatMul then Add, the pair ORT fuses into its projections."""
+        return self.op("Add", [self.op("MatMul", [x, self.weight(prefix + ".kernel")]), self.weight(prefix + ".bias")])
+
+    def layer_norm(self, x: str, prefix: str) -> str:
+        return self.op("LayerNormalization", [x, self.weight(prefix + ".gamma"), self.weight(prefix + ".beta")],
+                       axis=-1, epsilon=float(self.config.layer_norm_eps))
+
+    def activation(self, x: str) -> str:
+        act = str(self.config.hidden_act)
+        if act == "gelu_exact":
+            erf = self.op("Erf", [self.op("Div", [x, self.const(math.sqrt(2.0))])])
+            return self.op("Mul", [self.op("Mul", [x, self.op("Add", [erf, self.const(1.0)])]), self.const(0.5)])
+        if act == "gelu_tanh":
+            cube = self.op("Mul", [self.op("Pow", [x, self.const(3.0)]), self.const(0.044715)])
+            inner = self.op("Mul", [self.op("Add", [x, cube]), self.const(math.sqrt(2.0 / math.pi))])
+            half_x = self.op("Mul", [x, self.const(0.5)])
+            return self.op("Mul", [half_x, self.op("Add", [self.op("Tanh", [inner]), self.const(1.0)])])
+        if act == "relu":
+            return self.op("Relu", [x])
+        if act == "silu":
+            return self.op("Mul", [x, self.op("Sigmoid", [x])])
+        if act == "tanh":
+            return self.op("Tanh", [x])
+        raise ConversionError(f"config hidden_act={self.config.hidden_act!r}: no ONNX form for this activation")
+
+    def attention_mask(self, mask: str) -> str:
+        """int32 [batch, seq] -> additive float [batch, 1, 1, seq], built once for all layers."""
+        expanded = self.op("Unsqueeze", [mask, self.const([1, 2], np.int64)])
+        keep = self.op("Cast", [expanded], to=1)
+        return self.op("Mul", [self.op("Sub", [self.const(1.0), keep]), self.const(MASK_VALUE)])
+
+    def embeddings(self, input_ids: str, token_type_ids: str) -> str:
+        """int32 [batch, seq] -> [batch, seq, H] following config.embedding_order."""
+        order = self.config.embedding_order
+        word = self.op("Gather", [self.weight("embeddings.word"), input_ids], axis=0)
+        seq_len = self.op("Shape", [input_ids], start=1, end=2)
+        position = self.op("Slice", [self.weight("embeddings.position"), self.const([0], np.int64), seq_len,
+                                     self.const([0], np.int64)])
+        token_type = self.op("Gather", [self.weight("embeddings.token_type"), token_type_ids], axis=0)
+        if order == "project_then_add":
+            word = self.op("MatMul", [word, self.weight("embeddings.projection.kernel")])
+            if "embeddings.projection.bias" in self.weights.tensors:
+                word = self.op("Add", [word, self.weight("embeddings.projection.bias")])
+        summed = self.op("Add", [self.op("Add", [word, position]), token_type])
+        x = self.layer_norm(summed, "embeddings.layer_norm")
+        if order == "add_then_project":
+            x = self.dense(x, "embeddings.projection")
+        return x
+
+    def attention(self, x: str, prefix: str, mask: str) -> str:
+        """[batch, seq, H] -> [batch, seq, H] multi-head self-attention with separate Q/K/V MatMuls."""
+        heads = self.config.num_attention_heads
+        head_dim = self.config.hidden_size // heads
+        split_shape = self.const([0, 0, heads, head_dim], np.int64)
+
+        def heads_of(name: str, perm: list[int]) -> str:
+            return self.op("Transpose", [self.op("Reshape", [self.dense(x, prefix + name), split_shape])], perm=perm)
+
+        q = heads_of("query", [0, 2, 1, 3])
+        k = heads_of("key", [0, 2, 3, 1])
+        v = heads_of("value", [0, 2, 1, 3])
+        scores = self.op("Div", [self.op("MatMul", [q, k]), self.const(math.sqrt(head_dim))])
+        probs = self.op("Softmax", [self.op("Add", [scores, mask])], axis=-1)
+        context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+        merged = self.op("Reshape", [context, self.const([0, 0, self.config.hidden_size], np.int64)])
+        return self.dense(merged, prefix + "output")
+
+    def transformer_layer(self, x: str, prefix: str, mask: str) -> str:
+        if str(getattr(self.config, "ln_type", "postln")) == "preln":
+            h = self.op("Add", [x, self.attention(self.layer_norm(x, prefix + "attention.layer_norm"), prefix + "attention.", mask)])
+            f = self.activation(self.dense(self.layer_norm(h, prefix + "ffn.layer_norm"), prefix + "ffn.intermediate"))
+            return self.op("Add", [h, self.dense(f, prefix + "ffn.output")])
+        h = self.layer_norm(self.op("Add", [self.attention(x, prefix + "attention.", mask), x]), prefix + "attention.layer_norm")
+        f = self.activation(self.dense(h, prefix + "ffn.intermediate"))
+        return self.layer_norm(self.op("Add", [self.dense(f, prefix + "ffn.output"), h]), prefix + "ffn.layer_norm")
+
+    def build(self, task: str):
+        """The ModelProto: inputs int32 [batch, sequence], outputs per ``outputs_for_task(task)``."""
+        from onnx import TensorProto, helper
+
+        hidden = self.config.hidden_size
+        x = self.embeddings("input_ids", "token_type_ids")
+        mask = self.attention_mask("attention_mask")
+        for group, inner in layer_plan(self.config):
+            x = self.transformer_layer(x, f"encoder.group{group}.inner{inner}.", mask)
+        sequence = self.op("Identity", [x], outputs=[HIDDEN_OUTPUT])
+        first = self.op("Gather", [sequence, self.const(0, np.int64)], axis=1)
+        pooled_name = "pooled_output" if task == "feature_extraction" else None
+        pooled = self.op("Tanh", [self.dense(first, "pooler")], outputs=[pooled_name] if pooled_name else None)
+        dims = ["batch", "sequence"]
+        inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, dims) for n in INPUT_NAMES]
+        if task == "sequence_classification":
+            logits_sum = self.dense(pooled, "classifier")
+            self.op("Identity", [logits_sum], outputs=["logits"])
+            num_labels = int(np.asarray(self.weights.tensors["classifier.bias"]).shape[0])
+            outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", num_labels])]
+        else:
+            outputs = [helper.make_tensor_value_info(HIDDEN_OUTPUT, TensorProto.FLOAT, ["batch", "sequence", hidden]),
+                       helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, ["batch", hidden])]
+        graph = helper.make_graph(self.nodes, "albert_edge", inputs, outputs, initializer=self.initializers)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="albert-edge")
+        # ORT 1.32 reads IR 10; pinning it keeps the file loadable by older mobile runtimes too.
+        model.ir_version = 8
+        return model
+
+
+def build_onnx_model(weights: Any, task: str | None = None, fp16: bool = False):
+    """An ``onnx.ModelProto`` of the forward pass (fp16=True stores weights as float16 + Cast)."""
+    task = task or default_task(weights)
+    outputs_for_task(task)
+    if task == "sequence_classification" and "classifier.kernel" not in weights.tensors:
+        raise ConversionError(f"{weights.source}: task sequence_classification needs a classifier head, checkpoint has none")
+    return OnnxGraphBuilder(weights, fp16=fp16).build(task)

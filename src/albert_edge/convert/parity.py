@@ -1,0 +1,264 @@
+"""Run an exported model on sample inputs and compare it with the numpy reference.
+
+The float64 reference (``albert_edge.model.reference.reference_forward``) is the judge. Each file
+runs in the interpreter an app would use -- LiteRT's signature runner for .tflite, ONNX Runtime
+for .onnx -- at several batch sizes and sequence lengths, with and without padding, and at
+1 and 2 threads, so the dynamic-shape paths and the mask are exercised, not just [1, 128].
+
+A classifier's signature has only ``logits``; its hidden states are read from the same graph:
+LiteRT keeps the named intermediate tensor (``experimental_preserve_all_tensors``), and for
+ONNX the existing ``last_hidden_state`` tensor is exposed as an extra output of an in-memory copy.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from albert_edge.convert.tf_graph import HIDDEN_TENSOR_NAME, INPUT_NAMES, default_task
+from albert_edge.errors import ConversionError
+
+# Max |difference| allowed against the float64 reference, per variant. fp32 is the contract;
+# fp16 stores weights rounded to 11 significant bits, which moves ALBERT-Tiny logits by ~1e-3.
+TOLERANCES: dict[str, dict[str, float]] = {
+    "fp32": {"logits": 1e-4, "hidden": 1e-4},
+    "fp16": {"logits": 2e-2, "hidden": 2e-2},
+}
+DEFAULT_THREADS = (1, 2)
+
+
+@dataclass(frozen=True)
+class ParityCase:
+    """One sample batch: ``batch`` rows of ``seq`` tokens; ``padded`` rows end in padding."""
+
+    batch: int
+    seq: int
+    padded: bool
+
+
+def default_cases(max_seq_len: int = 128) -> tuple[ParityCase, ...]:
+    """Batch 1 unpadded and batch 3 padded at seq 7, 64 and max_seq_len (each capped at max_seq_len)."""
+    lengths = sorted({min(n, max_seq_len) for n in (7, 64, max_seq_len)})
+    return tuple(case for seq in lengths for case in (ParityCase(1, seq, False), ParityCase(3, seq, True)))
+
+
+def sample_inputs(config: Any, case: ParityCase, seed: int = 0) -> dict[str, np.ndarray]:
+    """int32 [batch, seq] inputs; padded rows keep a decreasing number of real tokens (at least 1)."""
+    rng = np.random.default_rng([seed, case.batch, case.seq, int(case.padded)])
+    ids = rng.integers(1, config.vocab_size, size=(case.batch, case.seq)).astype(np.int32)
+    mask = np.ones_like(ids)
+    types = np.zeros_like(ids)
+    for row in range(case.batch):
+        length = case.seq
+        if case.padded:
+            length = max(1, case.seq - (row + 1) * case.seq // (case.batch + 1))
+        ids[row, length:] = 0
+        mask[row, length:] = 0
+        if config.type_vocab_size > 1 and length > 2:
+            types[row, length // 2 : length] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+@dataclass(frozen=True)
+class ParitySamples:
+    """Sample inputs and their reference outputs, computed once and shared by every file checked.
+
+    The float64 reference dominates the cost of a parity check, so convert_checkpoint builds one
+    ``ParitySamples`` per checkpoint and passes it to each ``check_parity`` call.
+    """
+
+    cases: tuple[ParityCase, ...]
+    inputs: tuple[dict[str, np.ndarray], ...]
+    expected: tuple[Any, ...]  # albert_edge.model.reference.ReferenceOutput per case
+
+
+def make_samples(weights: Any, cases: Iterable[ParityCase] | None = None, seed: int = 0) -> ParitySamples:
+    """Inputs for ``cases`` (default ``default_cases()``) and ``reference_forward`` on each."""
+    from albert_edge.model.reference import reference_forward
+
+    cases = tuple(cases or default_cases())
+    inputs = tuple(sample_inputs(weights.config, case, seed) for case in cases)
+    return ParitySamples(cases, inputs, tuple(reference_forward(weights, **x) for x in inputs))
+
+
+@dataclass
+class ParityResult:
+    """Measured drift of one exported file against the reference, and whether it is within tolerance."""
+
+    file: str
+    format: str
+    variant: str
+    task: str
+    max_abs_logit: float | None
+    max_abs_hidden: float | None
+    max_abs_pooled: float | None
+    tolerance: dict[str, float]
+    threads: tuple[int, ...]
+    cases: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Every measured difference is finite and within tolerance, and the task's outputs were measured."""
+        required = ("logits",) if self.task == "sequence_classification" else ("hidden", "pooled")
+        measured = {"logits": self.max_abs_logit, "hidden": self.max_abs_hidden, "pooled": self.max_abs_pooled}
+        if any(measured[key] is None for key in required):
+            return False
+        limits = {"logits": self.tolerance.get("logits"), "hidden": self.tolerance.get("hidden"),
+                  "pooled": self.tolerance.get("hidden")}
+        return all(np.isfinite(diff) and diff <= limits[key] for key, diff in measured.items()
+                   if diff is not None and limits[key] is not None)
+
+    def failure_line(self) -> str:
+        return (f"{self.file}: parity check failed: max |dlogit| {_fmt(self.max_abs_logit)}, "
+                f"max |dhidden| {_fmt(self.max_abs_hidden)} vs tolerance {self.tolerance}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["threads"] = list(self.threads)
+        out["passed"] = self.passed
+        return out
+
+
+def check_parity(
+    model: bytes | str | os.PathLike[str],
+    weights: Any,
+    *,
+    variant: str = "fp32",
+    task: str | None = None,
+    samples: ParitySamples | None = None,
+    tolerance: Mapping[str, float] | None = None,
+    threads: Iterable[int] = DEFAULT_THREADS,
+    name: str | None = None,
+) -> ParityResult:
+    """Run ``model`` (a .tflite/.onnx path or its bytes) against ``reference_forward(weights, ...)``.
+
+    ``samples`` defaults to ``make_samples(weights)`` (batch 1 and 3, seq 7/64/128, padded rows).
+    ``tolerance`` defaults to ``TOLERANCES[variant]`` (keys "logits", "hidden"); quantized variants
+    must pass their own. Never raises on drift: callers decide (``convert_checkpoint`` raises).
+    """
+    from albert_edge.runtime.pack import model_kind
+
+    data = model if isinstance(model, (bytes, bytearray)) else Path(model).read_bytes()
+    label = name or ("<bytes>" if isinstance(model, (bytes, bytearray)) else os.fspath(model))
+    fmt = model_kind(bytes(data))
+    if fmt not in ("tflite", "onnx"):
+        raise ConversionError(f"{label}: not a .tflite or .onnx model")
+    task = task or default_task(weights)
+    if tolerance is None:
+        if variant not in TOLERANCES:
+            raise ConversionError(f"{label}: no default tolerance for variant {variant!r}; pass tolerance=")
+        tolerance = TOLERANCES[variant]
+    samples = samples or make_samples(weights)
+    threads = tuple(threads)
+    run = _tflite_runner if fmt == "tflite" else _onnx_runner
+    worst: dict[str, float] = {}
+    case_rows = []
+    for num_threads in threads:
+        runner = run(bytes(data), task, num_threads, label)
+        for case, inputs, ref in zip(samples.cases, samples.inputs, samples.expected):
+            got = runner(inputs)
+            diffs = _diffs(got, ref, label, case)
+            for key, value in diffs.items():
+                worst[key] = max(worst.get(key, 0.0), value)
+            case_rows.append({**asdict(case), "threads": num_threads, **diffs})
+    return ParityResult(file=label, format=fmt, variant=variant, task=task,
+                        max_abs_logit=worst.get("logits"), max_abs_hidden=worst.get("hidden"),
+                        max_abs_pooled=worst.get("pooled"), tolerance=dict(tolerance), threads=threads,
+                        cases=case_rows)
+
+
+def _diffs(got: Mapping[str, np.ndarray], ref: Any, label: str, case: ParityCase) -> dict[str, float]:
+    pairs = {"logits": ref.logits, "hidden": ref.last_hidden_state, "pooled": ref.pooled_output}
+    out = {}
+    for key, want in pairs.items():
+        if key not in got or want is None:
+            continue
+        have = np.asarray(got[key], dtype=np.float64)
+        if have.shape != want.shape:
+            raise ConversionError(f"{label}: output {key} has shape {list(have.shape)} for batch {case.batch} "
+                                  f"seq {case.seq}, expected {list(want.shape)}")
+        out[key] = float(np.max(np.abs(have - want))) if have.size else 0.0
+    return out
+
+
+def _tflite_runner(data: bytes, task: str, num_threads: int, label: str):
+    from ai_edge_litert.interpreter import Interpreter
+
+    try:
+        runner = Interpreter(model_content=data, num_threads=num_threads).get_signature_runner("serving_default")
+        probe = None
+        if task == "sequence_classification":
+            with warnings.catch_warnings():
+                # LiteRT warns that keeping intermediates costs memory; that is the point here.
+                warnings.simplefilter("ignore", UserWarning)
+                probe = Interpreter(model_content=data, num_threads=num_threads, experimental_preserve_all_tensors=True)
+    except (ValueError, RuntimeError) as exc:
+        raise ConversionError(f"{label}: LiteRT cannot load the model ({str(exc).strip().splitlines()[0]})") from None
+    hidden_index = None
+    if probe is not None:
+        hidden_index = next((t["index"] for t in probe.get_tensor_details() if t["name"] == HIDDEN_TENSOR_NAME), None)
+        probe_runner = probe.get_signature_runner("serving_default")
+
+    def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        try:
+            out = runner(**{name: inputs[name] for name in INPUT_NAMES})
+            got = {"logits": out["logits"]} if task == "sequence_classification" else {
+                "hidden": out["last_hidden_state"], "pooled": out["pooled_output"]}
+            if hidden_index is not None:
+                probe_runner(**{name: inputs[name] for name in INPUT_NAMES})
+                got["hidden"] = probe.get_tensor(hidden_index)
+        except (ValueError, RuntimeError, KeyError) as exc:
+            raise ConversionError(f"{label}: LiteRT failed to run the serving signature ({str(exc).strip().splitlines()[0]})") from None
+        return got
+
+    return run
+
+
+def _onnx_runner(data: bytes, task: str, num_threads: int, label: str):
+    import onnxruntime as ort
+
+    from albert_edge.convert.onnx_graph import HIDDEN_OUTPUT
+
+    if task == "sequence_classification":
+        data = _with_hidden_output(data)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = num_threads
+    options.inter_op_num_threads = 1
+    try:
+        session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own Fail/InvalidGraph/... types
+        raise ConversionError(f"{label}: ONNX Runtime cannot load the model ({str(exc).strip().splitlines()[0]})") from None
+    names = [o.name for o in session.get_outputs()]
+    rename = {"logits": "logits", HIDDEN_OUTPUT: "hidden", "pooled_output": "pooled"}
+
+    def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        try:
+            values = session.run(names, {name: inputs[name] for name in INPUT_NAMES})
+        except Exception as exc:
+            raise ConversionError(f"{label}: ONNX Runtime failed to run ({str(exc).strip().splitlines()[0]})") from None
+        return {rename[n]: v for n, v in zip(names, values) if n in rename}
+
+    return run
+
+
+def _with_hidden_output(data: bytes) -> bytes:
+    """The same ModelProto with the existing ``last_hidden_state`` tensor also listed as an output."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from albert_edge.convert.onnx_graph import HIDDEN_OUTPUT
+
+    model = onnx.load_from_string(data)
+    if HIDDEN_OUTPUT not in {o.name for o in model.graph.output} and any(
+            HIDDEN_OUTPUT in n.output for n in model.graph.node):
+        model.graph.output.append(helper.make_tensor_value_info(HIDDEN_OUTPUT, TensorProto.FLOAT, None))
+    return model.SerializeToString()
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"

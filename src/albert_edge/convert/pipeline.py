@@ -1,0 +1,218 @@
+"""``convert_checkpoint``: checkpoint -> packed, parity-checked .tflite/.onnx files + a report.
+
+Order matters for the no-partial-files promise: every argument is validated before any model
+is built, every model is built and parity-checked in memory, and only when all of them pass are
+the files written (atomically) together with ``conversion_report.json``. A failure at any step
+raises one AlbertEdgeError line and leaves no model file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from albert_edge import __version__
+from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
+from albert_edge.convert.census import census_onnx, census_tflite
+from albert_edge.convert.parity import ParityResult, check_parity, default_cases, make_samples
+from albert_edge.convert.tf_graph import activation_kind, GraphOptions, default_task, outputs_for_task
+from albert_edge.errors import ConversionError, ConfigError
+
+FORMATS = ("tflite", "onnx")
+REPORT_NAME = "conversion_report.json"
+
+
+@dataclass
+class ExportedFile:
+    """One written model file and its judgement."""
+
+    file: str
+    format: str
+    variant: str
+    size_bytes: int
+    ops: dict[str, int]
+    parity: ParityResult
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.parity
+        return {"file": self.file, "format": self.format, "variant": self.variant, "size_bytes": self.size_bytes,
+                "ops": self.ops, "max_abs_logit": p.max_abs_logit, "max_abs_hidden": p.max_abs_hidden,
+                "max_abs_pooled": p.max_abs_pooled, "tolerance": p.tolerance, "passed": p.passed,
+                "threads": list(p.threads), "cases": p.cases}
+
+
+@dataclass
+class ConversionReport:
+    """What ``conversion_report.json`` holds."""
+
+    checkpoint: str
+    scheme: str
+    task: str
+    labels: list[str] | None
+    max_seq_len: int
+    num_parameters: int
+    tokenizer: dict[str, Any]
+    config: dict[str, Any]
+    graph: dict[str, Any]
+    files: list[ExportedFile] = field(default_factory=list)
+    report_path: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k not in ("files", "report_path")}
+        out["albert_edge_version"] = __version__
+        out["reference"] = "albert_edge.model.reference.reference_forward (float64)"
+        out["files"] = [f.to_dict() for f in self.files]
+        return out
+
+    def table(self) -> str:
+        """The printed summary: one row per file."""
+        header = f"{'file':<22} {'size MB':>8} {'ops':>5} {'max|dlogit|':>12} {'max|dhidden|':>13} {'tol logit':>10}  result"
+        rows = [header, "-" * len(header)]
+        for f in self.files:
+            p = f.parity
+            rows.append(f"{f.file:<22} {f.size_bytes / 1e6:>8.2f} {sum(f.ops.values()):>5} {_num(p.max_abs_logit):>12} "
+                        f"{_num(p.max_abs_hidden):>13} {_num(p.tolerance.get('logits')):>10}  "
+                        f"{'pass' if p.passed else 'FAIL'}")
+        return "\n".join(rows)
+
+
+def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
+    """"tflite,onnx" or an iterable -> validated, de-duplicated tuple in the given order."""
+    items = [f.strip().lower() for f in (formats.split(",") if isinstance(formats, str) else formats)]
+    items = [f for f in items if f]
+    unknown = [f for f in items if f not in FORMATS]
+    if unknown or not items:
+        raise ConversionError(f"--formats {','.join(items) or '(empty)'}: unknown format "
+                              f"{unknown[0] if unknown else '(none)'}, expected a comma list of {', '.join(FORMATS)}")
+    return tuple(dict.fromkeys(items))
+
+
+def model_file_name(fmt: str, variant: str) -> str:
+    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize adds ``model_int8_dynamic.tflite`` etc."""
+    return f"model_{variant}.{fmt}"
+
+
+def resolve_labels(weights: Any, labels: Sequence[str] | None, task: str) -> list[str] | None:
+    """Labels for the pack; their count must equal the classifier width."""
+    if task == "feature_extraction":
+        if labels:
+            raise ConversionError(f"{weights.source}: --labels given but the checkpoint has no classifier head")
+        return None
+    width = int(weights.tensors["classifier.bias"].shape[0])
+    if labels is None:
+        return [f"LABEL_{i}" for i in range(width)]
+    labels = [str(label).strip() for label in labels]
+    if len(labels) != width:
+        raise ConversionError(f"--labels has {len(labels)} names ({','.join(labels)}) but the classifier in "
+                              f"{weights.source} has {width} outputs")
+    if any(not label for label in labels) or len(set(labels)) != len(labels):
+        raise ConversionError(f"--labels {','.join(labels)}: labels must be non-empty and distinct")
+    return labels
+
+
+def build_pack(weights: Any, asset: TokenizerAsset, task: str, labels: list[str] | None, max_seq_len: int,
+               variant: str = "fp32"):
+    """The runtime ModelPack carried by every exported file."""
+    from albert_edge.runtime.pack import ModelPack
+
+    return ModelPack(tokenizer_type=asset.kind, tokenizer_asset=asset.data, do_lower_case=asset.do_lower_case,
+                     max_seq_len=max_seq_len, labels=tuple(labels) if labels is not None else None, task=task,
+                     outputs=outputs_for_task(task), variant=variant,
+                     source={"scheme": weights.scheme, "checkpoint": os.path.basename(str(weights.source).rstrip("/"))})
+
+
+def convert_checkpoint(
+    checkpoint: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    formats: str | Iterable[str] = FORMATS,
+    max_seq_len: int = 128,
+    labels: Sequence[str] | None = None,
+    fp16: bool = False,
+    vocab: str | os.PathLike[str] | None = None,
+    do_lower_case: bool | None = None,
+    task: str | None = None,
+    weights: Any = None,
+) -> ConversionReport:
+    """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
+
+    Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
+    OutputError) with a one-line message; in that case no model file is written.
+    """
+    started = time.perf_counter()
+    formats = parse_formats(formats)
+    out = ensure_writable_dir(out_dir)
+    if weights is None:
+        from albert_edge.model import load_checkpoint
+
+        weights = load_checkpoint(checkpoint)
+    config = weights.config
+    if not isinstance(max_seq_len, int) or max_seq_len < 3:
+        raise ConfigError(f"--max-seq-len {max_seq_len}: expected an integer >= 3")
+    if max_seq_len > config.max_position_embeddings:
+        raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
+                          f"{config.max_position_embeddings} of {weights.source}")
+    task = task or default_task(weights)
+    outputs_for_task(task)
+    labels = resolve_labels(weights, labels, task)
+    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case)
+    if asset.vocab_size > config.vocab_size:
+        raise ConversionError(f"{asset.path}: tokenizer has {asset.vocab_size} tokens but the model's word "
+                              f"embedding has {config.vocab_size} rows")
+    variants = ("fp32", "fp16") if fp16 else ("fp32",)
+    samples = make_samples(weights, default_cases(max_seq_len))
+    built: list[tuple[ExportedFile, bytes]] = []
+    for fmt in formats:
+        for variant in variants:
+            pack = build_pack(weights, asset, task, labels, max_seq_len, variant)
+            name = model_file_name(fmt, variant)
+            data = _export_bytes(fmt, weights, pack, variant == "fp16", task)
+            parity = check_parity(data, weights, variant=variant, task=task, samples=samples, name=name)
+            if not parity.passed:
+                raise ConversionError(parity.failure_line() + "; no model file written")
+            ops = census_tflite(data) if fmt == "tflite" else census_onnx(data)
+            built.append((ExportedFile(name, fmt, variant, len(data), ops, parity), data))
+    report = ConversionReport(
+        checkpoint=str(checkpoint), scheme=weights.scheme, task=task, labels=labels, max_seq_len=max_seq_len,
+        num_parameters=weights.num_parameters(),
+        tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
+                   "vocab_size": asset.vocab_size},
+        config=_config_dict(config),
+        graph={"tflite": {**asdict(GraphOptions()), "activation": activation_kind(config, GraphOptions())},
+               "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"}},
+    )
+    written: list[Path] = []
+    try:
+        for exported, data in built:
+            written.append(write_bytes_atomic(out / exported.file, data))
+            report.files.append(exported)
+        report.seconds = round(time.perf_counter() - started, 2)
+        report.report_path = str(write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return report
+
+
+def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: str) -> bytes:
+    if fmt == "tflite":
+        from albert_edge.convert.tflite_export import tflite_model_bytes
+
+        return tflite_model_bytes(weights, pack, fp16=fp16, task=task)
+    from albert_edge.convert.onnx_export import onnx_model_bytes
+
+    return onnx_model_bytes(weights, pack, fp16=fp16, task=task)
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    return config.to_dict() if hasattr(config, "to_dict") else dict(vars(config))
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2e}"

@@ -1,0 +1,112 @@
+"""Weights -> .tflite: convert the serving tf.Module with TFLiteConverter and attach the pack.
+
+Only TFLite builtins are allowed (``supported_ops = [TFLITE_BUILTINS]``), so a graph that would
+need Flex fails at conversion time instead of on the phone. ``converter_hook`` lets the
+quantize floor set optimizations, a representative dataset or supported types on the same
+converter before ``convert()`` runs; whatever it sets, the result is still checked for Flex ops.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from albert_edge.atomic import write_bytes_atomic
+from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
+from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
+from albert_edge.errors import ConversionError
+
+ConverterHook = Callable[[Any], None]  # receives the tf.lite.TFLiteConverter before convert()
+
+
+def _import_tf():
+    # The converter's C++ logging would otherwise bury the one-line report under warnings.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    return tf
+
+
+def make_tflite_converter(weights: Any, task: str | None = None, options: GraphOptions | None = None):
+    """A ``tf.lite.TFLiteConverter`` for the serving graph, restricted to TFLite builtins.
+
+    Returned unconverted so that callers (quantize) can set more options; the module is kept
+    alive on ``converter._albert_edge_module`` because the converter reads its variables lazily.
+    """
+    tf = _import_tf()
+    module = build_tf_module(weights, task=task, options=options)
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()], module)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    converter._albert_edge_module = module
+    return converter
+
+
+def apply_fp16(converter: Any) -> None:
+    """Store weights as float16 (dequantized to float32 at load): half the file, float compute."""
+    tf = _import_tf()
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.target_spec.supported_types = [tf.float16]
+
+
+def convert_to_tflite_bytes(
+    weights: Any,
+    fp16: bool = False,
+    converter_hook: ConverterHook | None = None,
+    task: str | None = None,
+    options: GraphOptions | None = None,
+) -> bytes:
+    """The bare flatbuffer (no pack) of the serving graph; raises ConversionError on any failure."""
+    converter = make_tflite_converter(weights, task=task, options=options)
+    if fp16:
+        apply_fp16(converter)
+    if converter_hook is not None:
+        converter_hook(converter)
+    try:
+        flatbuffer = converter.convert()
+    except Exception as exc:  # the converter raises ConverterError, ValueError, RuntimeError, ...
+        raise ConversionError(f"{weights.source}: TFLite conversion failed: {converter_error_line(exc)}") from None
+    bad = non_builtin_tflite_ops(census_tflite(flatbuffer))
+    if bad:
+        raise ConversionError(f"{weights.source}: TFLite model needs non-builtin ops {', '.join(bad)}; "
+                              "the graph or converter options must avoid them")
+    return bytes(flatbuffer)
+
+
+def export_tflite(
+    weights: Any,
+    path: str | os.PathLike[str],
+    pack: Any = None,
+    fp16: bool = False,
+    converter_hook: ConverterHook | None = None,
+    task: str | None = None,
+    options: GraphOptions | None = None,
+) -> Path:
+    """Convert ``weights`` and write ``path`` atomically, with ``pack`` (a runtime ModelPack) appended.
+
+    No parity check here: ``check_parity`` (or ``convert_checkpoint``, which runs it before
+    writing) judges the file.
+    """
+    data = tflite_model_bytes(weights, pack, fp16=fp16, converter_hook=converter_hook, task=task, options=options)
+    return write_bytes_atomic(path, data)
+
+
+def tflite_model_bytes(weights: Any, pack: Any = None, **kwargs: Any) -> bytes:
+    """``convert_to_tflite_bytes(weights, **kwargs)`` with ``pack`` appended when given."""
+    data = convert_to_tflite_bytes(weights, **kwargs)
+    if pack is None:
+        return data
+    from albert_edge.runtime.pack import attach_tflite_pack
+
+    return attach_tflite_pack(data, pack)
+
+
+def converter_error_line(exc: BaseException) -> str:
+    """The most telling line of a converter error (they run to pages of MLIR diagnostics)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        match = re.search(r"error: (.*)", line)
+        if match:
+            return match.group(1)
+    return lines[0] if lines else type(exc).__name__
