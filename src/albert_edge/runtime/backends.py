@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import warnings
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
@@ -122,7 +123,13 @@ class TfliteBackend(Backend):
         # Hold our own reference: the interpreter reads the buffer for its whole life.
         self._flatbuffer = strip_tflite_pack(data)
         try:
-            self._interpreter = interpreter_cls(model_content=self._flatbuffer, **kwargs)
+            with warnings.catch_warnings():
+                # tf.lite.Interpreter warns that it is deprecated in favour of LiteRT; the user chose it.
+                warnings.simplefilter("ignore", UserWarning)
+                self._interpreter = interpreter_cls(model_content=self._flatbuffer, **kwargs)
+            # Default delegates (XNNPACK) are applied at the first allocation: do it now so that
+            # ops_info() is accurate and a model the kernels reject fails here, not mid-request.
+            self._interpreter.allocate_tensors()
             signatures = self._interpreter.get_signature_list()
         except (ValueError, RuntimeError) as exc:
             message = " ".join(str(exc).split())
@@ -202,14 +209,17 @@ class OnnxBackend(Backend):
         return info
 
 
+def _installed(top: str) -> bool:
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def available_backends() -> list[str]:
-    """Backends whose interpreter module can be found here (without importing TensorFlow)."""
-    found = []
-    for name, (module_name, _) in _TFLITE_MODULES.items():
-        top = module_name.split(".")[0]
-        if importlib.util.find_spec(top) is not None:
-            found.append(name)
-    if importlib.util.find_spec("onnxruntime") is not None:
+    """Backends whose interpreter package is installed here (found, not imported: no TensorFlow load)."""
+    found = [name for name, (module_name, _) in _TFLITE_MODULES.items() if _installed(module_name.split(".")[0])]
+    if _installed("onnxruntime"):
         found.append("onnxruntime")
     return found
 

@@ -1,0 +1,195 @@
+"""TextClassifier: packed settings, real lengths, bucketing, truncation, errors, threads."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from albert_edge.errors import ModelFileError, TokenizerError
+from albert_edge.runtime import Prediction, TextClassifier
+from albert_edge.runtime.classifier import length_buckets, padding_waste
+from albert_edge.runtime.pack import attach_tflite_pack
+from test_runtime_support import LABELS, numpy_logits, weights, write_models
+
+SENTENCES = ["这家酒店服务很好", "房间很差", "环境不错", "太糟糕了，很失望", "非常满意推荐", "脏", "hello world", "我们是一个非常好的酒店"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return write_models(tmp_path_factory.mktemp("bag"), max_seq_len=16)
+
+
+@pytest.fixture(scope="module", params=["tflite", "onnx"])
+def clf(request, models):
+    return TextClassifier.from_file(models[request.param], num_threads=1)
+
+
+def _expected(clf: TextClassifier, text: str, text_b: str | None = None) -> np.ndarray:
+    enc = clf.preprocessor.encode(text, text_b)
+    return numpy_logits(weights(), [enc.input_ids], [enc.attention_mask], [enc.token_type_ids])[0]
+
+
+def test_settings_come_from_the_pack(clf):
+    assert clf.labels == LABELS
+    assert clf.max_seq_len == 16
+    assert clf.tokenizer.kind == "wordpiece"
+
+
+def test_predict_returns_label_score_and_all_scores(clf):
+    pred = clf.predict("这家酒店服务很好")
+    assert isinstance(pred, Prediction)
+    assert pred.label == "pos" and pred.label_index == 1
+    assert set(pred.scores) == set(LABELS)
+    assert pred.score == pytest.approx(max(pred.scores.values()))
+    assert sum(pred.scores.values()) == pytest.approx(1.0)
+    np.testing.assert_allclose(pred.logits, _expected(clf, "这家酒店服务很好"), atol=1e-5)
+    assert clf.predict("房间很差").label == "neg"
+
+
+def test_single_text_runs_at_its_own_token_length(clf):
+    seen = []
+    backend = clf._pool.first
+    original = backend.run
+    backend.run = lambda inputs: (seen.append(inputs["input_ids"].shape), original(inputs))[1]
+    try:
+        pred = clf.predict("好")
+    finally:
+        del backend.run
+    assert seen == [(1, 3)] and pred.num_tokens == 3
+
+
+def test_batch_is_bucketed_by_length_and_returned_in_input_order(clf):
+    texts = SENTENCES * 3
+    seen = []
+    backend = clf._pool.first
+    original = backend.run
+    backend.run = lambda inputs: (seen.append(inputs["attention_mask"].copy()), original(inputs))[1]
+    try:
+        preds = clf.predict_batch(texts, batch_size=4)
+    finally:
+        del backend.run
+    for text, pred in zip(texts, preds):
+        np.testing.assert_allclose(pred.logits, _expected(clf, text), atol=1e-5)
+    assert len(seen) == 6
+    # Each batch is padded only to its own longest row, and bucketing keeps rows similar.
+    assert all(mask[:, -1].any() for mask in seen)
+    widths = [mask.shape[1] for mask in seen]
+    assert widths == sorted(widths)
+
+
+def test_bucketing_wastes_less_padding_than_input_order():
+    lengths = [3, 40, 5, 38, 4, 41, 6, 39]
+    sorted_batches = length_buckets(lengths, 2)
+    plain = [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert padding_waste(lengths, sorted_batches) < 0.05 < padding_waste(lengths, plain)
+    assert sorted(i for b in sorted_batches for i in b) == list(range(8))
+
+
+def test_long_text_is_truncated_with_a_flag_not_an_error(clf):
+    pred = clf.predict("很好" * 500)
+    assert pred.truncated is True and pred.num_tokens == clf.max_seq_len
+    assert clf.predict("很好").truncated is False
+
+
+def test_pair_prediction_uses_both_segments(clf):
+    pair = clf.predict_pair("房间干净", "服务很差")
+    np.testing.assert_allclose(pair.logits, _expected(clf, "房间干净", "服务很差"), atol=1e-5)
+    assert pair.num_tokens == 2 + 4 + 1 + 4 + 0  # [CLS] 4 [SEP] 4 [SEP]
+    batch = clf.predict_batch(["房间干净", "好"], pairs=["服务很差", "差"])
+    np.testing.assert_allclose(batch[0].logits, pair.logits, atol=1e-6)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_empty_text_is_a_clear_error(clf, text):
+    with pytest.raises(TokenizerError, match="empty"):
+        clf.predict(text)
+
+
+def test_empty_item_in_a_batch_is_named(clf):
+    with pytest.raises(TokenizerError, match=r"texts\[1\]"):
+        clf.predict_batch(["好", ""])
+
+
+def test_non_string_input_is_a_clear_error(clf):
+    with pytest.raises(TokenizerError, match="expected a string"):
+        clf.predict(None)  # type: ignore[arg-type]
+
+
+def test_concurrent_calls_from_many_threads_give_the_single_threaded_answers(models):
+    clf = TextClassifier.from_file(models["tflite"], num_threads=1, pool_size=2)
+    texts = [SENTENCES[i % len(SENTENCES)] + "好" * (i % 5) for i in range(40)]
+    want = [clf.predict(t).logits for t in texts]
+    errors: list[BaseException] = []
+    got: dict[tuple[int, int], tuple[float, ...]] = {}
+    barrier = threading.Barrier(8)
+
+    def hammer(worker: int) -> None:
+        try:
+            barrier.wait()
+            for rep in range(3):
+                # Each worker walks the texts in its own rotation so that lengths interleave.
+                shift = (worker * 5 + rep) % len(texts)
+                order = list(range(shift, len(texts))) + list(range(shift))
+                for i in order:
+                    got[(worker, i)] = clf.predict(texts[i]).logits
+                batch = clf.predict_batch(texts, batch_size=5)
+                for i, p in enumerate(batch):
+                    assert p.logits == want[i]
+        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert all(got[(w, i)] == want[i] for (w, i) in got)
+    assert clf._pool._created <= 2
+
+
+def test_feature_extraction_model_is_refused_by_the_classifier(models, tmp_path):
+    from test_runtime_support import make_pack, tflite_bytes
+
+    pack = make_pack()
+    feature = type(pack)(**{**pack.__dict__, "labels": None, "task": "feature_extraction"})
+    path = tmp_path / "f.tflite"
+    path.write_bytes(attach_tflite_pack(tflite_bytes(weights()), feature))
+    with pytest.raises(ModelFileError, match="sequence_classification"):
+        TextClassifier.from_file(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a model at all", b"\x00" * 100])
+def test_non_model_files_raise_one_model_file_error(tmp_path, content):
+    path = tmp_path / "x.tflite"
+    path.write_bytes(content)
+    with pytest.raises(ModelFileError, match="x.tflite"):
+        TextClassifier.from_file(path)
+
+
+def test_truncated_model_file_raises_model_file_error(models, tmp_path):
+    data = models["tflite"].read_bytes()
+    for keep in (0.95, 0.5):
+        path = tmp_path / f"cut{keep}.tflite"
+        path.write_bytes(data[: int(len(data) * keep)])
+        with pytest.raises(ModelFileError, match=path.name):
+            TextClassifier.from_file(path)
+
+
+def test_unpacked_model_raises_model_file_error(tmp_path):
+    from test_runtime_support import tflite_bytes
+
+    path = tmp_path / "bare.tflite"
+    path.write_bytes(tflite_bytes(weights()))
+    with pytest.raises(ModelFileError, match="no albert-edge pack"):
+        TextClassifier.from_file(path)
+
+
+def test_truncated_onnx_file_raises_model_file_error(models, tmp_path):
+    data = models["onnx"].read_bytes()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFileError, match="cut.onnx"):
+        TextClassifier.from_file(path)
