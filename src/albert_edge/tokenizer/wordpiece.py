@@ -4,7 +4,7 @@ This is the tokenizer of the Chinese ALBERT/BERT checkpoints (brightmart albert_
 bert-base-chinese). It reproduces Google BERT's ``FullTokenizer`` / Hugging Face's Python
 ``BertTokenizer`` exactly, in the same order: clean text (drop NUL, U+FFFD, category C*; map
 whitespace to space) and put spaces around every CJK ideograph; split on whitespace
-(``str.split``, as BERT does); per word, lower-case and strip accents (NFD, drop Mn) when
+(``str.split``, as BERT does); per word, NFC (a Hugging Face addition), lower-case and strip accents (NFD, drop Mn) when
 ``do_lower_case``; split off each punctuation char; WordPiece each piece with ``##``
 continuations, ``[UNK]`` for a piece that cannot be covered or exceeds 100 chars.
 
@@ -15,6 +15,7 @@ pieces, and in Chinese text the words are mostly single ideographs that repeat.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from albert_edge.errors import TokenizerError
@@ -108,6 +109,10 @@ class WordPieceTokenizer:
 
     def _tokenize_word(self, word: str) -> tuple[str, ...]:
         """One whitespace-free word (after cleaning) -> its WordPiece tokens."""
+        if not word.isascii():
+            # Hugging Face composes (NFC) before anything else so that "é" typed as e + U+0301
+            # matches the vocab's "é"; it also maps compatibility ideographs (U+F900 -> U+8C48).
+            word = unicodedata.normalize("NFC", word)
         if self.do_lower_case:
             word = word.lower()
             if not word.isascii():
