@@ -98,6 +98,19 @@ def model_file_name(fmt: str, variant: str) -> str:
     return f"model_{variant}.{fmt}"
 
 
+def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
+    """Class names from a Hugging Face config.json's ``id2label``, unless they are the LABEL_i defaults."""
+    from albert_edge.convert.assets import checkpoint_dir
+
+    path = checkpoint_dir(checkpoint) / "config.json"
+    try:
+        id2label = json.loads(path.read_text(encoding="utf-8")).get("id2label")
+        names = [str(id2label[key]) for key in sorted(id2label, key=int)]
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        return None
+    return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
+
+
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: str) -> list[str] | None:
     """Labels for the pack; their count must equal the classifier width."""
     if task == "feature_extraction":
@@ -137,20 +150,25 @@ def convert_checkpoint(
     vocab: str | os.PathLike[str] | None = None,
     do_lower_case: bool | None = None,
     task: str | None = None,
+    config: Any = None,
     weights: Any = None,
 ) -> ConversionReport:
     """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
 
+    ``config`` (an AlbertConfig or config path) overrides the config found beside the checkpoint;
+    ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``.
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
     """
     started = time.perf_counter()
+    # TensorFlow (TF1 reader, converter) would otherwise print pages of C++ INFO logs around the table.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     formats = parse_formats(formats)
     out = ensure_writable_dir(out_dir)
     if weights is None:
         from albert_edge.model import load_checkpoint
 
-        weights = load_checkpoint(checkpoint)
+        weights = load_checkpoint(checkpoint, config)
     config = weights.config
     if not isinstance(max_seq_len, int) or max_seq_len < 3:
         raise ConfigError(f"--max-seq-len {max_seq_len}: expected an integer >= 3")
@@ -159,6 +177,9 @@ def convert_checkpoint(
                           f"{config.max_position_embeddings} of {weights.source}")
     task = task or default_task(weights)
     outputs_for_task(task)
+    if labels is None and task == "sequence_classification":
+        named = hf_labels(checkpoint)
+        labels = named if named and len(named) == weights.tensors["classifier.bias"].shape[0] else None
     labels = resolve_labels(weights, labels, task)
     asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case)
     if asset.vocab_size > config.vocab_size:
