@@ -28,6 +28,9 @@ from albert_edge.model.weights import AlbertWeights
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
 _DATA_SHARD = re.compile(r"\.data-\d{5}-of-\d{5}$")
+# What TF's checkpoint reader raises for truncated or corrupt files, besides tf.errors.OpError
+# (a short .data shard surfaces as IndexError "Read less bytes than requested").
+_READ_ERRORS = (ValueError, OSError, IndexError, RuntimeError)
 
 
 def _tf():
@@ -144,13 +147,13 @@ def read_tf1_checkpoint(path: str | os.PathLike[str], config: AlbertConfig | str
     try:
         reader = tf.train.load_checkpoint(source)
         shapes = {name: tuple(int(d) for d in shape) for name, shape in reader.get_variable_to_shape_map().items()}
-    except (tf.errors.OpError, ValueError, OSError) as exc:
+    except (tf.errors.OpError, *_READ_ERRORS) as exc:
         raise CheckpointError(f"{source}: unreadable TF1 checkpoint ({_first_line(exc)})") from None
 
     def fetch(name: str) -> np.ndarray:
         try:
             return reader.get_tensor(name)
-        except (tf.errors.OpError, ValueError, OSError) as exc:
+        except (tf.errors.OpError, *_READ_ERRORS) as exc:
             raise CheckpointError(f"{source}: cannot read variable {name} ({_first_line(exc)})") from None
 
     scheme = detect_tf1_scheme(list(shapes), source)
