@@ -153,3 +153,19 @@ def test_error_messages_are_one_line():
     with pytest.raises(TokenizerError) as info:
         WordPieceTokenizer.from_vocab_text("a\nb\n", source="x\nvocab")
     assert "\n" not in str(info.value)
+
+
+def test_empty_vocab_raises_naming_source():
+    with pytest.raises(TokenizerError, match="empty.txt: vocab is empty"):
+        WordPieceTokenizer.from_vocab_text("", source="empty.txt")
+
+
+def test_word_memo_overflow_does_not_change_results(monkeypatch):
+    import albert_edge.tokenizer.wordpiece as wordpiece
+
+    text = "hello 中国 unaffable cafés world 人 hello"
+    expected = make().tokenize(text)
+    monkeypatch.setattr(wordpiece, "_CACHE_LIMIT", 2)
+    tok = make()
+    assert [tok.tokenize(text) for _ in range(3)] == [expected] * 3
+    assert len(tok._word_cache) <= 2

@@ -64,17 +64,17 @@ class SentencePieceTokenizer:
         self.pad_id = pad
 
     @classmethod
-    def from_model_file(cls, path: str | Path, do_lower_case: bool = True, keep_accents: bool = False) -> "SentencePieceTokenizer":
-        """Load an ``spiece.model`` from disk."""
+    def from_model_file(cls, path: str | Path, do_lower_case: bool = True, *, keep_accents: bool = False) -> "SentencePieceTokenizer":
+        """Load an ``spiece.model`` from disk. ``keep_accents`` as in Hugging Face (default: strip)."""
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise TokenizerError(f"{path}: cannot read SentencePiece model ({exc.strerror or exc})") from None
-        return cls.from_model_bytes(data, do_lower_case, keep_accents=keep_accents, source=str(path))
+        return cls.from_model_bytes(data, do_lower_case, str(path), keep_accents=keep_accents)
 
     @classmethod
     def from_model_bytes(
-        cls, data: bytes, do_lower_case: bool = True, keep_accents: bool = False, source: str = "<pack>"
+        cls, data: bytes, do_lower_case: bool = True, source: str = "<pack>", *, keep_accents: bool = False
     ) -> "SentencePieceTokenizer":
         """Build from the serialized model (e.g. the ``spiece.model`` member of a model pack)."""
         return cls(_load_processor(data, source), do_lower_case, keep_accents, source)
