@@ -244,3 +244,26 @@ def test_real_vocab_sentences_built_from_its_own_entries_equal_hf(real_judges):
              for _ in range(300)]
     compared, diverged = check_tokens(real_judges, texts)
     assert compared == len(texts) - diverged and compared > 0.9 * len(texts)
+
+
+def real_sentences() -> list[str]:
+    path = REAL_VOCAB.parent / "dev.tsv"
+    if not path.is_file():
+        pytest.skip(f"real Chinese sentences not present at {path}")
+    rows = [line.split("\t", 1) for line in path.read_text(encoding="utf-8").split("\n") if "\t" in line]
+    return [text for _, text in rows]
+
+
+def test_real_chinese_review_sentences_equal_hf(real_judges):
+    texts = real_sentences()
+    compared, diverged = check_tokens(real_judges, texts)
+    assert compared + diverged == len(texts) > 1000
+
+
+def test_real_chinese_pairs_truncate_like_hf(real_judges):
+    texts = real_sentences()[:600]
+    pre = Preprocessor(real_judges.ours, 64)
+    for a, b in zip(texts[::2], texts[1::2]):
+        ours = pre.encode(a, b)
+        slow = real_judges.slow_encode(a, b, 64)
+        assert (ours.input_ids, ours.token_type_ids) == (slow["input_ids"], slow["token_type_ids"]), (a, b)
