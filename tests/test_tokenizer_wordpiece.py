@@ -169,3 +169,14 @@ def test_word_memo_overflow_does_not_change_results(monkeypatch):
     tok = make()
     assert [tok.tokenize(text) for _ in range(3)] == [expected] * 3
     assert len(tok._word_cache) <= 2
+
+
+def test_character_table_stops_growing_at_its_limit_without_changing_results(monkeypatch):
+    import albert_edge.tokenizer._text as text_mod
+
+    rare = "".join(chr(cp) for cp in range(0x1E900, 0x1E95F)) + " 中\u200b国 hello"  # Adlam: unlikely seen before
+    expected = make().tokenize(rare)
+    monkeypatch.setattr(text_mod, "_CLEAN_TABLE_LIMIT", 0)
+    before = len(text_mod.CLEAN_TABLE)
+    assert make().tokenize(rare + " \U000104b0\U000104b1") == expected + ["[UNK]"]  # Osage letters
+    assert len(text_mod.CLEAN_TABLE) == before

@@ -61,6 +61,9 @@ def is_punctuation(ch: str) -> bool:
     return unicodedata.category(ch).startswith("P")
 
 
+_CLEAN_TABLE_LIMIT = 1 << 16
+
+
 class _CleanTable(dict):
     """``str.translate`` table for BERT's clean-text + CJK-spacing pass, filled on demand.
 
@@ -80,7 +83,9 @@ class _CleanTable(dict):
             value = f" {ch} "
         else:
             value = ch
-        self[cp] = value
+        # Real text uses a few thousand code points; hostile input must not grow the table unboundedly.
+        if len(self) < _CLEAN_TABLE_LIMIT:
+            self[cp] = value
         return value
 
 
