@@ -41,6 +41,8 @@ _MEMORY = re.compile(rf"(Peak memory footprint|Memory footprint delta from the s
                      rf"\(MB\): init=({_NUMBER}) overall=({_NUMBER})")
 _PARAM = re.compile(r"^(Graph|Num threads|#threads used for CPU inference|Input layers|Input shapes|Use xnnpack"
                     r"|Min num runs|Num runs|Min warmup runs): \[(.*)\]$")
+# Newer builds prefix every log line with its severity ("INFO: Num threads: [4]").
+_SEVERITY = re.compile(r"^(?:INFO|WARNING|ERROR|VERBOSE): ")
 _TYPE_ROW = re.compile(rf"^\s*([A-Za-z_][\w ]*?)\s+(\d+)\s+({_NUMBER})\s+({_NUMBER})%\s+({_NUMBER})%"
                        rf"\s+({_NUMBER})\s+(\d+)\s*$")
 
@@ -93,7 +95,7 @@ def _parse_type_summary(lines: list[str]) -> list[dict] | None:
 
 
 def _parse_one(text: str, source: str) -> DeviceRun:
-    lines = [line.rstrip("\r") for line in text.splitlines()]
+    lines = [_SEVERITY.sub("", line.rstrip("\r")) for line in text.splitlines()]
     params: dict[str, str] = {}
     stats: list[dict[str, float]] = []
     timings = memory = None
@@ -135,7 +137,7 @@ def _parse_one(text: str, source: str) -> DeviceRun:
 
 def parse_benchmark_log(text: str, source: str = "<log>") -> list[DeviceRun]:
     """Parse one or more concatenated benchmark_model outputs (split at their 'STARTING!' line)."""
-    chunks = re.split(r"^\s*STARTING!\s*$", text, flags=re.MULTILINE)
+    chunks = re.split(r"^\s*(?:INFO: )?STARTING!\s*$", text, flags=re.MULTILINE)
     runs = [_parse_one(chunk, source) for chunk in chunks if "Inference timings in us" in chunk]
     if not runs:
         _parse_one(text, source)  # raises the precise error

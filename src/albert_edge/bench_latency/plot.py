@@ -9,15 +9,19 @@ from albert_edge.bench_latency.schema import BenchReport
 
 
 def render_png(report: BenchReport, target: Path) -> Path:
-    """Draw the figure at the headline sequence length (real lengths if measured, else the longest)."""
+    """Draw the figure at the headline sequence length (real lengths if measured, else the longest).
+
+    Host results are drawn when there are any; a device-only report draws the phone's numbers.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    host = [r for r in report.results if r["source"] == "host"]
-    seq_len = headline_seq_len(r["seq_len"] for r in host)
-    rows = [r for r in host if r["seq_len"] == seq_len]
+    source = "host" if any(r["source"] == "host" for r in report.results) else "device"
+    measured = [r for r in report.results if r["source"] == source and r["threads"] is not None]
+    seq_len = headline_seq_len(r["seq_len"] for r in measured)
+    rows = [r for r in measured if r["seq_len"] == seq_len]
     threads = sorted({r["threads"] for r in rows})
     accuracy = {a["variant"]: a["accuracy"] * 100 for a in report.accuracy}
     variants = [v["name"] for v in report.variants]
@@ -31,7 +35,7 @@ def render_png(report: BenchReport, target: Path) -> Path:
             ax.scatter(_p50(r), y if y is not None else 0.0, color=colors[r["variant"]], marker=marker)
             ax.annotate(f"{r['variant']} ({r['backend']})", (_p50(r), y if y is not None else 0.0),
                         fontsize=7, xytext=(3, 3), textcoords="offset points")
-        ax.set_title(f"{n} thread{'s' if n > 1 else ''}, seq {seq_len}")
+        ax.set_title(f"{source}: {n} thread{'s' if n > 1 else ''}, seq {seq_len}")
         ax.set_xlabel("p50 latency (ms)")
         ax.set_ylabel("accuracy (%)" if accuracy else "accuracy not measured")
         ax.grid(alpha=0.3)
@@ -40,12 +44,13 @@ def render_png(report: BenchReport, target: Path) -> Path:
         points = sorted((r["threads"], _p50(r)) for r in rows if r["variant"] == variant and r["backend"] == backend)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors[variant],
                 linestyle="-" if backend != "onnxruntime" else "--", label=f"{variant} ({backend})")
-    ax.set_title(f"latency vs threads, seq {seq_len}")
+    ax.set_title(f"{source}: latency vs threads, seq {seq_len}")
     ax.set_xlabel("threads")
     ax.set_ylabel("p50 latency (ms)")
     ax.set_xticks(threads)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if rows:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(target, dpi=110, format="png")
     plt.close(fig)

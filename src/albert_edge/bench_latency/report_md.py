@@ -30,14 +30,18 @@ def render_markdown(report: BenchReport) -> str:
     out = ["# albert-edge bench", ""]
     if report.recommendation:
         out += [f"**Recommendation:** {report.recommendation['text']}", ""]
-    out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
-            f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
-            f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}.",
-            f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
-            f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
-            f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
-            f"Accuracy on {settings.get('eval') or '– (no --eval)'}; budget {settings.get('max_drop')} points.",
-            ""]
+    if machine.get("kind") == "host":
+        out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
+                f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
+                f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}.",
+                f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
+                f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
+                f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
+                f"Accuracy on {settings.get('eval') or '– (no --eval)'}; budget {settings.get('max_drop')} points.",
+                ""]
+    else:
+        out += ["Device-only report: numbers parsed from TFLite benchmark_model logs (p50 is the log's "
+                "median when it prints one, else its average, marked \"(avg)\").", ""]
     for seq_len in sorted({r["seq_len"] for r in report.results}, key=_seq_key):
         rows = [r for r in report.results if r["seq_len"] == seq_len]
         title = "real token lengths of the eval set" if seq_len == "real" else f"{seq_len} tokens"

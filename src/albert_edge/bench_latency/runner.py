@@ -76,9 +76,10 @@ def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]
     for path, data, kind, pack_variant in loaded:
         # Packs written before quantization keep "fp32"; only a tag no other file shares names a variant.
         stems = [p.stem for p, _, _, _ in loaded]
-        name = pack_variant if pack_variant and tags.count(pack_variant) == 1 else path.stem
-        if name == path.stem and stems.count(path.stem) > 1:
-            name = f"{path.stem}-{kind}"
+        if pack_variant and tags.count(pack_variant) == 1:
+            name = pack_variant
+        else:
+            name = path.stem if stems.count(path.stem) == 1 else f"{path.stem}-{kind}"
         unique, k = name, 2
         while unique in seen:
             unique, k = f"{name}-{k}", k + 1

@@ -1,0 +1,41 @@
+"""Latency, memory and accuracy drift of model variants: which one to ship, on how many threads.
+
+``run_benchmark(models, threads, seq_lens, ..., out_dir) -> BenchReport`` sweeps every variant x
+backend x threads x sequence length, one process per configuration (``worker``), interleaving
+variants so that ratios measured in one run are fair. ``import_device_logs`` folds TFLite
+``benchmark_model`` output from a phone into the same report. Schema: ``schema`` module docstring
+and benchmarks/README.md.
+
+Names resolve lazily so that a worker process imports only numpy and its interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "run_benchmark": "albert_edge.bench_latency.runner",
+    "describe_variants": "albert_edge.bench_latency.runner",
+    "BenchReport": "albert_edge.bench_latency.schema",
+    "SCHEMA_VERSION": "albert_edge.bench_latency.schema",
+    "load_report": "albert_edge.bench_latency.schema",
+    "validate_report": "albert_edge.bench_latency.schema",
+    "write_report": "albert_edge.bench_latency.output",
+    "import_device_logs": "albert_edge.bench_latency.importer",
+    "parse_benchmark_log": "albert_edge.bench_latency.device",
+    "device_commands_script": "albert_edge.bench_latency.device",
+    "render_markdown": "albert_edge.bench_latency.report_md",
+    "describe_machine": "albert_edge.bench_latency.machine",
+    "summarize": "albert_edge.bench_latency.stats",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'albert_edge.bench_latency' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,66 @@
+"""What each variant costs in accuracy: accuracy, agreement and logit drift against the baseline.
+
+Built on albert_edge.evaluate: the same TSV reader, ``compare_logits`` and numpy ``reference_logits``,
+but each model's logits are computed once and compared with the baseline's and the reference's,
+instead of re-running the baseline for every variant. Not timed: this runs in the parent process.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from albert_edge.errors import ModelFileError
+
+
+def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
+                  reference: str | os.PathLike[str] | None = None, threads: int | None = None) -> list[dict]:
+    """One report.json ``accuracy`` entry per variant, in ``variants`` order.
+
+    ``reference`` is a checkpoint (anything ``load_checkpoint`` reads); its numpy float64 forward pass
+    on the baseline's encodings is the judge every variant is also compared with.
+    """
+    from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
+    from albert_edge.runtime.classifier import TextClassifier
+
+    classifiers = {name: TextClassifier.from_file(path, num_threads=threads) for name, path in variants}
+    labels = list(classifiers[baseline].labels)
+    for name, clf in classifiers.items():
+        if list(clf.labels) != labels:
+            raise ModelFileError(f"{clf.source}: labels {list(clf.labels)} differ from the baseline's {labels}")
+    examples = read_tsv(eval_path, labels)
+    texts = [e.text_a for e in examples]
+    pairs = [e.text_b for e in examples] if all(e.text_b is not None for e in examples) else None
+    truth = np.array([labels.index(e.label) for e in examples])
+
+    logits = {}
+    encodings = None
+    for name, clf in classifiers.items():
+        logits[name], encs = clf.logits_batch(texts, pairs)
+        if name == baseline:
+            encodings = encs
+    ref_logits = None
+    if reference is not None:
+        from albert_edge.model import load_checkpoint
+
+        ref_logits = reference_logits(load_checkpoint(reference), encodings)
+
+    entries = []
+    for name, _ in variants:
+        drift = compare_logits(logits[name], logits[baseline])
+        entry = {"variant": name, "examples": len(examples),
+                 "accuracy": float(np.mean(logits[name].argmax(1) == truth)),
+                 "agreement": drift.agreement, "max_abs_logit_diff": drift.max_abs_logit_delta,
+                 "mean_abs_logit_diff": drift.mean_abs_logit_delta, "mean_kl": drift.mean_kl,
+                 "labels": labels, "reference": None}
+        if ref_logits is not None:
+            vs_ref = compare_logits(logits[name], ref_logits)
+            entry["reference"] = {"checkpoint": str(reference), "agreement": vs_ref.agreement,
+                                  "max_abs_logit_diff": vs_ref.max_abs_logit_delta,
+                                  "mean_abs_logit_diff": vs_ref.mean_abs_logit_delta,
+                                  "accuracy": float(np.mean(ref_logits.argmax(1) == truth))}
+        entries.append(entry)
+    return entries

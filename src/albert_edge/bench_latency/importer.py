@@ -1,0 +1,64 @@
+"""Fold phone logs (TFLite benchmark_model output) into a report, beside the host numbers.
+
+If ``out_dir`` already holds a report.json (from a host run), device results are appended to it,
+replacing earlier device results of the same variant/threads/seq_len/device, so that phone and
+host sit in one table. Otherwise a device-only report is started.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Sequence
+
+from albert_edge import __version__
+from albert_edge.bench_latency.analysis import thread_scaling
+from albert_edge.bench_latency.device import device_result, parse_benchmark_log
+from albert_edge.bench_latency.machine import physical_cores
+from albert_edge.bench_latency.output import write_report
+from albert_edge.bench_latency.report_md import overall_recommendation
+from albert_edge.bench_latency.schema import BenchReport, load_report
+from albert_edge.errors import DataError
+
+
+def _key(result: dict) -> tuple:
+    return (result["variant"], result["backend"], result["threads"], result["seq_len"], result["batch"],
+            result["source"], result["device"])
+
+
+def import_device_logs(logs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
+                       variant: str | None = None, device: str | None = None) -> BenchReport:
+    """Parse each log, merge into ``out_dir``/report.json (created if absent), rewrite the report files.
+
+    The variant is ``variant`` if given, else the stem of the ``Graph:`` path in the log.
+    """
+    if not logs:
+        raise DataError("--import-device-log: expected at least one log file")
+    out = Path(out_dir)
+    existing = out / "report.json"
+    if existing.exists():
+        report = load_report(existing)
+    else:
+        report = BenchReport(settings={"threads": [], "seq_lens": [], "max_drop": 0.5, "baseline": None},
+                             machine={"kind": "device-only"},
+                             created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             albert_edge_version=__version__)
+    for log in logs:
+        path = Path(log)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read device log ({exc.strerror or exc})") from None
+        for run in parse_benchmark_log(text, str(path)):
+            name = variant or Path(run.graph).stem or path.stem
+            if report.variant(name) is None:
+                report.variants.append({"name": name, "path": run.graph, "format": "tflite", "size_bytes": None,
+                                        "sha256": None, "pack_variant": None, "is_baseline": False})
+            result = device_result(run, name, device)
+            report.results = [r for r in report.results if _key(r) != _key(result)] + [result]
+    cores = report.machine.get("physical_cores") or physical_cores()
+    report.thread_scaling, report.warnings = thread_scaling(report.results, cores)
+    report.recommendation = overall_recommendation(report)
+    write_report(report, out)
+    return report

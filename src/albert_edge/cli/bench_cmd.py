@@ -1,0 +1,93 @@
+"""``albert-edge bench``: latency, memory and accuracy drift of model variants, or import phone logs."""
+
+from __future__ import annotations
+
+import argparse
+
+from albert_edge.errors import DataError
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers, e.g. 1,2,4") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected positive integers")
+    return values
+
+
+def _seq_lens(text: str) -> list[int | str]:
+    values: list[int | str] = []
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        if item == "real":
+            values.append("real")
+        elif item.isdigit() and int(item) > 0:
+            values.append(int(item))
+        else:
+            raise argparse.ArgumentTypeError(f"{item!r}: expected a positive integer or 'real'")
+    return values
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench", help="which variant to ship: latency per thread count and sequence length, and its accuracy cost",
+        description="Benchmark .tflite/.onnx variants (one process per configuration, interleaved) and write "
+                    "report.json, report.md, report.png and device_commands.sh; or fold phone logs from "
+                    "TFLite's benchmark_model into a report with --import-device-log.")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help=".tflite or .onnx files (packed or plain)")
+    parser.add_argument("--threads", type=_int_list, default=[1, 2, 4], help="thread counts (default 1,2,4)")
+    parser.add_argument("--seq-len", type=_seq_lens, default=[16, 32, 64, 128],
+                        help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=200, help="timed runs per configuration (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed runs per process first (default 20)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="interleaved passes; each configuration runs once per pass in a new process")
+    parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
+    parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
+    parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
+                        help="comma-separated: litert, tflite_runtime, tf, onnxruntime (default: litert for "
+                             ".tflite, onnxruntime for .onnx)")
+    parser.add_argument("--baseline", help="variant name or path the others are compared with (default: fp32)")
+    parser.add_argument("--max-drop", type=float, default=0.5,
+                        help="accuracy budget in percentage points for the recommendation (default 0.5)")
+    parser.add_argument("--pin", action="store_true", help="pin each worker to the first N CPUs (sched_setaffinity)")
+    parser.add_argument("--out", default="bench_report", help="report directory (default bench_report)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--import-device-log", nargs="+", metavar="FILE",
+                        help="parse TFLite benchmark_model output into --out/report.json instead of benchmarking")
+    parser.add_argument("--variant", help="with --import-device-log: the variant name (default: the graph's stem)")
+    parser.add_argument("--device", help="with --import-device-log: a device label, e.g. 'Pixel 7'")
+    parser.set_defaults(run=run)
+
+
+def _print_table(report) -> None:
+    from albert_edge.bench_latency.report_md import render_markdown
+
+    text = render_markdown(report)
+    print(text.split("\n## Warnings")[0].rstrip())
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.import_device_log:
+        from albert_edge.bench_latency.importer import import_device_logs
+
+        report = import_device_logs(args.import_device_log, args.out, args.variant, args.device)
+        _print_table(report)
+        print(f"wrote {args.out}/report.json, report.md, report.png")
+        return 0
+    if not args.models:
+        raise DataError("bench: expected MODEL files (or --import-device-log FILE)")
+    from albert_edge.bench_latency.runner import run_benchmark
+
+    report = run_benchmark(
+        args.models, threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs,
+        warmup=args.warmup, rounds=args.rounds, eval_path=args.eval_path, reference=args.reference,
+        backends=args.backend, pin=args.pin, max_drop=args.max_drop, baseline=args.baseline, out_dir=args.out,
+        progress=not args.no_progress)
+    _print_table(report)
+    print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")
+    return 0

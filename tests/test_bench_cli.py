@@ -1,0 +1,62 @@
+"""``albert-edge bench``: arguments, the printed table, the files, and importing phone logs."""
+
+from __future__ import annotations
+
+import json
+
+from albert_edge.cli import main
+from test_bench_device import PLAIN_LOG, PROFILED_LOG
+from test_bench_support import shared_models
+
+
+def test_bench_prints_the_table_and_writes_the_report_files(tmp_path, capsys):
+    models = shared_models()
+    out = tmp_path / "report"
+    code = main(["bench", str(models["fp32"]), str(models["onnx"]), "--threads", "1", "--seq-len", "6",
+                 "--runs", "3", "--warmup", "1", "--rounds", "1", "--out", str(out), "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "## Sequence length: 6 tokens" in printed and "| fp32-onnx | host | onnxruntime | 1 |" in printed
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "report.png", "device_commands.sh"}
+
+
+def test_bench_without_models_is_a_one_line_error(capsys):
+    assert main(["bench", "--threads", "1"]) == 2
+    assert "expected MODEL files" in capsys.readouterr().err
+
+
+def test_bad_seq_len_is_rejected_by_the_parser(capsys):
+    try:
+        main(["bench", "m.tflite", "--seq-len", "16,long"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    assert "'long': expected a positive integer or 'real'" in capsys.readouterr().err
+
+
+def test_device_logs_join_the_host_report_in_one_table(tmp_path, capsys):
+    models = shared_models()
+    out = tmp_path / "report"
+    assert main(["bench", str(models["fp32"]), "--threads", "1", "--seq-len", "64", "--runs", "2", "--warmup", "0",
+                 "--rounds", "1", "--out", str(out), "--no-progress"]) == 0
+    log = tmp_path / "fp32_t1_s64.log"
+    log.write_text(PLAIN_LOG)
+    assert main(["bench", "--import-device-log", str(log), "--variant", "fp32", "--device", "Pixel 4a",
+                 "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    sources = sorted((r["source"], r["seq_len"], r["variant"]) for r in report["results"])
+    assert sources == [("device", 64, "fp32"), ("host", 64, "fp32")]
+    table = (out / "report.md").read_text()
+    assert "| fp32 | device (Pixel 4a) | benchmark_model | 1 |" in table
+    assert "57.4 (avg)" in table
+    capsys.readouterr()
+
+
+def test_importing_twice_replaces_rather_than_duplicates(tmp_path, capsys):
+    log = tmp_path / "phone.log"
+    log.write_text(PROFILED_LOG)
+    for _ in range(2):
+        assert main(["bench", "--import-device-log", str(log), "--out", str(tmp_path / "r")]) == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert [(r["variant"], r["threads"], r["seq_len"]) for r in report["results"]] == [("int8_dynamic", 4, 128)]
+    assert report["results"][0]["op_profile"][0]["node_type"] == "TfLiteXNNPackDelegate"
+    capsys.readouterr()
