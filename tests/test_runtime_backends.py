@@ -144,3 +144,23 @@ def test_tflite_runtime_backend_fails_with_backend_error_not_a_crash(models):
 def test_onnx_bytes_that_are_not_a_model_raise_model_file_error():
     with pytest.raises(ModelFileError, match="ONNX Runtime refused"):
         open_backend(b"\x08\x07garbage-garbage", "m.onnx", "onnxruntime")
+
+
+def test_onnx_pack_read_from_bytes_equals_onnxruntime_metadata(models):
+    from albert_edge.runtime.pack import pack_from_metadata_props, read_pack
+
+    backend = open_backend(models["onnx"].read_bytes(), "m.onnx", "onnxruntime", num_threads=1)
+    assert pack_from_metadata_props(backend.metadata(), "m.onnx") == read_pack(models["onnx"])
+
+
+def test_tflite_without_any_signature_is_refused():
+    tf = pytest.importorskip("tensorflow")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    def double(x):
+        return x * 2.0
+
+    # Converting a bare concrete function (no trackable object) yields a model without signatures.
+    flat = tf.lite.TFLiteConverter.from_concrete_functions([double.get_concrete_function()]).convert()
+    with pytest.raises(ModelFileError, match="no 'serving_default' signature"):
+        open_backend(flat, "none.tflite", "litert", num_threads=1)

@@ -33,6 +33,8 @@ SCRIPT = textwrap.dedent(
         pred = clf.predict("这家酒店服务很好")
         batch = clf.predict_batch(["很差", "很好"])
         out[path] = {"backend": clf.backend_name, "label": pred.label, "batch": [p.label for p in batch]}
+    from albert_edge.cli import main
+    out["cli_exit"] = main(["predict", sys.argv[1], "很好", "--threads", "1"])
     out["heavy_modules"] = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "onnx", "keras"))
     print(json.dumps(out))
     """
@@ -50,6 +52,7 @@ def test_runtime_predicts_with_tensorflow_and_onnx_blocked(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["heavy_modules"] == []
+    assert out["cli_exit"] == 0 and "pos\t" in proc.stdout
     assert out[str(paths["tflite"])] == {"backend": "litert", "label": "pos", "batch": ["neg", "pos"]}
     assert out[str(paths["onnx"])] == {"backend": "onnxruntime", "label": "pos", "batch": ["neg", "pos"]}
 

@@ -136,11 +136,16 @@ class TfliteBackend(Backend):
             if "Didn't find op for builtin opcode" in message or "op version" in message.lower():
                 raise BackendError(f"{source}: backend {backend!r} cannot run this model: {message}") from None
             raise ModelFileError(f"{source}: the TFLite interpreter refused the model ({message})") from None
-        if SIGNATURE_KEY not in signatures:
-            raise ModelFileError(f"{source}: TFLite model has no {SIGNATURE_KEY!r} signature (found {sorted(signatures)})")
-        self._runner = self._interpreter.get_signature_runner(SIGNATURE_KEY)
-        self.input_names = tuple(signatures[SIGNATURE_KEY]["inputs"])
-        self.output_names = tuple(signatures[SIGNATURE_KEY]["outputs"])
+        # Our exports use serving_default; a third-party file with one differently named
+        # signature is still unambiguous, so accept it rather than fail.
+        key = SIGNATURE_KEY if SIGNATURE_KEY in signatures else (next(iter(signatures)) if len(signatures) == 1 else None)
+        if key is None:
+            raise ModelFileError(f"{source}: TFLite model has no {SIGNATURE_KEY!r} signature (found {sorted(signatures)}); "
+                                 "inputs are bound by signature name, so one is required")
+        self.signature_key = key
+        self._runner = self._interpreter.get_signature_runner(key)
+        self.input_names = tuple(signatures[key]["inputs"])
+        self.output_names = tuple(signatures[key]["outputs"])
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         missing = [n for n in self.input_names if n not in inputs]
