@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -148,3 +149,18 @@ def test_writer_refuses_computations_hf_albert_cannot_express(tmp_path):
     with pytest.raises(ConfigError, match="post-LN only"):
         write_hf_checkpoint(random_weights(small_google(ln_type="preln")), tmp_path / "b")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_sharded_safetensors_with_an_index_loads_every_shard(tmp_path):
+    weights = random_weights(small_google(), num_labels=2, seed=10)
+    directory = write_hf_checkpoint(weights, tmp_path / "hf")
+    state = load_file(str(directory / "model.safetensors"))
+    (directory / "model.safetensors").unlink()
+    names = sorted(state)
+    shards = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    for shard, keys in shards.items():
+        save_file({key: state[key] for key in keys}, str(directory / shard))
+    weight_map = {key: shard for shard, keys in shards.items() for key in keys}
+    (directory / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    assert_same_tensors(load_checkpoint(directory), weights)

@@ -1,5 +1,6 @@
 """Hugging Face ALBERT/BERT checkpoints: a directory with config.json and model.safetensors
-(numpy API, no torch) or pytorch_model.bin (torch, ``weights_only=True``); read and write.
+(numpy API, no torch) or pytorch_model.bin (torch, ``weights_only=True``), either possibly sharded
+with a ``*.index.json`` weight map; read and write (unsharded).
 
 Hugging Face ALBERT always adds position/type embeddings at width E and projects afterwards, and
 is post-LN; weights computed any other way (brightmart order, pre-LN) are refused on write rather
@@ -23,7 +24,7 @@ from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORE
                                      map_to_canonical, name_map)
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 _OLD_LAYER_NORM = re.compile(r"LayerNorm\.(gamma|beta)$")
 
 
@@ -35,9 +36,27 @@ def resolve_hf_files(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         if weights is None:
             return None
         return path / "config.json", weights
-    if path.is_file() and path.suffix in (".safetensors", ".bin"):
+    if path.is_file() and (path.suffix in (".safetensors", ".bin") or path.name.endswith(".index.json")):
         return path.parent / "config.json", path
     return None
+
+
+def _load_weights_file(path: Path) -> dict[str, np.ndarray]:
+    """All tensors of a weights file, or of every shard a ``*.index.json`` weight map names."""
+    if not path.name.endswith(".index.json"):
+        return _load_safetensors(path) if path.suffix == ".safetensors" else _load_torch_bin(path)
+    try:
+        weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
+        shards = sorted(set(weight_map.values()))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: unreadable shard index ({type(exc).__name__}: {exc})") from None
+    tensors: dict[str, np.ndarray] = {}
+    for shard in shards:
+        shard_path = path.parent / Path(shard).name
+        if not shard_path.is_file():
+            raise CheckpointError(f"{path}: shard {shard} is missing")
+        tensors.update(_load_weights_file(shard_path))
+    return tensors
 
 
 def _load_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -116,7 +135,7 @@ def read_hf_checkpoint(path: str | os.PathLike[str], config: AlbertConfig | str 
             raise ConfigError(f"{config_path}: config.json not found beside {weights_path.name}")
         config = load_config(config if config is not None else config_path)
     source = str(weights_path)
-    raw = _load_safetensors(weights_path) if weights_path.suffix == ".safetensors" else _load_torch_bin(weights_path)
+    raw = _load_weights_file(weights_path)
     named = _normalise_names(raw, ("albert.", "bert."))
     scheme = detect_hf_scheme(list(named), source)
     expected_type = "albert" if scheme == HF_ALBERT else "bert"
