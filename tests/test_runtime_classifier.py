@@ -193,3 +193,28 @@ def test_truncated_onnx_file_raises_model_file_error(models, tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ModelFileError, match="cut.onnx"):
         TextClassifier.from_file(path)
+
+
+def test_sentencepiece_pack_drives_the_tokenizer(tmp_path):
+    spm = pytest.importorskip("sentencepiece")
+    import io
+
+    from test_runtime_support import make_pack, onnx_bytes
+
+    corpus = ["the room was good", "the service was bad", "good food and a good view", "bad bed, bad night"] * 20
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_writer=buf, vocab_size=30, model_type="char",
+        control_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+        minloglevel=2, num_threads=1,
+    )
+    pack = make_pack().with_variant("fp32", tokenizer_type="sentencepiece", tokenizer_asset=buf.getvalue(), do_lower_case=True)
+    path = tmp_path / "sp.onnx"
+    path.write_bytes(onnx_bytes(weights(), pack))
+    clf = TextClassifier.from_file(path, num_threads=1)
+    assert clf.tokenizer.kind == "sentencepiece"
+    enc = clf.preprocessor.encode("The room was GOOD")
+    assert enc.input_ids[0] == clf.tokenizer.cls_id and max(enc.input_ids) < 30
+    pred = clf.predict("The room was GOOD")
+    want = numpy_logits(weights(), [enc.input_ids], [enc.attention_mask], [enc.token_type_ids])[0]
+    np.testing.assert_allclose(pred.logits, want, atol=1e-5)
