@@ -1,0 +1,155 @@
+"""The graph builders on small configs: every architecture switch, graph option and task."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from albert_edge.convert import (
+    GraphOptions,
+    build_onnx_model,
+    census_onnx,
+    census_tflite,
+    check_parity,
+    convert_to_tflite_bytes,
+    onnx_model_bytes,
+)
+from albert_edge.errors import ConversionError
+from albert_edge.model import AlbertConfig, random_weights
+
+SMALL = dict(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+             intermediate_size=48, max_position_embeddings=64)
+
+
+def small(num_labels: int | None = 3, seed: int = 5, **changes):
+    return random_weights(AlbertConfig(**{**SMALL, **changes}), num_labels=num_labels, seed=seed)
+
+
+def assert_parity(model: bytes, weights, **kwargs) -> None:
+    result = check_parity(model, weights, **kwargs)
+    assert result.passed, result.failure_line()
+
+
+@pytest.fixture(scope="module")
+def base():
+    return small()
+
+
+def test_preln_graph_matches_reference_in_both_formats():
+    weights = small(ln_type="preln", embedding_order="project_then_add")
+    assert_parity(convert_to_tflite_bytes(weights), weights)
+    assert_parity(onnx_model_bytes(weights), weights)
+
+
+def test_exact_gelu_config_uses_the_builtin_gelu_op_and_matches_reference():
+    weights = small(hidden_act="gelu_exact")
+    tflite = convert_to_tflite_bytes(weights)
+    ops = census_tflite(tflite)
+    assert ops["GELU"] == 3 and not any(op.startswith("Flex") for op in ops)
+    assert_parity(tflite, weights)
+    assert census_onnx(build_onnx_model(weights))["Erf"] == 3
+
+
+def test_layers_follow_the_group_plan_with_two_groups_of_two_inner_layers():
+    weights = small(num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2)
+    assert_parity(convert_to_tflite_bytes(weights), weights)
+    assert_parity(onnx_model_bytes(weights), weights)
+
+
+def test_bert_without_embedding_projection_matches_reference():
+    weights = small(model_type="bert", embedding_order="no_projection", embedding_size=32, num_hidden_groups=3,
+                    hidden_act="relu")
+    assert_parity(convert_to_tflite_bytes(weights), weights)
+    assert_parity(onnx_model_bytes(weights), weights)
+
+
+CHOICES = {"default": GraphOptions(), "separate_qkv": GraphOptions(fused_qkv=False),
+           "adj_y": GraphOptions(attention_layout="adj_y"), "tanh_ops": GraphOptions(gelu="tanh_ops")}
+
+
+@pytest.fixture(scope="module")
+def choices(base):
+    return {name: convert_to_tflite_bytes(base, options=options) for name, options in CHOICES.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CHOICES))
+def test_every_graph_choice_matches_reference(base, choices, name):
+    assert_parity(choices[name], base)
+
+
+def test_fused_qkv_replaces_three_projections_by_one_per_layer(base, choices):
+    fused = census_tflite(choices["default"])
+    separate = census_tflite(choices["separate_qkv"])
+    assert separate["FULLY_CONNECTED"] - fused["FULLY_CONNECTED"] == 2 * base.config.num_hidden_layers
+
+
+def test_forcing_exact_gelu_on_a_tanh_checkpoint_drifts_measurably(base):
+    result = check_parity(convert_to_tflite_bytes(base, options=GraphOptions(gelu="exact")), base)
+    assert result.max_abs_hidden > 1e-4 and not result.passed
+
+
+def test_feature_extraction_exports_hidden_states_and_pooled_output():
+    from ai_edge_litert.interpreter import Interpreter
+
+    weights = small(num_labels=None)
+    tflite = convert_to_tflite_bytes(weights)
+    outputs = Interpreter(model_content=tflite).get_signature_list()["serving_default"]["outputs"]
+    assert sorted(outputs) == ["last_hidden_state", "pooled_output"]
+    onnx_model = build_onnx_model(weights)
+    assert [o.name for o in onnx_model.graph.output] == ["last_hidden_state", "pooled_output"]
+    for model in (tflite, onnx_model.SerializeToString()):
+        result = check_parity(model, weights)
+        assert result.passed and result.max_abs_logit is None and result.max_abs_pooled <= 1e-4
+
+
+def test_classification_task_needs_a_classifier_head():
+    with pytest.raises(ConversionError, match="classifier head"):
+        build_onnx_model(small(num_labels=None), task="sequence_classification")
+
+
+def test_converter_hook_configures_the_converter_before_conversion(base):
+    import tensorflow as tf
+
+    seen = []
+
+    def hook(converter):
+        seen.append(type(converter).__name__)
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+
+    ops = census_tflite(convert_to_tflite_bytes(base, converter_hook=hook))
+    assert seen and "TFLiteConverter" in seen[0]
+    assert ops.get("DEQUANTIZE", 0) > 0
+
+
+def test_converter_failure_becomes_a_one_line_conversion_error(base):
+    import tensorflow as tf
+
+    def needs_calibration(converter):
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+
+    with pytest.raises(ConversionError, match="TFLite conversion failed") as info:
+        convert_to_tflite_bytes(base, converter_hook=needs_calibration)
+    assert "\n" not in str(info.value)
+
+
+def test_parity_check_reports_drift_beyond_tolerance_as_failed(base):
+    result = check_parity(onnx_model_bytes(base), base, tolerance={"logits": 1e-12, "hidden": 1e-12})
+    assert not result.passed
+    assert 0 < result.max_abs_logit < 1e-4
+    assert "parity check failed" in result.failure_line()
+
+
+def test_onnx_fp16_stores_each_weight_once_as_float16(base):
+    from onnx import TensorProto
+
+    model = build_onnx_model(base, fp16=True)
+    stored = {init.name: init.data_type for init in model.graph.initializer if init.name.endswith(".fp16")}
+    assert len(stored) == len(base.tensors) and set(stored.values()) == {TensorProto.FLOAT16}
+    assert_parity(model.SerializeToString(), base, variant="fp16")
+
+
+def test_graph_options_reject_unknown_choices():
+    with pytest.raises(ConversionError, match="gelu"):
+        GraphOptions(gelu="erf_ops")
