@@ -204,3 +204,9 @@ def test_onnx_base64_garbage_is_a_model_file_error():
 def test_invalid_pack_settings_are_rejected_when_built(kw, expected):
     with pytest.raises(ModelFileError, match=expected):
         _pack(**kw)
+
+
+def test_eocd_signature_inside_weights_does_not_break_packing():
+    flat = FAKE_FLATBUFFER + b"PK\x05\x06" + bytes(40)
+    packed = attach_tflite_pack(flat, _pack())
+    assert packed.startswith(flat) and read_tflite_pack(packed) == _pack()

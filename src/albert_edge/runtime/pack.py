@@ -246,8 +246,11 @@ def attach_tflite_pack(model_bytes: bytes, pack: ModelPack) -> bytes:
     flatbuffer = strip_tflite_pack(model_bytes)
     buf = io.BytesIO()
     buf.write(flatbuffer)
-    # Mode "a" on non-zip bytes appends a fresh archive after them with absolute offsets.
-    with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as zf:
+    # Mode "w" on a buffer positioned after the flatbuffer writes the archive there with
+    # offsets absolute from byte 0 -- the same bytes mode "a" gives on non-zip data, but "a"
+    # would mistake an EOCD signature that happens to occur in the weights for an existing
+    # archive and write over the flatbuffer.
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for name, data in pack.members().items():
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_STORED
@@ -267,8 +270,15 @@ def _open_tail_zip(data: bytes, source: str) -> zipfile.ZipFile | None:
 
 
 def tflite_pack_offset(data: bytes, source: str = "<bytes>") -> int:
-    """Byte offset where the appended pack starts (== len(data) when there is none)."""
-    zf = _open_tail_zip(data, source)
+    """Byte offset where the appended pack starts (== len(data) when there is none).
+
+    Weight bytes can contain the EOCD signature by chance; an unparseable tail is then
+    treated as "no pack" so that packing a fresh flatbuffer never fails on it.
+    """
+    try:
+        zf = _open_tail_zip(data, source)
+    except ModelFileError:
+        return len(data)
     if zf is None:
         return len(data)
     with zf:
