@@ -93,7 +93,8 @@ def test_google_albert_config_gelu_is_tanh(tmp_path):
 
 def test_hf_albert_gelu_new_is_tanh_and_gelu_is_exact(tmp_path):
     assert load_config(write_json(tmp_path, "a.json", HF_ALBERT_BASE_V2)).hidden_act == "gelu_tanh"
-    assert load_config(write_json(tmp_path, "b.json", dict(HF_ALBERT_BASE_V2, hidden_act="gelu"))).hidden_act == "gelu_exact"
+    exact = dict(HF_ALBERT_BASE_V2, hidden_act="gelu")
+    assert load_config(write_json(tmp_path, "b.json", exact)).hidden_act == "gelu_exact"
 
 
 def test_hf_bert_config_is_albert_with_one_group_per_layer_and_no_projection(tmp_path):

@@ -108,7 +108,8 @@ def test_brightmart_project_then_add_matches_hf_bert_with_projection_folded_in(t
     cfg = weights.config
     t = weights.tensors
     # word @ W[E, H] is a [V, H] table; position/type/LayerNorm are already at H: exactly BERT's embedding.
-    folded = {"embeddings.word": (t["embeddings.word"].astype(np.float64) @ t["embeddings.projection.kernel"]).astype(np.float32)}
+    word = t["embeddings.word"].astype(np.float64) @ t["embeddings.projection.kernel"]
+    folded = {"embeddings.word": word.astype(np.float32)}
     for name in ("embeddings.position", "embeddings.token_type", "embeddings.layer_norm.gamma",
                  "embeddings.layer_norm.beta", "pooler.kernel", "pooler.bias", "classifier.kernel", "classifier.bias"):
         folded[name] = t[name]

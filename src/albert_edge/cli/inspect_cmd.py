@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"checkpoint:  {info['source']}")
     print(f"scheme:      {info['scheme']}")
     print(f"parameters:  {info['parameters']:,} ({info['parameters'] / 1e6:.2f} M)")
-    print(f"structure:   {cfg.model_type}, {cfg.num_hidden_layers} layers over {info['shared_blocks']} stored block(s), "
+    print(f"structure:   {cfg.model_type}, {cfg.num_hidden_layers} layers over {info['shared_blocks']} "
+          "stored block(s), "
           f"{cfg.embedding_order}, {cfg.ln_type}, {cfg.hidden_act}")
     print(f"head:        {'classifier, ' + str(weights.num_labels) + ' labels' if weights.num_labels else 'none'}")
     print(f"ignored:     {info['ignored_count']} variable(s)")

@@ -238,7 +238,8 @@ def parse_config_dict(data: Mapping[str, Any], source: str = "<config>", dialect
     if dialect == "google":
         order = "add_then_project" if embedding != hidden else "no_projection"
         return _build(source, hidden_act=act, ln_type=ln_type, embedding_size=embedding,
-                      num_hidden_groups=data.get("num_hidden_groups", 1), inner_group_num=data.get("inner_group_num", 1),
+                      num_hidden_groups=data.get("num_hidden_groups", 1),
+                      inner_group_num=data.get("inner_group_num", 1),
                       embedding_order=order, model_type="albert", **common)
     return _build(source, hidden_act=act, ln_type=ln_type, embedding_size=embedding, num_hidden_groups=1,
                   inner_group_num=1, embedding_order="project_then_add", model_type="albert", **common)
@@ -297,7 +298,8 @@ def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
 
 def hf_config_dict(config: AlbertConfig, num_labels: int | None) -> dict[str, Any]:
     """The ``config.json`` transformers' AlbertConfig/BertConfig would write for this model."""
-    act = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "silu": "silu", "tanh": "tanh"}[config.hidden_act]
+    act = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "silu": "silu",
+           "tanh": "tanh"}[config.hidden_act]
     data: dict[str, Any] = {
         "model_type": config.model_type,
         "vocab_size": config.vocab_size,

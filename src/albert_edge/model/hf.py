@@ -24,7 +24,8 @@ from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORE
                                      map_to_canonical, name_map)
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
+                "pytorch_model.bin", "pytorch_model.bin.index.json")
 _OLD_LAYER_NORM = re.compile(r"LayerNorm\.(gamma|beta)$")
 
 
@@ -68,7 +69,8 @@ def _load_safetensors(path: Path) -> dict[str, np.ndarray]:
     try:
         return load_file(str(path))
     except (SafetensorError, OSError, ValueError, TypeError) as exc:
-        raise CheckpointError(f"{path}: unreadable safetensors file ({str(exc).splitlines()[0] if str(exc) else exc})") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: unreadable safetensors file ({reason})") from None
 
 
 def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
@@ -124,7 +126,8 @@ def _unused_group_rule(config: AlbertConfig) -> Callable[[str], bool]:
     return unused
 
 
-def read_hf_checkpoint(path: str | os.PathLike[str], config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
+def read_hf_checkpoint(path: str | os.PathLike[str],
+                       config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
     """Read a Hugging Face ALBERT or BERT checkpoint into canonical weights."""
     files = resolve_hf_files(path)
     if files is None:

@@ -23,7 +23,8 @@ import numpy as np
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, load_config, tf1_config_dict
-from albert_edge.model.names import BERT_TF1, BRIGHTMART, GOOGLE, IGNORED_TF1, apply_transform, map_to_canonical, name_map
+from albert_edge.model.names import (BERT_TF1, BRIGHTMART, GOOGLE, IGNORED_TF1, apply_transform, map_to_canonical,
+                                     name_map)
 from albert_edge.model.weights import AlbertWeights
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
@@ -62,7 +63,8 @@ def _prefix_from_state_file(state: Path) -> Path:
     for candidate in (named if named.is_absolute() else state.parent / named, state.parent / named.name):
         if Path(f"{candidate}.index").is_file():
             return candidate
-    raise CheckpointError(f"{state}: names checkpoint {match.group(1)} but {state.parent / named.name}.index is missing")
+    raise CheckpointError(f"{state}: names checkpoint {match.group(1)} "
+                          f"but {state.parent / named.name}.index is missing")
 
 
 def resolve_tf1_prefix(path: str | os.PathLike[str]) -> Path | None:
@@ -133,7 +135,8 @@ def _config_for_scheme(config: AlbertConfig, scheme: str, names: set[str], sourc
         raise ConfigError(f"{source}: config does not fit the {scheme} variables: {exc}") from None
 
 
-def read_tf1_checkpoint(path: str | os.PathLike[str], config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
+def read_tf1_checkpoint(path: str | os.PathLike[str],
+                        config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
     """Read a TF1 checkpoint (any of the three namings) into canonical weights."""
     prefix = resolve_tf1_prefix(path)
     if prefix is None:
