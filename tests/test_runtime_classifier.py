@@ -31,6 +31,13 @@ def _expected(clf: TextClassifier, text: str, text_b: str | None = None) -> np.n
     return numpy_logits(weights(), [enc.input_ids], [enc.attention_mask], [enc.token_type_ids])[0]
 
 
+def test_from_bytes_equals_from_file(models):
+    data = models["onnx"].read_bytes()
+    a = TextClassifier.from_bytes(data, "bundle/bag.onnx", num_threads=1).predict("很好")
+    b = TextClassifier.from_file(models["onnx"], num_threads=1).predict("很好")
+    assert a == b
+
+
 def test_settings_come_from_the_pack(clf):
     assert clf.labels == LABELS
     assert clf.max_seq_len == 16

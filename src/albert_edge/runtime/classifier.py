@@ -153,6 +153,19 @@ class TextClassifier:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
         return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
 
+    @classmethod
+    def from_bytes(
+        cls,
+        data: bytes,
+        source: str = "<bytes>",
+        num_threads: int | None = None,
+        backend: str = "auto",
+        pool_size: int = 1,
+        xnnpack: bool = True,
+    ) -> "TextClassifier":
+        """Load a packed model already in memory (e.g. read from an app bundle)."""
+        return cls(bytes(data), source, num_threads, backend, pool_size, xnnpack)
+
     # ------------------------------------------------------------------ inference
 
     def ops_info(self) -> dict[str, Any]:
