@@ -16,8 +16,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     parser.add_argument("--formats", default=",".join(FORMATS), help=f"comma list of {', '.join(FORMATS)} (default: all)")
-    parser.add_argument("--max-seq-len", type=int, default=128, metavar="N",
-                        help="tokenizer max length stored in the pack and the longest parity sample (default 128)")
+    parser.add_argument("--max-seq-len", type=int, metavar="N",
+                        help="tokenizer max length stored in the pack and the longest parity sample "
+                             "(default 128, or max_position_embeddings if smaller)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--fp16", action="store_true", help="also write fp16-weight variants")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")

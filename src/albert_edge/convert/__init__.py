@@ -10,8 +10,9 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
     export_onnx(weights, path, pack=None, fp16=False, task=None) -> Path
     check_parity(model, weights, *, variant="fp32", task=None, samples=None, tolerance=None,
                  threads=(1, 2), name=None) -> ParityResult
-    convert_checkpoint(checkpoint, out_dir, formats=("tflite", "onnx"), max_seq_len=128, labels=None,
-                       fp16=False, vocab=None, do_lower_case=None, task=None, weights=None) -> ConversionReport
+    convert_checkpoint(checkpoint, out_dir, formats=("tflite", "onnx"), max_seq_len=None, labels=None,
+                       fp16=False, vocab=None, do_lower_case=None, task=None, config=None,
+                       weights=None) -> ConversionReport
 """
 
 from __future__ import annotations

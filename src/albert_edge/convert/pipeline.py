@@ -144,7 +144,7 @@ def convert_checkpoint(
     checkpoint: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     formats: str | Iterable[str] = FORMATS,
-    max_seq_len: int = 128,
+    max_seq_len: int | None = None,
     labels: Sequence[str] | None = None,
     fp16: bool = False,
     vocab: str | os.PathLike[str] | None = None,
@@ -156,7 +156,8 @@ def convert_checkpoint(
     """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
 
     ``config`` (an AlbertConfig or config path) overrides the config found beside the checkpoint;
-    ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``.
+    ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``; ``max_seq_len``
+    to 128 (or max_position_embeddings if smaller).
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
     """
@@ -170,6 +171,8 @@ def convert_checkpoint(
 
         weights = load_checkpoint(checkpoint, config)
     config = weights.config
+    if max_seq_len is None:
+        max_seq_len = min(128, config.max_position_embeddings)
     if not isinstance(max_seq_len, int) or max_seq_len < 3:
         raise ConfigError(f"--max-seq-len {max_seq_len}: expected an integer >= 3")
     if max_seq_len > config.max_position_embeddings:
