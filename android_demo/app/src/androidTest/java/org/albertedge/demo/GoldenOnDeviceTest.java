@@ -1,0 +1,130 @@
+package org.albertedge.demo;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import android.content.Context;
+
+import androidx.test.ext.junit.runners.AndroidJUnit4;
+import androidx.test.platform.app.InstrumentationRegistry;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.albertedge.core.AlbertCoreException;
+import org.albertedge.core.Encoding;
+import org.albertedge.core.Preprocessor;
+import org.albertedge.core.Scores;
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+
+/**
+ * On the phone, with its own ICU and LiteRT: the packed model in assets tokenizes the golden
+ * inputs exactly as Python did and gives Python's logits and labels.
+ *
+ * <p>The goldens come from {@code albert-edge android-assets MODEL app/src/main/assets}, so they
+ * are specific to the model that was copied in. Logits are compared with a tolerance: the
+ * phone's kernels (ARM, XNNPACK) round differently from the desktop's.
+ */
+@RunWith(AndroidJUnit4.class)
+public class GoldenOnDeviceTest {
+    private static final double LOGIT_TOLERANCE = 1e-3;
+    private AlbertClassifier classifier;
+    private Context context;
+
+    @Before
+    public void load() throws IOException {
+        context = InstrumentationRegistry.getInstrumentation().getTargetContext();
+        classifier = AlbertClassifier.fromAssets(context, 2);
+    }
+
+    @After
+    public void close() {
+        classifier.close();
+    }
+
+    private List<JSONObject> golden(String asset) throws IOException, JSONException {
+        InputStream in = context.getAssets().open(asset);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[1 << 16];
+        int n;
+        while ((n = in.read(buf)) > 0) {
+            out.write(buf, 0, n);
+        }
+        in.close();
+        List<JSONObject> lines = new ArrayList<JSONObject>();
+        for (String line : new String(out.toByteArray(), StandardCharsets.UTF_8).split("\n")) {
+            if (!line.isEmpty()) {
+                lines.add(new JSONObject(line));
+            }
+        }
+        return lines;
+    }
+
+    private static int[] ints(JSONArray a) throws JSONException {
+        int[] out = new int[a.length()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = a.getInt(i);
+        }
+        return out;
+    }
+
+    @Test
+    public void tokenizationMatchesPythonGoldens() throws Exception {
+        Preprocessor pre = classifier.preprocessor();
+        List<JSONObject> lines = golden("golden_tokenization.jsonl");
+        assertFalse(lines.isEmpty());
+        for (JSONObject g : lines) {
+            String b = g.isNull("text_b") ? null : g.getString("text_b");
+            if (g.has("error")) {
+                try {
+                    pre.encode(g.getString("text_a"), b);
+                } catch (AlbertCoreException expected) {
+                    continue;
+                }
+                throw new AssertionError("encoded an input Python refuses: " + g.getString("text_a"));
+            }
+            Encoding enc = pre.encode(g.getString("text_a"), b);
+            assertArrayEquals(g.getString("text_a"), ints(g.getJSONArray("input_ids")), enc.inputIds);
+            assertArrayEquals(g.getString("text_a"), ints(g.getJSONArray("token_type_ids")), enc.tokenTypeIds);
+            assertArrayEquals(g.getString("text_a"), ints(g.getJSONArray("attention_mask")), enc.attentionMask);
+            assertEquals(g.getString("text_a"), g.getBoolean("truncated"), enc.truncated);
+        }
+    }
+
+    @Test
+    public void logitsAndLabelsMatchLiteRtOnTheDesktop() throws Exception {
+        List<JSONObject> lines = golden("golden_logits.jsonl");
+        assertFalse(lines.isEmpty());
+        for (JSONObject g : lines) {
+            String b = g.isNull("text_b") ? null : g.getString("text_b");
+            float[] logits = classifier.run(classifier.preprocessor().encode(g.getString("text_a"), b));
+            JSONArray want = g.getJSONArray("logits");
+            assertEquals(want.length(), logits.length);
+            for (int i = 0; i < logits.length; i++) {
+                assertEquals(g.getString("text_a"), want.getDouble(i), logits[i], LOGIT_TOLERANCE);
+            }
+            double[] probs = Scores.softmax(logits);
+            assertEquals(g.getString("text_a"), g.getString("label"), classifier.pack().labels.get(Scores.argmax(probs)));
+        }
+    }
+
+    @Test
+    public void benchmarkReportsPositiveLatencies() {
+        AlbertClassifier.Benchmark bench = classifier.benchmark("这本书写得很好，值得一读。", 5, 2);
+        assertEquals(5, bench.inference.count());
+        assertTrue(bench.inference.p50() > 0.0);
+        assertTrue(bench.inference.p90() >= bench.inference.p50());
+    }
+}

@@ -1,0 +1,208 @@
+package org.albertedge.demo;
+
+import android.app.Activity;
+import android.os.Bundle;
+import android.os.Handler;
+import android.os.Looper;
+import android.widget.Button;
+import android.widget.EditText;
+import android.widget.RadioGroup;
+import android.widget.TextView;
+
+import java.io.FileNotFoundException;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import org.albertedge.core.LatencyStats;
+import org.albertedge.core.ModelPack;
+import org.albertedge.core.Scores;
+
+/**
+ * Type text, pick 1/2/4 threads, see the label, its probability and where the time went
+ * (tokenization and inference apart); "Benchmark" repeats the classification N times and shows
+ * p50/p90 with a text histogram.
+ *
+ * <p>All model work runs on one background thread: the interpreter is not thread-safe, and the
+ * UI thread must never wait for an inference.
+ */
+public final class MainActivity extends Activity {
+    private static final int WARMUP_RUNS = 10;
+    private static final int HISTOGRAM_BINS = 8;
+    private static final int HISTOGRAM_WIDTH = 24;
+
+    private final ExecutorService worker = Executors.newSingleThreadExecutor();
+    private final Handler ui = new Handler(Looper.getMainLooper());
+    // Written on the worker thread, read on both.
+    private volatile AlbertClassifier classifier;
+
+    private TextView modelInfo;
+    private EditText input;
+    private EditText runs;
+    private RadioGroup threads;
+    private Button classify;
+    private Button benchmark;
+    private TextView result;
+    private TextView latency;
+    private TextView benchResult;
+
+    @Override
+    protected void onCreate(Bundle savedInstanceState) {
+        super.onCreate(savedInstanceState);
+        setContentView(R.layout.activity_main);
+        modelInfo = findViewById(R.id.model_info);
+        input = findViewById(R.id.input_text);
+        runs = findViewById(R.id.runs);
+        threads = findViewById(R.id.threads);
+        classify = findViewById(R.id.classify);
+        benchmark = findViewById(R.id.benchmark);
+        result = findViewById(R.id.result);
+        latency = findViewById(R.id.latency);
+        benchResult = findViewById(R.id.bench_result);
+
+        classify.setOnClickListener(v -> onClassify());
+        benchmark.setOnClickListener(v -> onBenchmark());
+        threads.setOnCheckedChangeListener((group, id) -> loadModel(selectedThreads()));
+        loadModel(selectedThreads());
+    }
+
+    private int selectedThreads() {
+        int id = threads.getCheckedRadioButtonId();
+        if (id == R.id.threads_4) {
+            return 4;
+        }
+        return id == R.id.threads_2 ? 2 : 1;
+    }
+
+    private void setBusy(boolean busy) {
+        classify.setEnabled(!busy && classifier != null);
+        benchmark.setEnabled(!busy && classifier != null);
+        for (int i = 0; i < threads.getChildCount(); i++) {
+            threads.getChildAt(i).setEnabled(!busy);
+        }
+    }
+
+    /** (Re)create the interpreter: the thread count is fixed when an Interpreter is built. */
+    private void loadModel(final int numThreads) {
+        setBusy(true);
+        modelInfo.setText(R.string.loading);
+        worker.execute(() -> {
+            String info;
+            AlbertClassifier loaded = null;
+            try {
+                if (classifier != null) {
+                    classifier.close();
+                    classifier = null;
+                }
+                loaded = AlbertClassifier.fromAssets(this, numThreads);
+                ModelPack pack = loaded.pack();
+                info = String.format(Locale.ROOT, "%s · %s · labels %s · max_seq_len %d · lower %b · %d thread(s)",
+                        AlbertClassifier.MODEL_ASSET, pack.variant, pack.labels, pack.maxSeqLen, pack.doLowerCase,
+                        numThreads);
+            } catch (FileNotFoundException e) {
+                info = getString(R.string.no_model) + " (" + e.getMessage() + ")";
+            } catch (Exception e) {
+                info = "Cannot load model: " + e.getMessage();
+            }
+            final AlbertClassifier ready = loaded;
+            final String text = info;
+            ui.post(() -> {
+                classifier = ready;
+                modelInfo.setText(text);
+                setBusy(false);
+            });
+        });
+    }
+
+    private void onClassify() {
+        final String text = input.getText().toString();
+        setBusy(true);
+        worker.execute(() -> {
+            String shown;
+            String timing;
+            try {
+                AlbertClassifier.Result r = classifier.classify(text);
+                Scores.Ranked best = r.ranked.get(0);
+                shown = String.format(Locale.ROOT, "%s  %.4f", best.label, best.probability);
+                StringBuilder sb = new StringBuilder();
+                sb.append(String.format(Locale.ROOT, "tokens     %d%s%n", r.encoding.length(),
+                        r.encoding.truncated ? " (truncated)" : ""));
+                sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
+                sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
+                        classifier.threads()));
+                for (Scores.Ranked k : r.ranked) {
+                    sb.append(String.format(Locale.ROOT, "  %-12s %.4f%n", k.label, k.probability));
+                }
+                timing = sb.toString();
+            } catch (RuntimeException e) {
+                shown = "Error";
+                timing = e.getMessage();
+            }
+            postResult(shown, timing, null);
+        });
+    }
+
+    private void onBenchmark() {
+        final String text = input.getText().toString();
+        final int n = parseRuns();
+        setBusy(true);
+        benchResult.setText(String.format(Locale.ROOT, "running %d inferences…", n));
+        worker.execute(() -> {
+            String report;
+            try {
+                AlbertClassifier.Benchmark b = classifier.benchmark(text, n, WARMUP_RUNS);
+                StringBuilder sb = new StringBuilder();
+                sb.append(String.format(Locale.ROOT, "%d runs, seq_len %d, %d thread(s), %d warm-up%n", n,
+                        b.sequenceLength, classifier.threads(), WARMUP_RUNS));
+                sb.append(line("tokenize", b.tokenize));
+                sb.append(line("inference", b.inference));
+                sb.append(line("invoke", b.nativeInvoke));
+                sb.append("\ninference histogram\n");
+                sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
+                report = sb.toString();
+            } catch (RuntimeException e) {
+                report = "Error: " + e.getMessage();
+            }
+            postResult(null, null, report);
+        });
+    }
+
+    private static String line(String name, LatencyStats s) {
+        return String.format(Locale.ROOT, "%-10s p50 %8.3f  p90 %8.3f  mean %8.3f ms%n", name, s.p50(), s.p90(),
+                s.mean());
+    }
+
+    private int parseRuns() {
+        try {
+            return Math.max(1, Math.min(10000, Integer.parseInt(runs.getText().toString().trim())));
+        } catch (NumberFormatException e) {
+            return 100;
+        }
+    }
+
+    private void postResult(final String shown, final String timing, final String bench) {
+        ui.post(() -> {
+            if (shown != null) {
+                result.setText(shown);
+            }
+            if (timing != null) {
+                latency.setText(timing);
+            }
+            if (bench != null) {
+                benchResult.setText(bench);
+            }
+            setBusy(false);
+        });
+    }
+
+    @Override
+    protected void onDestroy() {
+        worker.execute(() -> {
+            if (classifier != null) {
+                classifier.close();
+            }
+        });
+        worker.shutdown();
+        super.onDestroy();
+    }
+}
