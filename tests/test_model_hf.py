@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import numpy as np
@@ -164,3 +165,17 @@ def test_sharded_safetensors_with_an_index_loads_every_shard(tmp_path):
     weight_map = {key: shard for shard, keys in shards.items() for key in keys}
     (directory / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
     assert_same_tensors(load_checkpoint(directory), weights)
+
+
+def test_reading_safetensors_and_the_reference_need_neither_tensorflow_nor_torch(tmp_path):
+    directory = write_hf_checkpoint(random_weights(small_google(), seed=11), tmp_path / "hf")
+    script = (
+        "import sys\n"
+        "from albert_edge.model import load_checkpoint, reference_forward\n"
+        f"weights = load_checkpoint({str(directory)!r})\n"
+        "reference_forward(weights, [[2, 3, 4]])\n"
+        "print(sorted(m for m in ('tensorflow', 'torch', 'transformers') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -134,6 +134,17 @@ def test_bert_tf1_checkpoint_round_trips_one_block_per_layer(tmp_path):
     assert_same_tensors(loaded, weights)
 
 
+def test_google_checkpoint_without_embedding_mapping_is_read_as_no_projection(tmp_path):
+    cfg = AlbertConfig(vocab_size=300, embedding_size=64, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       intermediate_size=128, max_position_embeddings=64, embedding_order="no_projection")
+    weights = random_weights(cfg, seed=12)
+    prefix = write_tf1_checkpoint(weights, tmp_path / "model.ckpt", scheme="google")
+    assert not any("embedding_hidden_mapping_in" in name for name, _ in tf.train.list_variables(str(prefix)))
+    loaded = load_checkpoint(prefix)  # Google's transformer_model skips the mapping when E == H
+    assert (loaded.config.embedding_order, loaded.config.model_type) == ("no_projection", "albert")
+    assert_same_tensors(loaded, weights)
+
+
 def test_embedding_order_comes_from_the_names_not_the_config(tmp_path):
     google = random_weights(small_google(), seed=4)
     prefix = write_tf1_checkpoint(google, tmp_path / "g" / "model.ckpt", scheme="google")
