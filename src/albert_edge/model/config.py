@@ -20,6 +20,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Mapping
 
 from albert_edge.errors import ConfigError
@@ -99,9 +100,12 @@ class AlbertConfig:
         return replace(self, **changes)
 
 
-def _validate(cfg: Mapping[str, Any], source: str) -> None:
-    """Raise ConfigError naming ``source`` if these fields cannot describe one working model."""
-    cfg = _Fields(cfg)
+def _validate(fields: Mapping[str, Any], source: str) -> None:
+    """Raise ConfigError naming ``source`` if these fields cannot describe one working model.
+
+    Takes a mapping, not an instance, so a config file is checked (and named) before construction.
+    """
+    cfg = SimpleNamespace(**fields)
     for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                   "intermediate_size", "num_hidden_groups", "inner_group_num", "max_position_embeddings",
                   "type_vocab_size"):
@@ -127,13 +131,6 @@ def _validate(cfg: Mapping[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: a bert model has no embedding projection (embedding_order no_projection)")
     if not (isinstance(cfg.layer_norm_eps, (int, float)) and 0 < cfg.layer_norm_eps < 1):
         raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {cfg.layer_norm_eps!r}")
-
-
-class _Fields:
-    """Attribute access over a field mapping, so one validator serves dicts and instances."""
-
-    def __init__(self, fields: Mapping[str, Any]) -> None:
-        self.__dict__.update(fields)
 
 
 def albert_tiny_zh_config() -> AlbertConfig:
