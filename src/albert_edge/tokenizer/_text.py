@@ -1,9 +1,11 @@
 """Input checks and the BERT character classes, shared by both tokenizers.
 
-The classes follow Google BERT's ``tokenization.py`` (and Hugging Face's Python
-``BertTokenizer``) character for character, because the Chinese ALBERT checkpoints were
-pre-trained with exactly that code. They are looked up through per-character caches so
-the hot loop is a dict lookup, not a ``unicodedata`` call.
+The classes follow Hugging Face's Python ``BertTokenizer``, which is Google BERT's
+``tokenization.py`` (what the Chinese ALBERT checkpoints were pre-trained with) plus two
+later changes: every category C* counts as control, and text is NFC-composed. Where the
+two differ it is only on private-use/unassigned code points and on decomposed input.
+The clean-up pass goes through a per-character table so the hot loop is a C-level
+``str.translate``, not a ``unicodedata`` call per character.
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 Google's English ALBERT checkpoints were trained on text that went through
 ``preprocess_text`` before SentencePiece: whitespace runs collapsed to one space and the
-ends stripped, LaTeX-style quotes ``````/``''`` turned into ``"``, NFKD with combining
-marks dropped (unless ``keep_accents``), lower-casing when ``do_lower_case``. After
-SentencePiece, ``encode_pieces`` re-splits any piece that ends in a digit followed by a
-comma (e.g. ``▁1,``) so the comma is its own token: the digits are re-encoded without
-the word-boundary marker ``▁``, keeping it only if the original piece had it. Hugging
-Face's Python ``AlbertTokenizer`` (transformers 4.x) does the same; this module
-reimplements that behaviour.
+ends stripped, LaTeX-style quotes (two backticks, two apostrophes) turned into a double
+quote, NFKD with combining marks dropped (unless ``keep_accents``), lower-casing when
+``do_lower_case``. After SentencePiece, ``encode_pieces`` re-splits any piece that ends in
+a digit followed by a comma (e.g. ``▁1,``) so the comma is its own token: the digits are
+re-encoded, and the word-boundary marker ``▁`` that re-encoding adds is kept only if the
+original piece had it. Hugging Face's Python ``AlbertTokenizer`` (transformers 4.x) does
+the same; this module reimplements that behaviour. (transformers 5.x's Rust-backed
+AlbertTokenizer skips the re-split and differs in a few other corners, listed and tested
+in tests/test_tokenizer_sentencepiece.py; we match sentencepiece itself exactly.)
 """
 
 from __future__ import annotations
@@ -16,14 +18,20 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from albert_edge.errors import TokenizerError
 from albert_edge.tokenizer._text import ensure_text
+
+if TYPE_CHECKING:
+    from sentencepiece import SentencePieceProcessor
 
 SPIECE_UNDERLINE = "\u2581"
 REQUIRED_SPECIALS = ("[CLS]", "[SEP]")
 
 
-def _load_processor(data: bytes, source: str):  # -> sentencepiece.SentencePieceProcessor
+def _load_processor(data: bytes, source: str) -> "SentencePieceProcessor":
+    """Parse a serialized model; sentencepiece is imported here so WordPiece-only apps never need it."""
     try:
         import sentencepiece
     except ImportError:
@@ -42,7 +50,7 @@ class SentencePieceTokenizer:
 
     kind = "sentencepiece"
 
-    def __init__(self, processor, do_lower_case: bool = True, keep_accents: bool = False, source: str = "<spiece>") -> None:
+    def __init__(self, processor: "SentencePieceProcessor", do_lower_case: bool = True, keep_accents: bool = False, source: str = "<spiece>") -> None:
         self.source = source
         self.do_lower_case = do_lower_case
         self.keep_accents = keep_accents

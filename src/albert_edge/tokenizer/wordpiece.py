@@ -1,12 +1,16 @@
 """BERT basic tokenization + greedy longest-match WordPiece over a ``vocab.txt``.
 
 This is the tokenizer of the Chinese ALBERT/BERT checkpoints (brightmart albert_zh,
-bert-base-chinese). It reproduces Google BERT's ``FullTokenizer`` / Hugging Face's Python
-``BertTokenizer`` exactly, in the same order: clean text (drop NUL, U+FFFD, category C*; map
-whitespace to space) and put spaces around every CJK ideograph; split on whitespace
-(``str.split``, as BERT does); per word, NFC (a Hugging Face addition), lower-case and strip accents (NFD, drop Mn) when
-``do_lower_case``; split off each punctuation char; WordPiece each piece with ``##``
-continuations, ``[UNK]`` for a piece that cannot be covered or exceeds 100 chars.
+bert-base-chinese). It reproduces Hugging Face's Python ``BertTokenizer`` (Google BERT's
+``FullTokenizer`` plus HF's NFC and C* rules) exactly, in the same order: clean text (drop
+NUL, U+FFFD, category C*; map whitespace to space) and put spaces around every CJK
+ideograph; split on whitespace (``str.split``, as BERT does); per word, NFC, then
+lower-case and strip accents (NFD, drop Mn) when ``do_lower_case``; split off each
+punctuation char; WordPiece each piece with ``##`` continuations, ``[UNK]`` for a piece
+that cannot be covered or is longer than 100 chars. A literal "[SEP]" in the text is
+text, not a special token (user input must not forge segment boundaries). The Rust
+``tokenizers`` BertTokenizer differs in a few corners, listed and tested in
+tests/test_tokenizer_wordpiece_hf_parity.py.
 
 Speed: the clean/CJK pass is one ``str.translate`` (a C loop over a lazily filled table),
 and the per-word work is memoised: a whitespace-separated word always maps to the same
