@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -163,3 +166,15 @@ def test_bad_max_seq_len_raises(tok, bad):
 def test_max_seq_len_too_small_for_a_pair_raises(tok):
     with pytest.raises(TokenizerError, match="no room for a pair"):
         Preprocessor(tok, 4).encode("一", "二")
+
+
+def test_importing_the_tokenizer_pulls_in_no_heavy_framework():
+    # The runtime embeds this package on device: no TensorFlow/torch/transformers, and
+    # sentencepiece only once a SentencePiece model is actually loaded.
+    code = (
+        "import sys, albert_edge.tokenizer as t; "
+        "heavy = [m for m in ('tensorflow', 'torch', 'transformers', 'tokenizers', 'sentencepiece') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
