@@ -17,16 +17,19 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      without percentiles), samples_ms [float] (host; [] for device),
                      round_medians_ms [float], init_ms, first_inference_ms, warmup_avg_ms (device),
                      peak_rss_mb, rss_before_load_mb, oversubscribed (threads > physical cores),
-                     lengths {min,median,p90,max} | null (real-length runs), op_profile [] | null
+                     lengths {min,median,p90,max,examples} | null (real-length runs),
+                     op_profile [{node_type,count,avg_ms,percent,cdf_percent,mem_kb,times_called}] | null;
+                     host results add affinity [int], device results percentiles_us {p5,median,p95} | null
     accuracy[]       one per variant: variant, examples, accuracy, agreement, max_abs_logit_diff,
-                     mean_abs_logit_diff (vs the baseline), reference {max_abs_logit_diff,
-                     mean_abs_logit_diff, agreement} | null
+                     mean_abs_logit_diff, mean_kl (vs the baseline), labels, reference {checkpoint,
+                     agreement, max_abs_logit_diff, mean_abs_logit_diff, accuracy} | null
     thread_scaling[] variant, backend, seq_len, source, points [{threads, median_ms, speedup_vs_1}],
                      warnings [str]
     warnings[]       every warning, as printed
     recommendation   {variant, backend, threads, seq_len, median_ms, accuracy_drop_points, text} | null
 
-Additions keep ``schema_version``; renames or removals bump it.
+Additions keep ``schema_version``; renames or removals bump it. The same schema, as tables, is in
+benchmarks/README.md.
 """
 
 from __future__ import annotations
