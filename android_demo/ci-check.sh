@@ -39,9 +39,13 @@ mkdir -p "$work/main" "$work/test"
 
 echo "compiling albert-core (javac --release 8)"
 find "$core/src/main/java" -name '*.java' > "$work/main.txt"
-javac --release 8 -encoding UTF-8 -Xlint:all -Werror -cp "$json_jar" -d "$work/main" @"$work/main.txt"
 find "$core/src/test/java" -name '*.java' > "$work/test.txt"
-javac --release 8 -encoding UTF-8 -cp "$work/main:$json_jar:$launcher" -d "$work/test" @"$work/test.txt"
+if ! javac --release 8 -encoding UTF-8 -Xlint:all -Werror -cp "$json_jar" -d "$work/main" @"$work/main.txt" \
+   || ! javac --release 8 -encoding UTF-8 -cp "$work/main:$json_jar:$launcher" -d "$work/test" @"$work/test.txt"; then
+  echo "albert-core JVM check FAILED: compilation error (above)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
 echo "running JUnit 5 tests"
 status=0

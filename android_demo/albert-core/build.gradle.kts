@@ -4,12 +4,9 @@ plugins {
     `java-library`
 }
 
-java {
-    sourceCompatibility = JavaVersion.VERSION_1_8
-    targetCompatibility = JavaVersion.VERSION_1_8
-}
-
 tasks.withType<JavaCompile>().configureEach {
+    // --release 8 checks the API too, not just the bytecode level (same flag as ci-check.sh).
+    options.release.set(8)
     options.encoding = "UTF-8"
 }
 

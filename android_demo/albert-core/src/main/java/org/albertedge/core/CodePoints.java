@@ -15,7 +15,14 @@ final class CodePoints {
 
     /** The code points of {@code s}, in order. Lone surrogates come through as themselves, like Python. */
     static int[] of(String s) {
-        return s.codePoints().toArray();
+        int[] out = new int[s.codePointCount(0, s.length())];
+        int n = 0;
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            out[n++] = cp;
+            i += Character.charCount(cp);
+        }
+        return out;
     }
 
     static String fromRange(int[] cps, int start, int end) {
