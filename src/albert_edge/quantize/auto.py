@@ -1,0 +1,79 @@
+"""The accuracy-aware choice: the fastest quantized variant whose drift fits the budget.
+
+Pure decisions over measured results, so the policy is testable without converting a model.
+The search itself (which variants to build, which ops to fall back) lives in ``pipeline``;
+this module says whether a variant meets the budget, why not, and which one wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``max_drop``: accuracy points a variant may lose vs fp32 (or, unlabelled, its disagreement
+    in points); ``min_agreement``: share of predictions equal to fp32's; ``max_size_bytes``: optional."""
+
+    max_drop: float = 0.5
+    min_agreement: float = 0.99
+    max_size_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def budget_failures(result: Any, budget: Budget) -> list[str]:
+    """Why ``result`` (a VariantResult) misses ``budget``; empty when it meets it."""
+    if result.error:
+        return [f"not runnable: {result.error}"]
+    d = result.drift
+    if d is None:
+        return ["no drift measured"]
+    reasons = []
+    if d.accuracy_drop > budget.max_drop + 1e-9:
+        reasons.append(f"accuracy drop {d.accuracy_drop:.2f} pt > {budget.max_drop:g}")
+    if d.agreement < budget.min_agreement - 1e-9:
+        reasons.append(f"agreement {100 * d.agreement:.1f}% < {100 * budget.min_agreement:g}%")
+    if budget.max_size_bytes is not None and result.size_bytes > budget.max_size_bytes:
+        reasons.append(f"size {result.size_bytes / 1e6:.2f} MB > {budget.max_size_bytes / 1e6:.2f} MB")
+    return reasons
+
+
+def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str]]:
+    """(fastest quantized result meeting ``budget`` or None, decision log lines).
+
+    Speed is the median latency ratio against fp32 measured in the same run; results without a
+    latency (not runnable) never win. fp32 (TFLite or ONNX) is the reference, never a candidate.
+    """
+    log: list[str] = []
+    ranked = sorted((r for r in results if r.name != "fp32" and r.ratio_vs_fp32 is not None),
+                    key=lambda r: r.ratio_vs_fp32)
+    chosen = None
+    for r in ranked:
+        failures = budget_failures(r, budget)
+        label = f"{r.format} {r.name}"
+        if failures:
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32 but rejected: {'; '.join(failures)}")
+        elif chosen is None:
+            chosen = r
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, drop {r.drift.accuracy_drop:.2f} pt, agreement "
+                       f"{100 * r.drift.agreement:.1f}%, {r.size_bytes / 1e6:.2f} MB: fastest within budget, CHOSEN")
+        else:
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, within budget but slower than {chosen.name}")
+    for r in results:
+        if r.ratio_vs_fp32 is None and r.name != "fp32":
+            log.append(f"{r.format} {r.name}: {'; '.join(budget_failures(r, budget))}")
+    return chosen, log
+
+
+def fallback_steps(ranking_size: int, max_steps: int) -> list[int]:
+    """How many of the worst-ranked ops to keep float at each search step: 1, 2, 4, ... (capped)."""
+    steps, k = [], 1
+    while k < ranking_size and len(steps) < max_steps:
+        steps.append(k)
+        k *= 2
+    if ranking_size and len(steps) < max_steps:
+        steps.append(ranking_size)
+    return steps

@@ -1,0 +1,96 @@
+"""Calibration text -> the int32 encoder inputs a representative dataset yields.
+
+Calibration must see what the deployed model sees: text tokenized by the model's own
+tokenizer into int32 ``input_ids`` / ``attention_mask`` / ``token_type_ids``. Feeding float
+ids, or random ids, calibrates activation ranges on inputs the model never gets (the known
+trap in TFLite full-integer tutorials), so this module is the only way calibration data is made.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from albert_edge.errors import AlbertEdgeError, DataError
+
+#: Fewer texts than this cannot estimate activation ranges of 4 shared layers reliably.
+MIN_CALIBRATION_TEXTS = 16
+#: More than this adds conversion time without moving the ranges.
+MAX_CALIBRATION_TEXTS = 200
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass(frozen=True)
+class CalibrationSet:
+    """Encoded calibration samples, one batch-1 dict per text: name -> int32 ``[1, seq]``."""
+
+    samples: tuple[dict[str, np.ndarray], ...]
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def representative_dataset(self) -> Iterator[dict[str, np.ndarray]]:
+        """Generator for ``TFLiteConverter.representative_dataset`` (keyed by signature input name)."""
+        for sample in self.samples:
+            yield {name: sample[name] for name in INPUT_NAMES}
+
+    def ordered_dataset(self, order: Sequence[str]):
+        """A generator factory yielding lists in ``order`` (the QuantizationDebugger binds by position).
+
+        The debugger sizes its interpreter on the first sample only, so every sample is padded
+        (attention_mask 0, which leaves the real positions' values unchanged) to the longest.
+        """
+        width = max(s["input_ids"].shape[1] for s in self.samples)
+
+        def generate() -> Iterator[list[np.ndarray]]:
+            for sample in self.samples:
+                extra = width - sample["input_ids"].shape[1]
+                yield [np.pad(sample[name], ((0, 0), (0, extra))) for name in order]
+        return generate
+
+    def split(self, held_out: float = 0.25) -> tuple["CalibrationSet", "CalibrationSet"]:
+        """(calibrate, held-out): the held-out part judges drift when no labelled eval set is given."""
+        cut = max(1, int(round(len(self.samples) * (1.0 - held_out))))
+        return (CalibrationSet(self.samples[:cut], self.source),
+                CalibrationSet(self.samples[cut:] or self.samples[-1:], self.source))
+
+
+def read_calibration_texts(path: str | os.PathLike[str], min_texts: int = MIN_CALIBRATION_TEXTS) -> list[str]:
+    """Texts of a ``.txt`` (one per line) or ``.tsv`` (label<TAB>text[<TAB>text_b]; text_a used) file.
+
+    Raises DataError when the file is unreadable, not UTF-8, or holds fewer than ``min_texts`` texts.
+    """
+    from albert_edge.data import read_text_lines, read_tsv
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: calibration file does not exist or is not a file")
+    if path.suffix.lower() == ".tsv":
+        texts = [ex.text_a for ex in read_tsv(path)]
+    else:
+        texts = read_text_lines(path)
+    if len(texts) < min_texts:
+        raise DataError(f"{path}: {len(texts)} calibration texts, expected at least {min_texts} non-blank lines")
+    return texts
+
+
+def encode_calibration(texts: Sequence[str], preprocessor, source: str = "<calibration>",
+                       max_texts: int = MAX_CALIBRATION_TEXTS) -> CalibrationSet:
+    """Tokenize ``texts`` with the model's ``Preprocessor`` at their real lengths (no padding)."""
+    samples = []
+    for number, text in enumerate(texts[:max_texts], start=1):
+        try:
+            enc = preprocessor.encode(text)
+        except AlbertEdgeError as exc:
+            raise DataError(f"{source}: text {number}: {exc}") from None
+        samples.append({
+            "input_ids": np.asarray([enc.input_ids], dtype=np.int32),
+            "attention_mask": np.asarray([enc.attention_mask], dtype=np.int32),
+            "token_type_ids": np.asarray([enc.token_type_ids], dtype=np.int32),
+        })
+    return CalibrationSet(tuple(samples), source)

@@ -1,0 +1,81 @@
+"""Latency and drift of model variants, measured the way an app runs them (runtime backends).
+
+The machine is shared and noisy, so variants are timed interleaved (one run of each, in turn,
+many rounds) and compared as ratios of medians taken in the same session.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass
+class Drift:
+    """Drift of a variant against the fp32 model on the same inputs.
+
+    ``accuracy`` is None without labels; ``accuracy_drop`` is then bounded by the disagreement
+    (a prediction that agrees with fp32 cannot change accuracy), in percentage points.
+    """
+
+    examples: int
+    agreement: float
+    max_abs_logit: float
+    mean_abs_logit: float
+    accuracy: float | None
+    accuracy_drop: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def latency_inputs(seq_len: int = 128, vocab_size: int = 21128, seed: int = 0) -> dict[str, np.ndarray]:
+    """A batch-1, full-length input: int32 ``[1, seq_len]`` each, no padding."""
+    rng = np.random.default_rng(seed)
+    # Skip the first ids (special tokens in BERT-style vocabs); the rest behave alike for timing.
+    ids = rng.integers(min(1000, vocab_size // 2), vocab_size, size=(1, seq_len)).astype(np.int32)
+    return {"input_ids": ids, "attention_mask": np.ones((1, seq_len), np.int32),
+            "token_type_ids": np.zeros((1, seq_len), np.int32)}
+
+
+def interleaved_latency(models: Mapping[str, bytes], inputs: Mapping[str, np.ndarray], num_threads: int = 2,
+                        rounds: int = 30, warmup: int = 3) -> dict[str, dict[str, float]]:
+    """name -> {median_ms, p10_ms, p90_ms, min_ms}; every round runs each model once, in turn."""
+    from albert_edge.runtime.backends import open_backend
+
+    backends = {name: open_backend(data, source=name, num_threads=num_threads) for name, data in models.items()}
+    for backend in backends.values():
+        for _ in range(warmup):
+            backend.run(inputs)
+    times: dict[str, list[float]] = {name: [] for name in backends}
+    for _ in range(rounds):
+        for name, backend in backends.items():
+            start = time.perf_counter()
+            backend.run(inputs)
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: {"median_ms": float(np.median(t)), "p10_ms": float(np.percentile(t, 10)),
+                   "p90_ms": float(np.percentile(t, 90)), "min_ms": float(np.min(t))} for name, t in times.items()}
+
+
+def variant_logits(model: bytes, samples: Sequence[Mapping[str, np.ndarray]], num_threads: int = 2) -> np.ndarray:
+    """Logits ``[N, num_labels]`` of ``model`` on batch-1 ``samples`` (each at its real length)."""
+    from albert_edge.runtime.backends import open_backend
+
+    backend = open_backend(model, source="<variant>", num_threads=num_threads)
+    return np.concatenate([np.asarray(backend.run(s)["logits"], dtype=np.float64) for s in samples])
+
+
+def drift(logits: np.ndarray, reference: np.ndarray, labels: np.ndarray | None = None) -> Drift:
+    """Agreement and logit error of ``logits`` against ``reference`` ``[N, C]``; accuracy if ``labels`` [N]."""
+    pred, ref_pred = logits.argmax(-1), reference.argmax(-1)
+    agreement = float(np.mean(pred == ref_pred))
+    delta = np.abs(logits - reference)
+    if labels is not None:
+        accuracy = float(np.mean(pred == labels))
+        drop = 100.0 * (float(np.mean(ref_pred == labels)) - accuracy)
+    else:
+        accuracy, drop = None, 100.0 * (1.0 - agreement)
+    return Drift(len(pred), agreement, float(delta.max()), float(delta.mean()), accuracy, drop)

@@ -1,0 +1,414 @@
+"""``quantize_checkpoint``: checkpoint + calibration text -> quantized, measured model files + report.
+
+Order matters for the no-partial-files promise (as in ``convert_checkpoint``): arguments and data
+files are validated first, every variant is built, run and timed in memory, and only then are the
+files written atomically with ``quantize_report.json``. A failure raises one AlbertEdgeError line.
+
+The drift judge is the fp32 TFLite model built from the same weights (itself parity-checked by
+``albert-edge convert``): on the labelled ``--eval`` TSV when given (accuracy, agreement, logit
+error), otherwise on a held-out quarter of the calibration texts (agreement and logit error only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from albert_edge import __version__
+from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.errors import AlbertEdgeError, DataError, QuantizationError
+from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
+from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
+from albert_edge.quantize.measure import Drift, drift, interleaved_latency, latency_inputs, variant_logits
+
+MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
+FORMATS = ("tflite", "onnx")
+REPORT_NAME = "quantize_report.json"
+#: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
+TFLITE_MODE_VARIANTS = {
+    "dynamic": ("dynamic_int8",),
+    "int8": ("int8_fc", "int8_full"),
+    "int16x8": ("int16x8",),
+    "fp16": ("fp16",),
+    "auto": ("dynamic_int8", "int8_fc", "int8_full"),
+}
+ONNX_MODE_VARIANTS = {
+    "dynamic": ("dynamic_int8",),
+    "int8": ("qdq_int8",),
+    "int16x8": (),
+    "fp16": (),
+    "auto": ("dynamic_int8", "qdq_int8"),
+}
+
+
+@dataclass
+class VariantResult:
+    """One built variant: what it is, what it costs (size, latency), what it loses (drift)."""
+
+    name: str
+    format: str
+    size_bytes: int = 0
+    census: dict[str, Any] = field(default_factory=dict)
+    latency: dict[str, float] | None = None
+    ratio_vs_fp32: float | None = None
+    drift: Drift | None = None
+    error: str | None = None
+    float_fallback: list[str] = field(default_factory=list)
+    file: str | None = None
+    meets_budget: bool = False
+    data: bytes = field(default=b"", repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.format}:{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "format": self.format, "file": self.file, "size_bytes": self.size_bytes,
+                "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
+                "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
+                "float_fallback": self.float_fallback, "meets_budget": self.meets_budget, "census": self.census}
+
+
+@dataclass
+class QuantizeReport:
+    """What ``quantize_report.json`` holds; ``table()`` is the printed summary."""
+
+    checkpoint: str
+    mode: str
+    budget: Budget
+    calibration: dict[str, Any]
+    judge: dict[str, Any]
+    timing: dict[str, Any]
+    variants: list[VariantResult] = field(default_factory=list)
+    chosen: str | None = None
+    decision_log: list[str] = field(default_factory=list)
+    report_path: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
+                "budget": self.budget.to_dict(), "calibration": self.calibration, "judge": self.judge,
+                "timing": self.timing, "chosen": self.chosen, "decision_log": self.decision_log,
+                "variants": [v.to_dict() for v in self.variants], "seconds": round(self.seconds, 1)}
+
+    def table(self) -> str:
+        header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'acc':>7}{'drop pt':>8}"
+                  f"{'agree %':>8}{'max|dlogit|':>12}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
+        rows = [header, "-" * len(header)]
+        for v in self.variants:
+            d, c, lat = v.drift, v.census, v.latency
+            qdq = f"{c.get('quantize', 0)}/{c.get('dequantize', 0)}" if c else "-"
+            xnn = f"{c['delegated_nodes']}/{c['total_nodes']}" if "delegated_nodes" in c else "-"
+            mark = "CHOSEN" if v.key == self.chosen else ("ok" if v.meets_budget else ("ref" if v.name == "fp32" else "no"))
+            if v.error:
+                rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
+                continue
+            rows.append(
+                f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}"
+                f"{_f(v.ratio_vs_fp32, 2):>7}{_f(d and d.accuracy, 4):>7}{_f(d and d.accuracy_drop, 2):>8}"
+                f"{_f(d and 100 * d.agreement, 1):>8}{_f(d and d.max_abs_logit, 4):>12}{qdq:>8}{xnn:>9}  {mark}")
+        return "\n".join(rows + ["", *self.decision_log])
+
+
+def _f(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
+    items = [f.strip().lower() for f in (formats.split(",") if isinstance(formats, str) else formats) if f.strip()]
+    bad = [f for f in items if f not in FORMATS]
+    if bad or not items:
+        raise QuantizationError(f"--formats {','.join(items) or '(empty)'}: expected a comma list of {', '.join(FORMATS)}")
+    return tuple(dict.fromkeys(items))
+
+
+def reject_model_file(path: str | os.PathLike[str]) -> None:
+    """A .tflite/.onnx input cannot be quantized again: say whether it already is, and what to pass."""
+    from albert_edge.runtime.pack import model_kind, read_model_bytes
+
+    p = Path(path)
+    if not p.is_file() or p.suffix.lower() not in (".tflite", ".onnx"):
+        return
+    data = read_model_bytes(p)
+    kind = model_kind(data)
+    quantized = False
+    if kind == "tflite":
+        from albert_edge.quantize.census import is_quantized_tflite
+
+        quantized = is_quantized_tflite(data)
+    elif kind == "onnx":
+        from albert_edge.quantize.census import census_onnx_variant
+
+        c = census_onnx_variant(data)
+        quantized = bool(c["quantize"] or c["dequantize"] or c["integer_matmuls"])
+    if quantized:
+        raise QuantizationError(f"{p}: model is already quantized; pass the float checkpoint it came from")
+    raise QuantizationError(f"{p}: quantize rebuilds the graph from weights; pass the checkpoint (or its directory), "
+                            "not an exported model file")
+
+
+def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
+    """Class names in classifier order and where they came from."""
+    from albert_edge.convert.assets import checkpoint_dir
+    from albert_edge.convert.pipeline import hf_labels, resolve_labels
+
+    width = int(weights.tensors["classifier.bias"].shape[0])
+    if labels:
+        return resolve_labels(weights, labels, "sequence_classification"), "--labels"
+    named = hf_labels(checkpoint)
+    if named and len(named) == width:
+        return named, "config.json id2label"
+    labels_txt = checkpoint_dir(checkpoint) / "labels.txt"
+    if labels_txt.is_file():
+        names = [line.strip() for line in labels_txt.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if len(names) == width:
+            return names, str(labels_txt)
+    if eval_path is not None:
+        from albert_edge.data import infer_labels, read_tsv
+
+        names = list(infer_labels(read_tsv(eval_path)))
+        if len(names) == width:
+            # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
+            return names, f"sorted labels of {eval_path}"
+    return [f"LABEL_{i}" for i in range(width)], "default LABEL_i"
+
+
+def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) -> list[dict[str, np.ndarray]]:
+    samples = []
+    for number, ex in enumerate(examples, start=1):
+        try:
+            enc = preprocessor.encode(ex.text_a, ex.text_b)
+        except AlbertEdgeError as exc:
+            raise DataError(f"{source}: example {number}: {exc}") from None
+        samples.append({"input_ids": np.asarray([enc.input_ids], np.int32),
+                        "attention_mask": np.asarray([enc.attention_mask], np.int32),
+                        "token_type_ids": np.asarray([enc.token_type_ids], np.int32)})
+    return samples
+
+
+def quantize_checkpoint(
+    checkpoint: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    calib: str | os.PathLike[str],
+    mode: str = "auto",
+    max_drop: float = 0.5,
+    eval_tsv: str | os.PathLike[str] | None = None,
+    formats: str | Iterable[str] = ("tflite",),
+    labels: Sequence[str] | None = None,
+    vocab: str | os.PathLike[str] | None = None,
+    max_seq_len: int = 128,
+    num_threads: int = 2,
+    seq_len: int = 128,
+    rounds: int = 30,
+    min_agreement: float = 0.99,
+    max_size_mb: float | None = None,
+    max_fallback_steps: int = 4,
+    weights: Any = None,
+) -> QuantizeReport:
+    """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
+
+    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
+    ops to float until drift fits ``max_drop`` / ``min_agreement``, and marks the fastest variant
+    within budget as chosen; if none fits it raises QuantizationError (``exc.report`` holds the
+    measurements) and writes nothing.
+    """
+    started = time.perf_counter()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if mode not in MODES:
+        raise QuantizationError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+    if not (isinstance(max_drop, (int, float)) and 0 <= max_drop <= 100):
+        raise QuantizationError(f"--max-drop {max_drop!r}: expected accuracy points between 0 and 100")
+    formats = parse_formats(formats)
+    reject_model_file(checkpoint)
+    texts = read_calibration_texts(calib)
+    examples = None
+    if eval_tsv is not None:
+        from albert_edge.data import read_tsv
+
+        examples = read_tsv(eval_tsv)
+    out = ensure_writable_dir(out_dir)
+    if weights is None:
+        from albert_edge.model import load_checkpoint
+
+        weights = load_checkpoint(checkpoint)
+    if "classifier.kernel" not in weights.tensors:
+        raise QuantizationError(f"{weights.source}: quantize judges drift on logits; the checkpoint has no classifier head")
+    names, labels_source = _labels(checkpoint, weights, labels, eval_tsv)
+    y = None
+    if examples is not None:
+        from albert_edge.data import label_ids, read_tsv
+
+        examples = read_tsv(eval_tsv, names)
+        y = label_ids(examples, names)
+
+    from albert_edge.convert.assets import find_tokenizer_asset
+    from albert_edge.convert.pipeline import build_pack, model_file_name
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+
+    asset = find_tokenizer_asset(checkpoint, vocab, None)
+    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
+    preprocessor = Preprocessor(tokenizer, max_seq_len)
+    calibration = encode_calibration(texts, preprocessor, str(calib))
+    if examples is not None:
+        judge_samples = _encode_examples(examples, preprocessor, str(eval_tsv))
+        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
+                 "labels_from": labels_source, "kind": "labelled eval TSV"}
+    else:
+        calibration, held_out = calibration.split(0.25)
+        judge_samples = list(held_out.samples)
+        judge = {"data": f"{calib} (held-out quarter)", "examples": len(judge_samples), "labels": names,
+                 "labels_from": labels_source, "kind": "unlabelled: accuracy drop bounded by disagreement"}
+    budget = Budget(float(max_drop), float(min_agreement),
+                    None if max_size_mb is None else int(max_size_mb * 1e6))
+
+    results = _build_variants(weights, mode, formats, calibration)
+    reference = variant_logits(results[0].data, judge_samples, num_threads)
+    for r in results:
+        _judge(r, judge_samples, reference, y, num_threads)
+    if mode == "auto":
+        results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
+                                    num_threads, max_fallback_steps)
+    runnable = {r.key: r.data for r in results if not r.error}
+    timing = {"threads": num_threads, "seq_len": seq_len, "batch": 1, "rounds": rounds, "interleaved": True,
+              "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
+    latency = interleaved_latency(runnable, latency_inputs(seq_len, weights.config.vocab_size), num_threads, rounds)
+    base = latency["tflite:fp32"]["median_ms"]
+    for r in results:
+        if r.key in latency:
+            r.latency = latency[r.key]
+            r.ratio_vs_fp32 = r.latency["median_ms"] / base
+        r.meets_budget = r.name != "fp32" and not budget_failures(r, budget)
+
+    report = QuantizeReport(str(checkpoint), mode, budget,
+                            {"data": str(calib), "texts": len(calibration), "max_seq_len": max_seq_len,
+                             "tokenizer": asset.kind}, judge, timing, results)
+    chosen, log = choose(results, budget)
+    report.decision_log = log
+    report.chosen = chosen.key if chosen else None
+    report.seconds = time.perf_counter() - started
+    if mode == "auto" and chosen is None:
+        error = QuantizationError(f"no quantized variant meets --max-drop {max_drop:g} / agreement "
+                                  f"{100 * min_agreement:g}%; nothing written (see the table)")
+        error.report = report
+        raise error
+
+    from albert_edge.runtime.pack import attach_tflite_pack
+
+    files: list[tuple[Path, bytes]] = []
+    for r in results:
+        if r.error:
+            continue
+        pack = build_pack(weights, asset, "sequence_classification", names, max_seq_len, r.name)
+        if r.format == "tflite":
+            data = attach_tflite_pack(r.data, pack)
+        else:
+            data = _onnx_with_pack(r.data, pack)
+        r.file = model_file_name(r.format, r.name)
+        r.size_bytes = len(data)
+        files.append((out / r.file, data))
+    for path, data in files:
+        write_bytes_atomic(path, data)
+    report.report_path = str(out / REPORT_NAME)
+    write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    return report
+
+
+def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
+    import onnx
+    from albert_edge.convert.onnx_export import attach_onnx_pack
+
+    model = onnx.load_from_string(data)
+    attach_onnx_pack(model, pack)
+    return model.SerializeToString()
+
+
+def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration: CalibrationSet) -> list[VariantResult]:
+    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
+    from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    results = []
+    for name in ("fp32", *TFLITE_MODE_VARIANTS[mode]):
+        r = VariantResult(name, "tflite")
+        try:
+            r.data = tflite_variant(weights, name, calibration)
+            r.census = census_tflite_variant(r.data).to_dict()
+        except AlbertEdgeError as exc:
+            if name == "fp32":
+                raise
+            r.error = str(exc)
+        except (RuntimeError, ValueError) as exc:
+            r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
+        r.size_bytes = len(r.data)
+        results.append(r)
+    if "onnx" in formats:
+        from albert_edge.convert.onnx_export import onnx_model_bytes
+        from albert_edge.quantize.onnx_quant import onnx_variant
+
+        fp32 = onnx_model_bytes(weights, task="sequence_classification")
+        onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
+        for name in ONNX_MODE_VARIANTS[mode]:
+            r = VariantResult(name, "onnx")
+            try:
+                r.data = onnx_variant(fp32, "onnx_" + name, calibration)
+            except AlbertEdgeError as exc:
+                r.error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - onnxruntime.quantization raises untyped errors
+                r.error = f"onnxruntime.quantization failed: {' '.join(str(exc).split())[:200]}"
+            onnx_results.append(r)
+        for r in onnx_results:
+            if not r.error:
+                r.census = census_onnx_variant(r.data)
+            r.size_bytes = len(r.data)
+        results += onnx_results
+    return results
+
+
+def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
+           num_threads: int) -> None:
+    if r.error:
+        return
+    try:
+        r.drift = drift(variant_logits(r.data, samples, num_threads), reference, y)
+    except (AlbertEdgeError, RuntimeError, ValueError) as exc:
+        r.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
+
+
+def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequence[VariantResult],
+                     samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None, budget: Budget,
+                     num_threads: int, max_steps: int) -> list[VariantResult]:
+    """Fall back the int8_fc ops with the largest RMSE/scale to float, more each step, until drift fits.
+
+    Skipped when int8_fc already fits or did not build. Each step is a new variant
+    ``int8_fc_fb<k>`` (k ops float), kept in the results so the report shows the trade-off.
+    """
+    from albert_edge.quantize.census import census_tflite_variant
+    from albert_edge.quantize.tflite_quant import layer_errors, tflite_variant
+
+    base = next((r for r in results if r.format == "tflite" and r.name == "int8_fc"), None)
+    if base is None or base.error or not budget_failures(base, budget):
+        return []
+    ranking = layer_errors(weights, "int8_fc", calibration)
+    added = []
+    for k in fallback_steps(len(ranking), max_steps):
+        nodes = [name for name, _, _ in ranking[:k]]
+        r = VariantResult(f"int8_fc_fb{k}", "tflite", float_fallback=[f"{op} {name} (rmse/scale {e:.2f})"
+                                                                      for name, op, e in ranking[:k]])
+        try:
+            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes)
+            r.census = census_tflite_variant(r.data).to_dict()
+        except AlbertEdgeError as exc:
+            r.error = str(exc)
+        r.size_bytes = len(r.data)
+        _judge(r, samples, reference, y, num_threads)
+        added.append(r)
+        if not r.error and not budget_failures(r, budget):
+            break
+    return added

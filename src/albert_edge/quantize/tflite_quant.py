@@ -1,0 +1,167 @@
+"""TFLite variants of one ALBERT graph: the converter settings each needs, nothing else.
+
+All variants are converted from CONVERT's serving graph through its ``converter_hook``, so the
+float graph, the op choices and the Flex check are shared with ``albert-edge convert``.
+
+Why ``int8_fc`` exists (measured on this machine, see benchmarks/quantize_speed.py): the stock
+full-integer model puts every op in int8, but XNNPACK has no int8 kernel for BATCH_MATMUL,
+SOFTMAX, GELU, RSQRT, SQUARED_DIFFERENCE or broadcast ADD, so those ~50 ops fall back to the
+slow builtin int8 kernels and split the graph into ~30 delegate partitions; the result is slower
+than fp32 and the int8 LayerNorm/softmax ruin accuracy. ``int8_fc`` quantizes only the
+FULLY_CONNECTED ops (weights per-channel int8, activations static int8) and leaves attention,
+LayerNorm, GELU and the residual Adds in float: every op stays in XNNPACK, the FCs reach its
+VNNI/AMX int8 GEMMs, and the QUANTIZE/DEQUANTIZE pairs around each FC are cheap elementwise ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from albert_edge.errors import ConversionError, QuantizationError
+from albert_edge.quantize.calibration import INPUT_NAMES, CalibrationSet
+
+#: Op kinds kept in float by ``int8_fc``: everything but FULLY_CONNECTED that carries activations.
+# GATHER and SLICE stay int8: the word and position tables are most of the file, and an int8
+# GATHER is an exact lookup of the int8 table followed by one DEQUANTIZE.
+FLOAT_ISLAND_OPS = (
+    "ADD", "SUB", "MUL", "MEAN", "SQUARED_DIFFERENCE", "RSQRT", "BATCH_MATMUL", "SOFTMAX", "GELU",
+    "TANH", "TRANSPOSE", "RESHAPE", "SPLIT", "CAST",
+)
+
+
+@dataclass(frozen=True)
+class TfliteVariant:
+    """A named converter recipe. ``calibrated`` variants need a representative dataset."""
+
+    name: str
+    calibrated: bool
+    summary: str
+
+
+VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
+    TfliteVariant("fp32", False, "float32 reference"),
+    TfliteVariant("fp16", False, "float16 weights, float32 compute"),
+    TfliteVariant("dynamic_int8", False, "int8 weights (per-channel), activations quantized per row at run time"),
+    TfliteVariant("int8_full", True, "full integer: every op int8 (stock converter), float I/O"),
+    TfliteVariant("int8_fc", True, "static int8 FULLY_CONNECTED, attention/LayerNorm/GELU/Adds float islands"),
+    TfliteVariant("int16x8", True, "16-bit activations, 8-bit weights (builtin kernels only)"),
+)}
+
+
+def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
+                   denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = ()) -> bytes:
+    """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``.
+
+    ``denylisted_nodes`` / ``denylisted_ops`` keep more of a calibrated variant in float (the
+    accuracy-aware search uses them); they go through ``tf.lite.experimental.QuantizationDebugger``.
+    """
+    from albert_edge.convert.tflite_export import convert_to_tflite_bytes
+
+    spec = VARIANTS.get(variant)
+    if spec is None:
+        raise QuantizationError(f"variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if spec.calibrated and (calibration is None or len(calibration) == 0):
+        raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
+    deny_ops = list(denylisted_ops)
+    if variant == "int8_fc":
+        deny_ops += [op for op in FLOAT_ISLAND_OPS if op not in deny_ops]
+    if variant == "int16x8" and (deny_ops or denylisted_nodes):
+        # The debugger's selective path re-quantizes in int8 and drops the 16x8 ops set.
+        raise QuantizationError("variant int16x8: selective float fallback is not supported for 16x8")
+    captured: dict[str, Any] = {}
+
+    def hook(converter: Any) -> None:
+        import tensorflow as tf
+
+        if variant == "fp32":
+            return
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if variant == "fp16":
+            converter.target_spec.supported_types = [tf.float16]
+        if spec.calibrated:
+            converter.representative_dataset = calibration.representative_dataset
+        if variant == "int16x8":
+            converter.target_spec.supported_ops = [
+                tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8,
+                tf.lite.OpsSet.TFLITE_BUILTINS,
+            ]
+        if spec.calibrated and (deny_ops or denylisted_nodes):
+            captured["converter"] = converter
+            # convert() then runs the debugger's selective quantization instead of the plain one.
+            converter.convert = lambda: _selective(converter, calibration, deny_ops, denylisted_nodes)
+
+    try:
+        return convert_to_tflite_bytes(weights, converter_hook=hook)
+    except ConversionError as exc:
+        raise QuantizationError(f"variant {variant}: {exc}") from None
+
+
+def _selective(converter: Any, calibration: CalibrationSet, deny_ops: Sequence[str],
+               deny_nodes: Sequence[str]) -> bytes:
+    """Quantize with ops/nodes kept in float: the QuantizationDebugger's non-debug model."""
+    import tensorflow as tf
+
+    # The debugger calls convert() itself; give it the original bound method back.
+    del converter.convert
+    options = tf.lite.experimental.QuantizationDebugOptions(
+        denylisted_ops=list(deny_ops) or None, denylisted_nodes=list(deny_nodes) or None)
+    order = input_order(converter)
+    debugger = tf.lite.experimental.QuantizationDebugger(
+        converter=converter, debug_dataset=calibration.ordered_dataset(order), debug_options=options)
+    model = debugger.get_nondebug_quantized_model()
+    _check_input_order(model, order)
+    return model
+
+
+def input_order(converter: Any) -> list[str]:
+    """Serving input names in the order the converted model's input tensors appear.
+
+    The converter flattens the signature's inputs by sorted name. All three inputs are int32
+    ``[1, seq]``, so a wrong order would not fail, it would silently calibrate on token-type ids
+    as words; ``_check_input_order`` therefore verifies the order on the converted model.
+    """
+    names = [t.name.split(":")[0] for t in converter._funcs[0].inputs if t.dtype.name == "int32"]
+    if sorted(names) != sorted(INPUT_NAMES):
+        raise QuantizationError(f"serving graph inputs {names}: expected {', '.join(INPUT_NAMES)}")
+    return sorted(names)
+
+
+def _check_input_order(model: bytes, order: Sequence[str]) -> None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    details = Interpreter(model_content=bytes(model)).get_input_details()
+    got = [d["name"] for d in details]
+    if len(got) != len(order) or not all(want in name for want, name in zip(order, got)):
+        raise QuantizationError(f"quantized model inputs {got} are not in the calibration order {list(order)}")
+
+
+def layer_errors(weights: Any, variant: str, calibration: CalibrationSet) -> list[tuple[str, str, float]]:
+    """(tensor name, op name, RMSE/scale) per quantized op output, worst first.
+
+    RMSE between the int8 and float value of a tensor, in units of its quantization step, is
+    the debugger's per-layer measure: ~0.3 is pure rounding, larger means the op's range or
+    precision is the problem. The accuracy-aware search falls back the worst tensors first;
+    the names are what ``denylisted_nodes`` expects.
+    """
+    import csv
+    import io
+
+    import tensorflow as tf
+    from albert_edge.convert.tflite_export import make_tflite_converter
+
+    converter = make_tflite_converter(weights)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = calibration.representative_dataset
+    deny = list(FLOAT_ISLAND_OPS) if variant == "int8_fc" else None
+    options = tf.lite.experimental.QuantizationDebugOptions(denylisted_ops=deny)
+    debugger = tf.lite.experimental.QuantizationDebugger(
+        converter=converter, debug_dataset=calibration.ordered_dataset(input_order(converter)), debug_options=options)
+    debugger.run()
+    buffer = io.StringIO()
+    debugger.layer_statistics_dump(buffer)
+    rows = []
+    for row in csv.DictReader(io.StringIO(buffer.getvalue())):
+        scale = float(row["scale"]) or 1.0
+        rows.append((row["tensor_name"], row["op_name"], float(row["mean_squared_error"]) ** 0.5 / scale))
+    return sorted(rows, key=lambda r: -r[2])
