@@ -153,3 +153,25 @@ def test_onnx_fp16_stores_each_weight_once_as_float16(base):
 def test_graph_options_reject_unknown_choices():
     with pytest.raises(ConversionError, match="gelu"):
         GraphOptions(gelu="erf_ops")
+
+
+def test_ort_transformer_optimizer_fuses_attention_and_dedup_keeps_one_weight_copy(tmp_path):
+    optimizer = pytest.importorskip("onnxruntime.transformers.optimizer")
+    import onnx
+
+    from albert_edge.convert import deduplicate_initializers
+
+    weights = small(num_hidden_layers=3, embedding_order="add_then_project")
+    path = tmp_path / "model.onnx"
+    path.write_bytes(onnx_model_bytes(weights))
+    optimized = optimizer.optimize_model(str(path), model_type="bert", num_heads=4, hidden_size=32, opt_level=0)
+    optimized.save_model_to_file(str(tmp_path / "fused.onnx"))
+    fused = onnx.load(str(tmp_path / "fused.onnx"))
+    ops = census_onnx(fused)
+    assert ops["com.microsoft:Attention"] == 3 and ops["com.microsoft:SkipLayerNormalization"] >= 6
+    qkv_bytes = 32 * 96 * 4
+    before = fused.ByteSize()
+    assert deduplicate_initializers(fused) >= 2
+    assert before - fused.ByteSize() >= 2 * qkv_bytes
+    onnx.checker.check_model(fused)
+    assert_parity(fused.SerializeToString(), weights)

@@ -35,6 +35,7 @@ _EXPORTS = {
     "onnx_model_bytes": "albert_edge.convert.onnx_export",
     "attach_onnx_pack": "albert_edge.convert.onnx_export",
     "export_onnx": "albert_edge.convert.onnx_export",
+    "deduplicate_initializers": "albert_edge.convert.onnx_export",
     "census_tflite": "albert_edge.convert.census",
     "census_onnx": "albert_edge.convert.census",
     "non_builtin_tflite_ops": "albert_edge.convert.census",

@@ -23,6 +23,34 @@ def attach_onnx_pack(model: Any, pack: Any) -> None:
         entry.key, entry.value = key, value
 
 
+def deduplicate_initializers(model: Any) -> int:
+    """Merge byte-identical initializers in place; returns how many were removed.
+
+    ORT's transformer optimizer gives every fused Attention node its own concatenated QKV weight,
+    so an ALBERT whose layers share one block comes out with one copy per layer (the
+    onnxruntime#10340 blow-up). Rewiring the copies to one initializer restores a single copy.
+    """
+    keep: dict[tuple, str] = {}
+    rename: dict[str, str] = {}
+    survivors = []
+    for init in model.graph.initializer:
+        key = (init.data_type, tuple(init.dims), init.raw_data or init.SerializeToString())
+        if init.raw_data and key in keep:
+            rename[init.name] = keep[key]
+            continue
+        keep.setdefault(key, init.name)
+        survivors.append(init)
+    if not rename:
+        return 0
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(survivors)
+    for node in model.graph.node:
+        for i, name in enumerate(node.input):
+            if name in rename:
+                node.input[i] = rename[name]
+    return len(rename)
+
+
 def onnx_model_bytes(weights: Any, pack: Any = None, fp16: bool = False, task: str | None = None) -> bytes:
     """The serialized, checker-validated ModelProto, with ``pack`` in metadata_props when given."""
     import onnx

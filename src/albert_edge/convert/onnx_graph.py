@@ -112,7 +112,8 @@ class OnnxGraphBuilder:
 
     def attention_mask(self, mask: str) -> str:
         """int32 [batch, seq] -> additive float [batch, 1, 1, seq], built once for all layers."""
-        expanded = self.op("Unsqueeze", [mask, self.const([1, 2], np.int64)])
+        # Two single-axis Unsqueezes, not one: ORT's attention fusion matches exactly this chain.
+        expanded = self.op("Unsqueeze", [self.op("Unsqueeze", [mask, self.const([1], np.int64)]), self.const([2], np.int64)])
         keep = self.op("Cast", [expanded], to=1)
         return self.op("Mul", [self.op("Sub", [self.const(1.0), keep]), self.const(MASK_VALUE)])
 
