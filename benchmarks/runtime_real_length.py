@@ -110,6 +110,23 @@ def corpus(clf, encs, batch_size: int, repeats: int) -> dict[str, float]:
     }
 
 
+def thread_scaling(cls, path: Path, texts: list[str], rounds: int) -> dict[str, float]:
+    """Median latency of one [8, 128] batch at 1 and 2 threads, alternated so load drift hits both."""
+    clfs = {n: cls.from_file(path, num_threads=n) for n in (1, 2)}
+    encs = clfs[1].encode_all(texts[:8])
+    inputs = clfs[1]._batch_inputs(encs, PAD_TO)  # noqa: SLF001
+    times: dict[int, list[float]] = {1: [], 2: []}
+    for n, clf in clfs.items():
+        clf.run_inputs(inputs)
+    for _ in range(rounds):
+        for n, clf in clfs.items():
+            t = time.perf_counter()
+            clf.run_inputs(inputs)
+            times[n].append(time.perf_counter() - t)
+    one, two = statistics.median(times[1]), statistics.median(times[2])
+    return {"batch8x128_ms_1_thread": 1e3 * one, "batch8x128_ms_2_threads": 1e3 * two, "speedup_2_vs_1": one / two}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=Path, default=Path("/work/notes/assets"))
@@ -118,6 +135,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--formats", default="tflite,onnx")
+    parser.add_argument("--rounds", type=int, default=15, help="alternations in the thread-scaling check")
+    parser.add_argument("--threads-only", action="store_true", help="run only the 1-vs-2-thread check")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
 
@@ -128,12 +147,13 @@ def main() -> None:
         paths = build_models(Path(tmp))
         result: dict = {
             "benchmark": "runtime_real_length",
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                        "loadavg_at_start": os.getloadavg()},
             "model": "albert_tiny_zh shape (V=21128 E=128 H=312 L=4 I=1248), fp32, random weights",
             "corpus": {"source": str(args.sentences), "texts": len(texts), "batch_size": args.batch_size},
             "results": {},
         }
-        for fmt in args.formats.split(","):
+        for fmt in [] if args.threads_only else args.formats.split(","):
             for threads in (1, 2):
                 clf = TextClassifier.from_file(paths[fmt], num_threads=threads)
                 encs = clf.encode_all(texts)
@@ -148,10 +168,8 @@ def main() -> None:
                     "corpus": corpus(clf, encs, args.batch_size, max(2, args.repeats // 2)),
                 }
         for fmt in args.formats.split(","):
-            keys = [k for k in result["results"] if k.startswith(fmt + "/")]
-            if len(keys) == 2:
-                one, two = (result["results"][k]["single_text"]["real_length_ms_mean"] for k in keys)
-                result.setdefault("thread_scaling", {})[fmt] = {"single_text_ms_1_thread": one, "single_text_ms_2_threads": two, "ratio": one / two}
+            result.setdefault("thread_scaling", {})[fmt] = thread_scaling(TextClassifier, paths[fmt], texts, args.rounds)
+        result["machine"]["loadavg_at_end"] = os.getloadavg()
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
