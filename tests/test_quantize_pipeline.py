@@ -150,3 +150,36 @@ def test_quantized_files_are_much_smaller_than_fp32(auto_run):
     sizes = {v.name: v.size_bytes for v in report.variants if v.format == "tflite"}
     # This model is small enough that graph structure and the pack are a third of the fp32 file.
     assert sizes["dynamic_int8"] < 0.6 * sizes["fp32"] and sizes["int8_fc"] < 0.6 * sizes["fp32"]
+
+
+@pytest.fixture(scope="module")
+def strict_run(trained, tmp_path_factory):
+    """(report, out dir, raised) of an auto run whose budget int8_fc cannot meet (zero drop, 100 % agreement)."""
+    from albert_edge.errors import QuantizationError
+    from albert_edge.quantize import quantize_checkpoint
+
+    ckpt, calib, evaluation = trained
+    out = tmp_path_factory.mktemp("strict_out")
+    try:
+        report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=0.0, min_agreement=1.0,
+                                     eval_tsv=evaluation, rounds=3, max_seq_len=32, seq_len=32, max_fallback_steps=2)
+        return report, out, False
+    except QuantizationError as exc:
+        return exc.report, out, True
+
+
+def test_strict_budget_falls_back_the_worst_ranked_ops_to_float_step_by_step(strict_run):
+    report, _, _ = strict_run
+    steps = [v for v in report.variants if v.name.startswith("int8_fc_fb")]
+    assert steps, "int8_fc missed the budget, so the search must have tried fallbacks"
+    assert [len(v.float_fallback) for v in steps] == sorted(len(v.float_fallback) for v in steps)
+    assert all(v.float_fallback[: len(steps[0].float_fallback)] == steps[0].float_fallback for v in steps)
+    fc_float = [v.census["ops"].get("FULLY_CONNECTED:f32", 0) for v in steps if not v.error]
+    assert fc_float == sorted(fc_float)
+
+
+def test_budget_nobody_meets_writes_no_model_file(strict_run):
+    report, out, raised = strict_run
+    written = list(out.glob("model_*"))
+    assert (report.chosen is None) == raised
+    assert (not written) if raised else bool(written)

@@ -34,7 +34,11 @@ class TfliteCensus:
 
 
 def tflite_op_dtypes(model: bytes) -> dict[str, int]:
-    """``OP:dtype`` -> count over the main subgraph, read from the flatbuffer."""
+    """``OP:dtype`` -> count over the main subgraph, read from the flatbuffer.
+
+    dtype is that of the op's first (activation) input; ``+w_i8`` marks a float op with int8
+    weights (the dynamic-range "hybrid" form), e.g. ``FULLY_CONNECTED:f32+w_i8``.
+    """
     from ai_edge_litert import schema_py_generated as schema
     from albert_edge.runtime.pack import strip_tflite_pack
 
@@ -49,8 +53,11 @@ def tflite_op_dtypes(model: bytes) -> dict[str, int]:
     for i in range(graph.OperatorsLength()):
         op = graph.Operators(i)
         name = names.get(codes[op.OpcodeIndex()], str(codes[op.OpcodeIndex()]))
-        dtype = graph.Tensors(op.Inputs(0)).Type() if op.InputsLength() and op.Inputs(0) >= 0 else -1
-        counts[f"{name}:{_DTYPES.get(dtype, dtype)}"] += 1
+        types = [graph.Tensors(op.Inputs(j)).Type() if op.Inputs(j) >= 0 else -1 for j in range(op.InputsLength())]
+        key = f"{name}:{_DTYPES.get(types[0], types[0]) if types else '-'}"
+        if types and types[0] == 0 and 9 in types[1:]:
+            key += "+w_i8"  # hybrid (dynamic-range) kernel: float activations, int8 weights
+        counts[key] += 1
     return dict(sorted(counts.items()))
 
 
@@ -114,4 +121,5 @@ def census_onnx_variant(model: bytes) -> dict[str, Any]:
 
 def is_quantized_tflite(model: bytes) -> bool:
     """True if any op of the model already runs on int8/int16/uint8 inputs or dequantizes weights."""
-    return any(k.split(":")[1] in ("i8", "i16", "u8") or k.startswith("DEQUANTIZE:") for k in tflite_op_dtypes(model))
+    return any(k.split(":")[1].split("+")[0] in ("i8", "i16", "u8") or k.endswith("+w_i8") or k.startswith("DEQUANTIZE:")
+               for k in tflite_op_dtypes(model))
