@@ -48,7 +48,7 @@ def test_recommendation_is_the_fastest_variant_within_the_accuracy_budget():
     pick = recommend(rows, acc, "fp32", 128, max_drop=0.5)
     assert pick["variant"] == "dynamic"
     assert abs(pick["accuracy_drop_points"] - 0.3) < 1e-9
-    assert "2.00x vs fp32" in pick["text"]
+    assert "2.00x vs fp32" in pick["text"] and "accuracy -0.30 points vs fp32" in pick["text"]
 
 
 def test_recommendation_without_eval_says_accuracy_was_not_measured():

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from albert_edge.bench_latency.runner import (
-    _Cell, choose_baseline, describe_variants, real_lengths, run_benchmark, sample_batch_lengths, schedule)
+    _Cell, choose_baseline, describe_variants, device_lengths, real_lengths, run_benchmark, sample_batch_lengths,
+    schedule)
 from albert_edge.errors import DataError
 from test_bench_support import shared_models
 
@@ -114,3 +115,15 @@ def test_sweep_measures_every_variant_thread_and_length(tmp_path):
     assert report.recommendation["seq_len"] == "real"
     assert {p.name for p in tmp_path.iterdir()} >= {"report.json", "report.md", "report.png", "device_commands.sh"}
     assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_phone_commands_use_the_swept_lengths_plus_the_real_p90():
+    assert device_lengths([16, 128], {}) == [16, 128]
+    assert device_lengths([16, "real"], {"fp32": list(range(1, 101))}) == [16, 91]
+
+
+def test_inference_failure_in_the_worker_is_reported_as_json():
+    code, result = run_worker("--model", str(shared_models()["fp32"]), "--backend", "litert", "--threads", "1",
+                              "--seq-len", "4", "--runs", "2", "--warmup", "0", "--id-high", "100000")
+    assert code != 0 and result["ok"] is False
+    assert "fp32.tflite: inference failed" in result["error"]

@@ -100,7 +100,7 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     if speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
     if drop is not None:
-        parts.append(f"accuracy drop {drop:+.2f} points (budget {max_drop:g})")
+        parts.append(f"accuracy {0.0 - drop:+.2f} points vs {baseline} (budget: at most {max_drop:g} lower)")
     elif not measured:
         parts.append("accuracy not measured (pass --eval)")
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],

@@ -104,4 +104,13 @@ def describe_machine() -> dict:
         "os": f"{platform.system()} {platform.release()}",
         "python": sys.version.split()[0],
         "packages": package_versions(),
+        "load_average": load_average(),
     }
+
+
+def load_average() -> list[float] | None:
+    """1/5/15-minute load averages: a load above the core count means the numbers include waiting."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None

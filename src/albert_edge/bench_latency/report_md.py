@@ -17,6 +17,10 @@ def _size(size_bytes: int | None) -> str:
     return f"{size_bytes / 1e6:.2f} MB" if size_bytes >= 1e5 else f"{size_bytes / 1e3:.1f} kB"
 
 
+def _load(values: list[float] | None) -> str:
+    return "/".join(f"{v:.1f}" for v in values) if values else "–"
+
+
 def _seq_key(seq_len: int | str | None) -> tuple:
     return (1, 0) if seq_len == "real" else (0, seq_len if isinstance(seq_len, int) else -1)
 
@@ -33,7 +37,9 @@ def render_markdown(report: BenchReport) -> str:
     if machine.get("kind") == "host":
         out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
                 f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
-                f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}.",
+                f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}. "
+                f"Load average at start {_load(machine.get('load_average'))}, at end "
+                f"{_load(settings.get('load_average_end'))} (above the core count, runs waited for a CPU).",
                 f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
                 f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
                 f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
@@ -66,7 +72,7 @@ def render_markdown(report: BenchReport) -> str:
                 f"| {r['variant']} | {r['source']}{device} | {r['backend']} | {r['threads'] or '–'} | "
                 f"{_size(variant.get('size_bytes'))} | {p50} | {_fmt(r['latency_ms']['p90'])} | "
                 f"{_fmt(speedup, '.2f', 'x')} | {_fmt(acc['accuracy'] * 100 if acc else None, '.2f', '%')} | "
-                f"{_fmt(-drop if drop is not None else None, '+.2f')} | "
+                f"{_fmt(0.0 - drop if drop is not None else None, '+.2f')} | "
                 f"{_fmt(acc['agreement'] * 100 if acc else None, '.2f', '%')} |")
         pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5))
         if pick:

@@ -23,7 +23,7 @@ import numpy as np
 
 from albert_edge import __version__
 from albert_edge.bench_latency.analysis import thread_scaling
-from albert_edge.bench_latency.machine import describe_machine, physical_cores, usable_cpus
+from albert_edge.bench_latency.machine import describe_machine, load_average, physical_cores, usable_cpus
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import summarize
 from albert_edge.errors import BackendError, DataError, ModelFileError
@@ -301,7 +301,8 @@ def run_benchmark(
                   "runs_per_round": per_round, "warmup": warmup, "rounds": rounds, "pin": pin,
                   "max_drop": max_drop, "eval": str(eval_path) if eval_path else None,
                   "reference": str(reference) if reference else None, "backends": list(backends or []),
-                  "baseline": base, "seed": seed, "elapsed_s": round(time.time() - started, 1)},
+                  "baseline": base, "seed": seed, "elapsed_s": round(time.time() - started, 1),
+                  "load_average_end": load_average()},
         machine=machine,
         variants=[v.to_dict(v.name == base) for v in variants],
         results=results, accuracy=accuracy, thread_scaling=scaling, warnings=warnings,
