@@ -79,6 +79,9 @@ def test_assets_hold_the_model_unchanged_and_goldens_for_its_vocab(packed_model,
     first = Preprocessor(tok, 32).encode(android.DEFAULT_SENTENCES[0])
     assert records[0]["input_ids"] == first.input_ids
     assert all(r["max_seq_len"] == 32 for r in records)
+    digests = json.loads((assets / android.GOLDEN_CODEPOINTS).read_text(encoding="utf-8"))
+    committed = json.loads((REPO / android.TEST_RESOURCES / android.GOLDEN_CODEPOINTS).read_text(encoding="utf-8"))
+    assert digests["lower"] == committed["lower"] and "cased" not in digests
 
 
 def test_golden_logits_are_the_models_own_outputs(packed_model, tmp_path):

@@ -30,7 +30,14 @@ def rendered() -> dict[str, bytes]:
 
 @pytest.mark.parametrize(
     "name",
-    [android.GOLDEN_TOKENIZATION, android.GOLDEN_LOGITS, android.GOLDEN_LATENCY, android.PACK_FIXTURE, android.GOLDEN_PACK],
+    [
+        android.GOLDEN_TOKENIZATION,
+        android.GOLDEN_LOGITS,
+        android.GOLDEN_LATENCY,
+        android.PACK_FIXTURE,
+        android.GOLDEN_PACK,
+        android.GOLDEN_CODEPOINTS,
+    ],
 )
 def test_committed_golden_equals_regeneration(rendered, name):
     committed = (RESOURCES / name).read_bytes()

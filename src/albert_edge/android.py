@@ -39,6 +39,7 @@ GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
 GOLDEN_LOGITS = "golden_logits.jsonl"
 GOLDEN_LATENCY = "golden_latency.json"
 GOLDEN_PACK = "golden_pack.json"
+GOLDEN_CODEPOINTS = "golden_codepoints.json"
 PACK_FIXTURE = "pack_fixture.tflite"
 SENTENCES_FILE = "golden_sentences.txt"
 VOCAB_FILE = "vocab.txt"
@@ -95,6 +96,61 @@ EDGE_TEXTS: tuple[str, ...] = (
 )
 
 
+# Code point pools for the random texts: where Unicode data (categories, case mappings,
+# decompositions) is dense or differs between Unicode versions.
+_RANDOM_POOLS: tuple[tuple[int, int], ...] = (
+    (0x20, 0x7E),  # ASCII: BERT's ASCII punctuation ranges
+    (0x80, 0x24F),  # Latin-1 and Latin Extended: accents, NBSP, soft hyphen, C1 controls
+    (0x300, 0x36F),  # combining diacritics (Mn)
+    (0x370, 0x3FF),  # Greek: sigma rules
+    (0x400, 0x4FF),  # Cyrillic
+    (0x10A0, 0x10FF),  # Georgian: case pairs added in Unicode 11
+    (0x13A0, 0x13FF),  # Cherokee: lower-case maps to upper block
+    (0x1E00, 0x1EFF),  # Latin Extended Additional: precomposed letters
+    (0x2000, 0x206F),  # general punctuation, spaces, format characters
+    (0x3000, 0x303F),  # CJK symbols and punctuation
+    (0x3400, 0x4DBF),  # CJK Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xAC00, 0xD7A3),  # Hangul syllables (NFD decomposes them)
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs (NFC maps them)
+    (0xFF00, 0xFFEF),  # full-width forms
+    (0x10400, 0x1044F),  # Deseret: astral case pairs
+    (0x10570, 0x105BF),  # Vithkuqi: new in Unicode 14
+    (0x1F300, 0x1FAFF),  # emoji
+    (0x20000, 0x2A6DF),  # CJK Extension B
+    (0x2F800, 0x2FA1F),  # CJK compatibility supplement
+    (0x0, 0x10FFFF),  # anywhere: unassigned and private-use code points
+)
+_RANDOM_SEED = 20240603
+
+
+def random_texts(count: int = 120, seed: int = _RANDOM_SEED) -> list[str]:
+    """Seeded random strings over code points where a Java port is likely to differ from Python.
+
+    Surrogates are skipped (they cannot be written as UTF-8); spaces are mixed in so texts have
+    several words.
+    """
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        chars = []
+        for _ in range(rng.randint(1, 40)):
+            if rng.random() < 0.15:
+                chars.append(" ")
+                continue
+            lo, hi = rng.choice(_RANDOM_POOLS)
+            cp = rng.randint(lo, hi)
+            while _is_surrogate(cp):
+                cp = rng.randint(lo, hi)
+            chars.append(chr(cp))
+        texts.append("".join(chars))
+    return texts
+
+
+def _is_surrogate(cp: int) -> bool:
+    return 0xD800 <= cp <= 0xDFFF
+
+
 def review_sentences(pos_path: str | Path, neg_path: str | Path, per_file: int = 150) -> list[str]:
     """Pick ``per_file`` real reviews from each file, deterministically, for the golden inputs.
 
@@ -126,7 +182,7 @@ def read_sentences(path: str | Path) -> list[str]:
 
 
 def golden_cases(sentences: Sequence[str]) -> list[GoldenCase]:
-    """The golden inputs: every sentence alone, pairs under tight budgets, and every edge text.
+    """The golden inputs: every sentence alone, pairs under tight budgets, every edge text, random texts.
 
     Budgets are chosen so that single texts, pairs with a longer first or second segment, and
     pairs tied in length all get truncated somewhere.
@@ -144,6 +200,8 @@ def golden_cases(sentences: Sequence[str]) -> list[GoldenCase]:
         cases.append(GoldenCase(text, max_seq_len=8))
     for a, b in zip(EDGE_TEXTS, EDGE_TEXTS[1:]):
         cases.append(GoldenCase(a, b, max_seq_len=24))
+    for i, text in enumerate(random_texts()):
+        cases.append(GoldenCase(text, do_lower_case=i % 2 == 0))
     return cases
 
 
@@ -275,6 +333,39 @@ def latency_golden() -> dict[str, Any]:
     return {"sets": out}
 
 
+# Every code point is tokenized between these, so casing context (final sigma), punctuation
+# splitting and word joining are exercised, not just the character in isolation.
+CODEPOINT_CONTEXT = ("A", "\u03a3b")
+CODEPOINT_BLOCK = 4096
+
+
+def codepoint_digests(vocab_text: str, casings: Sequence[bool] = (True, False)) -> dict[str, Any]:
+    """SHA-256 per block of 4096 code points of the tokens of ``A + chr(cp) + Σb``, both casings.
+
+    Covers all of Unicode (surrogates excepted) in a few kilobytes: the Java test recomputes the
+    digests and names the first block that differs. Within a block, each code point's tokens
+    are joined with U+0001 (tokens never contain control characters) and lines with ``\\n``.
+    Keys ``"lower"`` / ``"cased"`` hold the digests for ``do_lower_case`` True / False.
+    """
+    import hashlib
+
+    before, after = CODEPOINT_CONTEXT
+    out: dict[str, Any] = {"context": [before, after], "block": CODEPOINT_BLOCK}
+    for lower in casings:
+        key = "lower" if lower else "cased"
+        tok = WordPieceTokenizer.from_vocab_text(vocab_text, do_lower_case=lower, source=VOCAB_FILE)
+        digests = []
+        for start in range(0, 0x110000, CODEPOINT_BLOCK):
+            lines = [
+                "\x01".join(tok.tokenize(before + chr(cp) + after))
+                for cp in range(start, start + CODEPOINT_BLOCK)
+                if not _is_surrogate(cp)
+            ]
+            digests.append(hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest())
+        out[key] = digests
+    return out
+
+
 def pack_fixture(vocab_text: str) -> tuple[bytes, dict[str, Any]]:
     """A packed .tflite for the Java pack-reader test, and what the Python reader sees in it.
 
@@ -322,6 +413,7 @@ def render_test_goldens(vocab_text: str, sentences: Sequence[str]) -> dict[str, 
         GOLDEN_LATENCY: (json.dumps(latency_golden(), indent=1) + "\n").encode("utf-8"),
         PACK_FIXTURE: fixture,
         GOLDEN_PACK: (json.dumps(expected, indent=1) + "\n").encode("utf-8"),
+        GOLDEN_CODEPOINTS: (json.dumps(codepoint_digests(vocab_text), indent=0, ensure_ascii=False) + "\n").encode("utf-8"),
     }
 
 
@@ -443,7 +535,8 @@ def write_android_assets(
     """Fill the app's ``assets/``: the packed model as ``model.tflite`` plus goldens for it.
 
     ``golden_tokenization.jsonl`` uses the pack's own vocab, casing and ``max_seq_len``;
-    ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
+    ``golden_codepoints.json`` the per-block digests of every code point under the pack's
+    casing; ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
     encodable cases, which the app's instrumented test compares with the phone's.
     """
     data, pack = load_model_pack(model_path)
@@ -454,6 +547,8 @@ def write_android_assets(
     records = tokenization_records(cases, vocab_text, source=source)
     written = [write_bytes_atomic(out / ASSET_MODEL, data)]
     written.append(write_text_atomic(out / GOLDEN_TOKENIZATION, render_jsonl(records)))
+    digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
+    written.append(write_text_atomic(out / GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))
     if with_logits:
         runnable = [c for c, r in zip(cases, records) if "error" not in r][:_MAX_MODEL_GOLDENS]
         labels = list(pack.labels or ())

@@ -21,6 +21,7 @@ import org.albertedge.core.AlbertCoreException;
 import org.albertedge.core.Encoding;
 import org.albertedge.core.Preprocessor;
 import org.albertedge.core.Scores;
+import org.albertedge.core.TokenizerDigest;
 import org.json.JSONArray;
 import org.json.JSONException;
 import org.json.JSONObject;
@@ -54,7 +55,7 @@ public class GoldenOnDeviceTest {
         classifier.close();
     }
 
-    private List<JSONObject> golden(String asset) throws IOException, JSONException {
+    private String text(String asset) throws IOException {
         InputStream in = context.getAssets().open(asset);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[1 << 16];
@@ -63,8 +64,12 @@ public class GoldenOnDeviceTest {
             out.write(buf, 0, n);
         }
         in.close();
+        return new String(out.toByteArray(), StandardCharsets.UTF_8);
+    }
+
+    private List<JSONObject> golden(String asset) throws IOException, JSONException {
         List<JSONObject> lines = new ArrayList<JSONObject>();
-        for (String line : new String(out.toByteArray(), StandardCharsets.UTF_8).split("\n")) {
+        for (String line : text(asset).split("\n")) {
             if (!line.isEmpty()) {
                 lines.add(new JSONObject(line));
             }
@@ -101,6 +106,24 @@ public class GoldenOnDeviceTest {
             assertArrayEquals(g.getString("text_a"), ints(g.getJSONArray("attention_mask")), enc.attentionMask);
             assertEquals(g.getString("text_a"), g.getBoolean("truncated"), enc.truncated);
         }
+    }
+
+    /** The phone's own Normalizer (ICU) and the tables, over all of Unicode: the check the JVM cannot make. */
+    @Test
+    public void everyCodePointTokenizesAsInPythonOnThisPhone() throws Exception {
+        JSONObject golden = new JSONObject(text("golden_codepoints.json"));
+        JSONArray context = golden.getJSONArray("context");
+        int block = golden.getInt("block");
+        JSONArray digests = golden.getJSONArray(classifier.pack().doLowerCase ? "lower" : "cased");
+        List<String> differing = new ArrayList<String>();
+        for (int b = 0; b < digests.length(); b++) {
+            String got = TokenizerDigest.blockDigest(classifier.preprocessor().tokenizer(), context.getString(0),
+                    context.getString(1), b, block);
+            if (!digests.getString(b).equals(got)) {
+                differing.add("U+" + Integer.toHexString(b * block) + "..U+" + Integer.toHexString((b + 1) * block - 1));
+            }
+        }
+        assertTrue("blocks that tokenize differently from Python: " + differing, differing.isEmpty());
     }
 
     @Test
