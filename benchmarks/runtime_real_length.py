@@ -111,20 +111,38 @@ def corpus(clf, encs, batch_size: int, repeats: int) -> dict[str, float]:
 
 
 def thread_scaling(cls, path: Path, texts: list[str], rounds: int) -> dict[str, float]:
-    """Median latency of one [8, 128] batch at 1 and 2 threads, alternated so load drift hits both."""
-    clfs = {n: cls.from_file(path, num_threads=n) for n in (1, 2)}
-    encs = clfs[1].encode_all(texts[:8])
-    inputs = clfs[1]._batch_inputs(encs, PAD_TO)  # noqa: SLF001
-    times: dict[int, list[float]] = {1: [], 2: []}
-    for n, clf in clfs.items():
-        clf.run_inputs(inputs)
+    """Latency of one [8, 128] batch at 1 and 2 threads, alternated so load drift hits both.
+
+    Also the process CPU time per wall second during each invoke: above 1 means the
+    interpreter really ran kernels on more than one thread, which holds even when a busy
+    machine hides the latency gain.
+    """
+    def os_threads() -> int:
+        return len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else -1
+
+    clfs, added = {}, {}
+    for n in (1, 2):
+        before = os_threads()
+        clfs[n] = cls.from_file(path, num_threads=n)
+        encs = clfs[n].encode_all(texts[:8])
+        inputs = clfs[n]._batch_inputs(encs, PAD_TO)  # noqa: SLF001
+        clfs[n].run_inputs(inputs)
+        added[n] = os_threads() - before
+    wall: dict[int, list[float]] = {1: [], 2: []}
+    cpu: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(rounds):
         for n, clf in clfs.items():
-            t = time.perf_counter()
+            c, t = time.process_time(), time.perf_counter()
             clf.run_inputs(inputs)
-            times[n].append(time.perf_counter() - t)
-    one, two = statistics.median(times[1]), statistics.median(times[2])
-    return {"batch8x128_ms_1_thread": 1e3 * one, "batch8x128_ms_2_threads": 1e3 * two, "speedup_2_vs_1": one / two}
+            wall[n].append(time.perf_counter() - t)
+            cpu[n].append(time.process_time() - c)
+    one, two = statistics.median(wall[1]), statistics.median(wall[2])
+    return {
+        "batch8x128_ms_1_thread": 1e3 * one, "batch8x128_ms_2_threads": 1e3 * two, "speedup_2_vs_1": one / two,
+        "min_ms_1_thread": 1e3 * min(wall[1]), "min_ms_2_threads": 1e3 * min(wall[2]),
+        "cpu_per_wall_1_thread": sum(cpu[1]) / sum(wall[1]), "cpu_per_wall_2_threads": sum(cpu[2]) / sum(wall[2]),
+        "os_threads_added_1_thread": added[1], "os_threads_added_2_threads": added[2],
+    }
 
 
 def main() -> None:
