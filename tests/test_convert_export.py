@@ -196,6 +196,8 @@ def test_conversion_report_records_size_census_and_parity_for_every_file(convert
         assert {(c["batch"], c["seq"]) for c in entry["cases"]} >= {(1, 7), (3, 64), (3, 128)}
         assert {c["threads"] for c in entry["cases"]} == {1, 2}
     assert "model_fp32.tflite" in report.table()
+    drift = saved["graph"]["gelu_exact_vs_tanh_drift"]
+    assert drift["graph_form"] == "gelu_tanh" and 0 < drift["max_abs_logit"] < 1e-1
 
 
 def test_hugging_face_transformers_agrees_with_the_exported_onnx(converted):

@@ -208,7 +208,8 @@ def convert_checkpoint(
                    "vocab_size": asset.vocab_size},
         config=_config_dict(config),
         graph={"tflite": {**asdict(GraphOptions()), "activation": activation_kind(config, GraphOptions())},
-               "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"}},
+               "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
+               "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
     )
     written: list[Path] = []
     try:
@@ -222,6 +223,31 @@ def convert_checkpoint(
             path.unlink(missing_ok=True)
         raise
     return report
+
+
+def gelu_drift(weights: Any, samples: Any) -> dict[str, Any] | None:
+    """What the other GELU form would cost: reference drift if the checkpoint's GELU were swapped.
+
+    The graph keeps the checkpoint's own form (TFLite's builtin GELU runs both); this records,
+    in the report, how far the exact and tanh forms are apart for these weights.
+    """
+    from dataclasses import replace
+
+    from albert_edge.model.reference import reference_forward
+
+    act = weights.config.hidden_act
+    if act not in ("gelu_tanh", "gelu_exact"):
+        return None
+    other = "gelu_exact" if act == "gelu_tanh" else "gelu_tanh"
+    swapped = replace(weights, config=weights.config.with_changes(hidden_act=other))
+    logit, hidden = 0.0, 0.0
+    short = [(x, ref) for x, ref in zip(samples.inputs, samples.expected) if x["input_ids"].shape[1] <= 64]
+    for inputs, ref in short:
+        out = reference_forward(swapped, **inputs)
+        hidden = max(hidden, float(abs(out.last_hidden_state - ref.last_hidden_state).max()))
+        if ref.logits is not None:
+            logit = max(logit, float(abs(out.logits - ref.logits).max()))
+    return {"graph_form": act, "other_form": other, "max_abs_logit": logit, "max_abs_hidden": hidden}
 
 
 def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: str) -> bytes:
