@@ -11,7 +11,11 @@ import pytest
 from albert_edge import android
 from albert_edge.cli import main
 from albert_edge.errors import ModelFileError
-from albert_edge.runtime.pack import ModelPack, attach_tflite_pack, pack_to_metadata_props
+from albert_edge.runtime.pack import (
+    ModelPack,
+    attach_tflite_pack,
+    pack_to_metadata_props,
+)
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,24 +15,41 @@ Java tests must reproduce them exactly. Two uses:
 Golden formats (one JSON object per line, no padding; android_demo/README.md explains their use):
 ``golden_tokenization.jsonl`` records
 ``{text_a, text_b, max_seq_len, do_lower_case, tokens, input_ids, token_type_ids,
-attention_mask, truncated}``; ``golden_logits.jsonl`` records ``{logits, probs, label}`` plus
-``labels`` (and the input texts for model goldens).
+attention_mask, truncated}`` (or ``error: "no_tokens"`` for an input both sides must refuse);
+``golden_logits.jsonl`` records ``{logits, probs, label}`` plus ``labels`` (and the input texts
+for model goldens); ``golden_codepoints.json`` holds per-block digests of how every code point
+tokenizes; ``golden_latency.json`` numpy's percentiles and histograms of sample latencies.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import random
+import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 from albert_edge.android_tables import render_unicode_tables_java
-from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.atomic import (
+    ensure_writable_dir,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from albert_edge.errors import DataError, ModelFileError, TokenizerError
-from albert_edge.runtime.pack import ModelPack, attach_tflite_pack, read_model_bytes, read_pack_bytes, model_kind
+from albert_edge.runtime.pack import (
+    ModelPack,
+    attach_tflite_pack,
+    model_kind,
+    read_model_bytes,
+    read_pack_bytes,
+)
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
 
 GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
@@ -75,11 +92,17 @@ EDGE_TEXTS: tuple[str, ...] = (
     "表情😀👍🏽🇨🇳很❤️！",  # emoji: astral code points, skin-tone modifier, ZWJ-free flags, VS16
     "全角标点：「你好」『世界』【测试】（括号）《书名》〈尖〉……——～！？；，。、",  # full-width / CJK punctuation
     "ＡＢＣ１２３ｘｙｚ＠＃＄％",  # full-width Latin and digits (NFD does not fold them)
-    "\u3400\u3401\u4db5 \U00020000\U00020001\U0002a6b2 \U0002a700\U0002b734 \U0002b740\U0002b81d "
-    "\U0002b820\U0002cea1 \uf900\uf901\ufa2d \U0002f800\U0002f801\U0002fa1d",  # CJK Ext A-E, compatibility F900/2F800
+    # CJK Extensions A-E, compatibility ideographs (F900 block, 2F800 supplement)
+    (
+        "\u3400\u3401\u4db5 \U00020000\U00020001\U0002a6b2 \U0002a700\U0002b734 \U0002b740\U0002b81d "
+        "\U0002b820\U0002cea1 \uf900\uf901\ufa2d \U0002f800\U0002f801\U0002fa1d"
+    ),
     "𰀀𰀁 𲎯 ㄅㄆ ぁあ アイ 가나 ꀀ",  # Ext G (not BERT-Chinese), bopomofo, kana, hangul, Yi
-    "超长单词supercalifragilisticexpialidociouspneumonoultramicroscopicsilicovolcanoconiosis"
-    "antidisestablishmentarianismfloccinaucinihilipilification结束",  # word > 100 chars -> one [UNK]
+    # a word over 100 characters becomes one [UNK]
+    (
+        "超长单词supercalifragilisticexpialidociouspneumonoultramicroscopicsilicovolcanoconiosis"
+        "antidisestablishmentarianismfloccinaucinihilipilification结束"
+    ),
     "unaffable unbelievable reprogramming 1234567890 3.14159 2,000,000",  # ## continuations, digits
     "tab\there\nnewline\r\ncrlf\u3000ideographic\u00a0nbsp\u2028linesep\u2029parasep\u0085nel",  # whitespace kinds
     "zero\u200bwidth\u200dzwj\u00adsoft\ufeffbom\u200eLRM\x00nul\ufffdrepl\x7fdel\x1bESC",  # Cf/Cc and U+FFFD removed
@@ -198,7 +221,7 @@ def golden_cases(sentences: Sequence[str]) -> list[GoldenCase]:
         for lower in (True, False):
             cases.append(GoldenCase(text, do_lower_case=lower))
         cases.append(GoldenCase(text, max_seq_len=8))
-    for a, b in zip(EDGE_TEXTS, EDGE_TEXTS[1:]):
+    for a, b in itertools.pairwise(EDGE_TEXTS):
         cases.append(GoldenCase(a, b, max_seq_len=24))
     for i, text in enumerate(random_texts()):
         cases.append(GoldenCase(text, do_lower_case=i % 2 == 0))
@@ -268,8 +291,6 @@ def logits_record(logits: Sequence[float], labels: Sequence[str], **extra: Any) 
 
 def _float32(value: float) -> float:
     """Round to the nearest float32, as a model's output tensor holds it."""
-    import struct
-
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
@@ -304,8 +325,6 @@ def latency_golden() -> dict[str, Any]:
 
     Several sample sets: odd and even counts, duplicates, a single sample, heavy tails.
     """
-    import numpy as np
-
     rng = random.Random(_LATENCY_SEED)
     sets = [
         [round(rng.lognormvariate(1.5, 0.3), 4) for _ in range(101)],
@@ -347,8 +366,6 @@ def codepoint_digests(vocab_text: str, casings: Sequence[bool] = (True, False)) 
     are joined with U+0001 (tokens never contain control characters) and lines with ``\\n``.
     Keys ``"lower"`` / ``"cased"`` hold the digests for ``do_lower_case`` True / False.
     """
-    import hashlib
-
     before, after = CODEPOINT_CONTEXT
     out: dict[str, Any] = {"context": [before, after], "block": CODEPOINT_BLOCK}
     for lower in casings:
@@ -494,8 +511,6 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
 
 def model_logits(model_data: bytes, pack: ModelPack, cases: Sequence[GoldenCase], source: str) -> list[list[float]]:
     """Logits ``[num_labels]`` per case from LiteRT (the interpreter of record), fed unpadded by name."""
-    import numpy as np
-
     try:
         from ai_edge_litert.interpreter import Interpreter
     except ImportError:

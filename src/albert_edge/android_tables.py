@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from albert_edge.tokenizer import _text as bert_text
 
