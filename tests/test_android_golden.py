@@ -83,14 +83,28 @@ def test_pack_fixture_reads_back_with_the_committed_vocab():
     assert pack.labels == ("negative", "positive")
 
 
-def test_cli_golden_only_regenerates_identical_files(tmp_path):
+def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatch, rendered):
+    # The rendering itself is proven above; this checks what the CLI reads and writes, without
+    # paying for a second full regeneration.
     for name in (android.VOCAB_FILE, android.SENTENCES_FILE):
         (tmp_path / name).write_bytes((RESOURCES / name).read_bytes())
+    seen = {}
+
+    def fake_render(vocab_text, sentences):
+        seen["args"] = (vocab_text, list(sentences))
+        return rendered
+
+    monkeypatch.setattr(android, "render_test_goldens", fake_render)
+    monkeypatch.setattr(android, "render_unicode_tables_java", lambda: "// tables\n")
     tables = tmp_path / "UnicodeTables.java"
     assert main(["android-assets", "--golden-only", str(tmp_path), "--unicode-tables", str(tables)]) == 0
-    for name in (android.GOLDEN_TOKENIZATION, android.GOLDEN_LOGITS, android.PACK_FIXTURE):
-        assert (tmp_path / name).read_bytes() == (RESOURCES / name).read_bytes()
-    assert tables.read_text(encoding="utf-8") == render_unicode_tables_java()
+    assert seen["args"] == (
+        (RESOURCES / android.VOCAB_FILE).read_text(encoding="utf-8"),
+        android.read_sentences(RESOURCES / android.SENTENCES_FILE),
+    )
+    for name, data in rendered.items():
+        assert (tmp_path / name).read_bytes() == data
+    assert tables.read_text(encoding="utf-8") == "// tables\n"
 
 
 def test_softmax_label_is_first_maximum_on_ties():
@@ -102,3 +116,13 @@ def test_softmax_label_is_first_maximum_on_ties():
 def test_softmax_survives_logits_that_overflow_exp():
     probs = android.softmax([1000.0, -1000.0])
     assert probs == [1.0, 0.0]
+
+
+def test_review_pick_is_deterministic_and_mixes_in_latin_lines(tmp_path):
+    for name in ("pos.txt", "neg.txt"):
+        lines = [f"{name}第{i}条评论很好" if i % 3 else f"{name} review {i} with English words" for i in range(400)]
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    first = android.review_sentences(tmp_path / "pos.txt", tmp_path / "neg.txt", per_file=40)
+    assert first == android.review_sentences(tmp_path / "pos.txt", tmp_path / "neg.txt", per_file=40)
+    assert len(first) == 80
+    assert sum("English" in s for s in first) >= 40
