@@ -120,9 +120,10 @@ def test_softmax_survives_logits_that_overflow_exp():
 
 def test_review_pick_is_deterministic_and_mixes_in_latin_lines(tmp_path):
     for name in ("pos.txt", "neg.txt"):
-        lines = [f"{name}第{i}条评论很好" if i % 3 else f"{name} review {i} with English words" for i in range(400)]
+        lines = [f"第{i}条评论很好" if i % 3 else f"review {i} with English words" for i in range(400)]
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     first = android.review_sentences(tmp_path / "pos.txt", tmp_path / "neg.txt", per_file=40)
     assert first == android.review_sentences(tmp_path / "pos.txt", tmp_path / "neg.txt", per_file=40)
     assert len(first) == 80
-    assert sum("English" in s for s in first) >= 40
+    # Half of each file's picks come from the Latin-mixed lines, although only a third are.
+    assert sum("English" in s for s in first) >= 40 + 2 * (20 // 3)
