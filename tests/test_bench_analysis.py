@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from albert_edge.bench_latency.analysis import recommend, speedup_vs_baseline, thread_scaling
+from albert_edge.bench_latency.analysis import (
+    recommend,
+    speedup_vs_baseline,
+    thread_scaling,
+)
 
 
 def result(variant: str, threads: int, median: float, seq_len: int | str = 128, source: str = "host",

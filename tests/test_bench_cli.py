@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from albert_edge.cli import main
 from test_bench_device import PLAIN_LOG, PROFILED_LOG
 from test_bench_support import shared_models
+
+from albert_edge.cli import main
 
 
 def test_bench_prints_the_table_and_writes_the_report_files(tmp_path, capsys):

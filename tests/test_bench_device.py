@@ -10,11 +10,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_bench_support import shared_models
 
 from albert_edge.bench_latency.device import (
-    benchmark_command, device_commands_script, device_result, parse_benchmark_log, tflite_input_order)
+    benchmark_command,
+    device_commands_script,
+    device_result,
+    parse_benchmark_log,
+    tflite_input_order,
+)
 from albert_edge.errors import DataError
-from test_bench_support import shared_models
 
 PROFILED_LOG = """\
 INFO: STARTING!

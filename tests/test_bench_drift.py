@@ -6,10 +6,10 @@ import functools
 
 import numpy as np
 import pytest
+from test_bench_support import LABELS, VOCAB_SIZE, shared_models
 
 from albert_edge.bench_latency.drift import measure_drift
 from albert_edge.evaluate import evaluate
-from test_bench_support import LABELS, VOCAB_SIZE, shared_models
 
 
 @functools.cache
@@ -41,7 +41,12 @@ def test_the_same_graph_on_another_runtime_drifts_only_by_rounding():
 
 
 def test_reference_checkpoint_drift_matches_evaluate_against_the_numpy_reference(tmp_path):
-    from albert_edge.model import AlbertConfig, load_checkpoint, random_weights, write_hf_checkpoint
+    from albert_edge.model import (
+        AlbertConfig,
+        load_checkpoint,
+        random_weights,
+        write_hf_checkpoint,
+    )
 
     config = AlbertConfig(vocab_size=VOCAB_SIZE, embedding_size=8, hidden_size=16, num_hidden_layers=2,
                           num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)

@@ -8,18 +8,25 @@ import subprocess
 import sys
 
 import pytest
+from test_bench_support import shared_models
 
 from albert_edge.bench_latency.runner import (
-    _Cell, choose_baseline, describe_variants, device_lengths, real_lengths, run_benchmark, sample_batch_lengths,
-    schedule)
+    _Cell,
+    choose_baseline,
+    describe_variants,
+    device_lengths,
+    real_lengths,
+    run_benchmark,
+    sample_batch_lengths,
+    schedule,
+)
 from albert_edge.errors import DataError
-from test_bench_support import shared_models
 
 WORKER = [sys.executable, "-m", "albert_edge.bench_latency.worker"]
 
 
 def run_worker(*args: str) -> tuple[int, dict]:
-    proc = subprocess.run([*WORKER, *args], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*WORKER, *args], capture_output=True, text=True, timeout=120, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stdout + proc.stderr
     return proc.returncode, json.loads(lines[0])

@@ -9,14 +9,22 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from test_bench_support import shared_models
 
 from albert_edge.bench_latency.report_md import render_markdown
 from albert_edge.bench_latency.runner import run_benchmark
 from albert_edge.bench_latency.schema import (
-    ACCURACY_KEYS, LATENCY_KEYS, RESULT_KEYS, SCHEMA_VERSION, TOP_LEVEL_KEYS, VARIANT_KEYS, BenchReport,
-    load_report, validate_report)
+    ACCURACY_KEYS,
+    LATENCY_KEYS,
+    RESULT_KEYS,
+    SCHEMA_VERSION,
+    TOP_LEVEL_KEYS,
+    VARIANT_KEYS,
+    BenchReport,
+    load_report,
+    validate_report,
+)
 from albert_edge.errors import DataError
-from test_bench_support import shared_models
 
 
 @functools.cache

@@ -15,10 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-from albert_edge.runtime.pack import ModelPack, attach_tflite_pack, pack_to_metadata_props
+from albert_edge.runtime.pack import (
+    ModelPack,
+    attach_tflite_pack,
+    pack_to_metadata_props,
+)
 
-WORDS = ("good great fine nice happy love clean quiet friendly warm bad awful dirty noisy rude cold "
-         "sad hate broken slow room hotel staff food bed view price the a was very not and but").split()
+WORDS = [
+    "good", "great", "fine", "nice", "happy", "love", "clean", "quiet", "friendly", "warm",     # positive
+    "bad", "awful", "dirty", "noisy", "rude", "cold", "sad", "hate", "broken", "slow",         # negative
+    "room", "hotel", "staff", "food", "bed", "view", "price", "the", "a", "was", "very", "not", "and", "but",
+]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 VOCAB_SIZE = 128   # embedding rows: covers the vocab and the worker's random timing ids (1..99)
 HIDDEN = 64

@@ -6,8 +6,9 @@ ratio across two runs on a shared machine measures the neighbours as much as the
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def _p50(result: dict) -> float:
@@ -39,7 +40,7 @@ def thread_scaling(results: Iterable[dict], physical_cores: int) -> tuple[list[d
         for r in rows:
             points.append({"threads": r["threads"], "median_ms": _p50(r),
                            "speedup_vs_1": _p50(one) / _p50(r) if one else None})
-        for fewer, more in zip(rows, rows[1:]):
+        for fewer, more in itertools.pairwise(rows):
             if _p50(more) > _p50(fewer):
                 where = f"{variant} ({backend}, seq {seq_len}, {source})"
                 notes.append(f"{where}: {more['threads']} threads slower than {fewer['threads']} "

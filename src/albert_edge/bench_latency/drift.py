@@ -8,8 +8,8 @@ instead of re-running the baseline for every variant. Not timed: this runs in th
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from albert_edge import __version__
 from albert_edge.bench_latency.analysis import thread_scaling

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from albert_edge.atomic import atomic_path, ensure_writable_dir, write_text_atomic
 from albert_edge.bench_latency.device import device_commands_script

@@ -17,6 +17,7 @@ def render_png(report: BenchReport, target: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     source = "host" if any(r["source"] == "host" for r in report.results) else "device"
     measured = [r for r in report.results if r["source"] == source and r["threads"] is not None]
@@ -28,16 +29,20 @@ def render_png(report: BenchReport, target: Path) -> Path:
     colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
 
     fig, axes = plt.subplots(1, len(threads) + 1, figsize=(4.2 * (len(threads) + 1), 3.8), squeeze=False)
+    # Without --eval the y axis shows what was measured instead: the file size.
+    sizes = {v["name"]: (v.get("size_bytes") or 0) / 1e6 for v in report.variants}
+    y_of = accuracy if accuracy else sizes
     for ax, n in zip(axes[0], threads):
         for r in (r for r in rows if r["threads"] == n):
-            y = accuracy.get(r["variant"])
+            y = y_of.get(r["variant"], 0.0)
             marker = "o" if r["backend"] != "onnxruntime" else "s"
-            ax.scatter(_p50(r), y if y is not None else 0.0, color=colors[r["variant"]], marker=marker)
-            ax.annotate(f"{r['variant']} ({r['backend']})", (_p50(r), y if y is not None else 0.0),
-                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+            ax.scatter(_p50(r), y, color=colors[r["variant"]], marker=marker)
+            ax.annotate(f"{r['variant']} ({r['backend']})", (_p50(r), y), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
         ax.set_title(f"{source}: {n} thread{'s' if n > 1 else ''}, seq {seq_len}")
         ax.set_xlabel("p50 latency (ms)")
-        ax.set_ylabel("accuracy (%)" if accuracy else "accuracy not measured")
+        ax.set_ylabel("accuracy (%)" if accuracy else "file size (MB); accuracy not measured")
+        ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.grid(alpha=0.3)
     ax = axes[0][-1]
     for (variant, backend) in sorted({(r["variant"], r["backend"]) for r in rows}):

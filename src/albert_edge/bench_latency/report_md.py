@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from albert_edge.bench_latency.analysis import (
-    _p50, accuracy_drop_points, headline_seq_len, recommend, speedup_vs_baseline)
+    _p50,
+    accuracy_drop_points,
+    headline_seq_len,
+    recommend,
+    speedup_vs_baseline,
+)
 from albert_edge.bench_latency.schema import BenchReport
 
 

@@ -15,15 +15,20 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
 from albert_edge import __version__
 from albert_edge.bench_latency.analysis import thread_scaling
-from albert_edge.bench_latency.machine import describe_machine, load_average, physical_cores, usable_cpus
+from albert_edge.bench_latency.machine import (
+    describe_machine,
+    load_average,
+    physical_cores,
+    usable_cpus,
+)
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import summarize
 from albert_edge.errors import BackendError, DataError, ModelFileError
@@ -165,7 +170,7 @@ def run_worker(argv: list[str]) -> dict:
     # The worker's own thread count is the only one that should matter.
     env.setdefault("OMP_NUM_THREADS", "1")
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, env=env)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise BackendError(f"benchmark worker timed out after {WORKER_TIMEOUT_S}s: {' '.join(argv[3:])}") from None
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]

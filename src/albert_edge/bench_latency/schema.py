@@ -77,7 +77,7 @@ class BenchReport:
         return json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "<report>") -> "BenchReport":
+    def from_dict(cls, data: dict, source: str = "<report>") -> BenchReport:
         validate_report(data, source)
         return cls(**{k: data[k] for k in TOP_LEVEL_KEYS})
 

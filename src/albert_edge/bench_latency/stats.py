@@ -6,8 +6,8 @@ honest interpolation between the two slowest-but-one samples rather than the sin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class LatencySummary:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "LatencySummary":
+    def from_dict(cls, data: dict) -> LatencySummary:
         return cls(**{k: data[k] for k in ("count", "min", "median", "mean", "p90", "p99", "std", "max")})
 
 

@@ -18,7 +18,7 @@ import os
 import resource
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def measure(args: argparse.Namespace) -> dict:
             start = time.perf_counter()
             run(feeds)
             samples.append((time.perf_counter() - start) * 1e3)
-    except Exception as exc:  # interpreters raise RuntimeError/ValueError with multi-line texts
+    except Exception as exc:  # noqa: BLE001 - interpreters raise RuntimeError/ValueError with long texts
         raise WorkerError(f"{args.model}: inference failed ({str(exc).splitlines()[0]})") from None
     return {
         "ok": True,
