@@ -202,7 +202,11 @@ def _tflite_runner(data: bytes, task: str, num_threads: int, label: str, with_hi
         raise ConversionError(f"{label}: LiteRT cannot load the model ({str(exc).strip().splitlines()[0]})") from None
     hidden_index = None
     if probe is not None:
-        hidden_index = next((t["index"] for t in probe.get_tensor_details() if t["name"] == HIDDEN_TENSOR_NAME), None)
+        hidden = next((t for t in probe.get_tensor_details() if t["name"] == HIDDEN_TENSOR_NAME), None)
+        hidden_index = None if hidden is None else hidden["index"]
+        # In a fully quantized model the tensor holds integers; compare its dequantized values.
+        scale, zero_point = (hidden["quantization"] if hidden is not None and hidden["dtype"] != np.float32
+                             else (1.0, 0))
         probe_runner = probe.get_signature_runner("serving_default")
 
     def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -212,7 +216,8 @@ def _tflite_runner(data: bytes, task: str, num_threads: int, label: str, with_hi
                 "hidden": out["last_hidden_state"], "pooled": out["pooled_output"]}
             if hidden_index is not None:
                 probe_runner(**{name: inputs[name] for name in INPUT_NAMES})
-                got["hidden"] = probe.get_tensor(hidden_index)
+                raw = probe.get_tensor(hidden_index)
+                got["hidden"] = (raw.astype(np.float64) - zero_point) * scale if scale != 1.0 or zero_point else raw
         except (ValueError, RuntimeError, KeyError) as exc:
             raise ConversionError(f"{label}: LiteRT failed to run the serving signature ({str(exc).strip().splitlines()[0]})") from None
         return got
