@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from albert_edge.bench_latency.analysis import (
     _p50,
     accuracy_drop_points,
@@ -83,6 +85,7 @@ def render_markdown(report: BenchReport) -> str:
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
+    out += _load_and_memory(report)
     if report.accuracy:
         out += ["## Drift against the baseline", "",
                 "| variant | examples | accuracy | agreement | max abs Δlogit | mean abs Δlogit | "
@@ -108,6 +111,29 @@ def render_markdown(report: BenchReport) -> str:
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)
+
+
+def _load_and_memory(report: BenchReport) -> list[str]:
+    """Per variant, backend and source: median init and first-inference time, worst peak memory."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in report.results:
+        groups.setdefault((r["variant"], r["backend"], r["source"]), []).append(r)
+    if not groups:
+        return []
+    lines = ["## Load time and memory", "",
+             "Init is the model load (interpreter built, delegate applied); medians over every configuration; "
+             "peak memory is the worst process (host: the worker's peak RSS, Python included).", "",
+             "| variant | source | backend | size | init ms | first inference ms | peak memory MB |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for (variant, backend, source), rows in groups.items():
+        size = (report.variant(variant) or {}).get("size_bytes")
+        inits = [r["init_ms"] for r in rows if r["init_ms"] is not None]
+        firsts = [r["first_inference_ms"] for r in rows if r["first_inference_ms"] is not None]
+        peaks = [r["peak_rss_mb"] for r in rows if r["peak_rss_mb"] is not None]
+        lines.append(f"| {variant} | {source} | {backend} | {_size(size)} | "
+                     f"{_fmt(float(np.median(inits)) if inits else None)} | "
+                     f"{_fmt(float(np.median(firsts)) if firsts else None)} | {_fmt(max(peaks) if peaks else None)} |")
+    return [*lines, ""]
 
 
 def overall_recommendation(report: BenchReport) -> dict | None:
