@@ -87,7 +87,7 @@ def test_variants_are_named_by_their_pack_tag_and_fp32_is_the_baseline():
 
 
 def test_real_lengths_are_the_packed_tokenizer_lengths_of_the_eval_set():
-    from albert_edge.data import read_tsv
+    from albert_edge.evaluate import read_tsv
 
     models = shared_models()
     [variant] = describe_variants([models["fp32"]])

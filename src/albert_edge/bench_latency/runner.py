@@ -120,7 +120,7 @@ def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]
 
 def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[int]:
     """Token lengths of the eval set as the model's packed tokenizer encodes them (with specials)."""
-    from albert_edge.data import read_tsv
+    from albert_edge.evaluate import read_tsv
     from albert_edge.runtime.pack import read_pack
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
