@@ -57,3 +57,22 @@ def test_labelled_drift_reports_accuracy_points_lost():
     got = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
     d = drift(got, ref, labels=np.array([0, 1, 0, 1]))
     assert d.accuracy == 0.75 and d.accuracy_drop == 25.0 and d.max_abs_logit == 1.0
+
+
+def test_dynamic_int8_stores_the_position_table_as_int8_and_keeps_logits_close():
+    from albert_edge.model import AlbertConfig, random_weights
+    from albert_edge.quantize.census import tflite_op_dtypes
+    from albert_edge.quantize.measure import variant_logits
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    config = AlbertConfig(vocab_size=600, embedding_size=32, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=128, max_position_embeddings=512)
+    weights = random_weights(config, num_labels=2, seed=1)
+    fp32, dyn = tflite_variant(weights, "fp32"), tflite_variant(weights, "dynamic_int8")
+    ops = tflite_op_dtypes(dyn)
+    assert ops.get("DEQUANTIZE:i8", 0) >= 2  # word table (converter) + position table (our edit)
+    rng = np.random.default_rng(0)
+    samples = [{"input_ids": rng.integers(5, 600, (1, 40)).astype(np.int32),
+                "attention_mask": np.ones((1, 40), np.int32), "token_type_ids": np.zeros((1, 40), np.int32)}]
+    ref, got = variant_logits(fp32, samples), variant_logits(dyn, samples)
+    assert np.abs(ref - got).max() < 0.1 * np.abs(ref).max() + 0.05

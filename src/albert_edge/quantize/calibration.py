@@ -53,12 +53,6 @@ class CalibrationSet:
                 yield [np.pad(sample[name], ((0, 0), (0, extra))) for name in order]
         return generate
 
-    def split(self, held_out: float = 0.25) -> tuple["CalibrationSet", "CalibrationSet"]:
-        """(calibrate, held-out): the held-out part judges drift when no labelled eval set is given."""
-        cut = max(1, int(round(len(self.samples) * (1.0 - held_out))))
-        return (CalibrationSet(self.samples[:cut], self.source),
-                CalibrationSet(self.samples[cut:] or self.samples[-1:], self.source))
-
 
 def read_calibration_texts(path: str | os.PathLike[str], min_texts: int = MIN_CALIBRATION_TEXTS) -> list[str]:
     """Texts of a ``.txt`` (one per line) or ``.tsv`` (label<TAB>text[<TAB>text_b]; text_a used) file.

@@ -211,13 +211,16 @@ def quantize_checkpoint(
     max_size_mb: float | None = None,
     max_fallback_steps: int = 4,
     weights: Any = None,
+    variants: Sequence[str] | None = None,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
 
     ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
     ops to float until drift fits ``max_drop`` / ``min_agreement``, and marks the fastest variant
     within budget as chosen; if none fits it raises QuantizationError (``exc.report`` holds the
-    measurements) and writes nothing.
+    measurements) and writes nothing. ``variants`` overrides the mode's TFLite variant list
+    (benchmarks build them all); ``weights`` skips loading ``checkpoint`` (its directory still
+    provides the tokenizer asset).
     """
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -255,20 +258,23 @@ def quantize_checkpoint(
     asset = find_tokenizer_asset(checkpoint, vocab, None)
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
-    calibration = encode_calibration(texts, preprocessor, str(calib))
     if examples is not None:
+        calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = _encode_examples(examples, preprocessor, str(eval_tsv))
         judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
                  "labels_from": labels_source, "kind": "labelled eval TSV"}
     else:
-        calibration, held_out = calibration.split(0.25)
-        judge_samples = list(held_out.samples)
-        judge = {"data": f"{calib} (held-out quarter)", "examples": len(judge_samples), "labels": names,
-                 "labels_from": labels_source, "kind": "unlabelled: accuracy drop bounded by disagreement"}
+        # Calibrate on the first three quarters, judge on the last quarter (never on calibration text).
+        cut = max(1, (3 * len(texts)) // 4)
+        calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
+        judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
+        judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
+                 "labels": names, "labels_from": labels_source,
+                 "kind": "unlabelled: accuracy drop bounded by disagreement"}
     budget = Budget(float(max_drop), float(min_agreement),
                     None if max_size_mb is None else int(max_size_mb * 1e6))
 
-    results = _build_variants(weights, mode, formats, calibration)
+    results = _build_variants(weights, mode, formats, calibration, variants)
     reference = variant_logits(results[0].data, judge_samples, num_threads)
     for r in results:
         _judge(r, judge_samples, reference, y, num_threads)
@@ -329,13 +335,15 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
     return model.SerializeToString()
 
 
-def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration: CalibrationSet) -> list[VariantResult]:
+def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration: CalibrationSet,
+                    variants: Sequence[str] | None = None) -> list[VariantResult]:
     """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    for name in ("fp32", *TFLITE_MODE_VARIANTS[mode]):
+    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants if v != "fp32"]
+    for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
             r.data = tflite_variant(weights, name, calibration)

@@ -42,7 +42,7 @@ class TfliteVariant:
 VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
     TfliteVariant("fp32", False, "float32 reference"),
     TfliteVariant("fp16", False, "float16 weights, float32 compute"),
-    TfliteVariant("dynamic_int8", False, "int8 weights (per-channel), activations quantized per row at run time"),
+    TfliteVariant("dynamic_int8", False, "int8 weights (per-channel) and tables, activations quantized per row at run time"),
     TfliteVariant("int8_full", True, "full integer: every op int8 (stock converter), float I/O"),
     TfliteVariant("int8_fc", True, "static int8 FULLY_CONNECTED, attention/LayerNorm/GELU/Adds float islands"),
     TfliteVariant("int16x8", True, "16-bit activations, 8-bit weights (builtin kernels only)"),
@@ -92,9 +92,14 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
             converter.convert = lambda: _selective(converter, calibration, deny_ops, denylisted_nodes)
 
     try:
-        return convert_to_tflite_bytes(weights, converter_hook=hook)
+        data = convert_to_tflite_bytes(weights, converter_hook=hook)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
+    if variant in ("dynamic_int8", "int8_fc", "int8_full", "int16x8"):
+        from albert_edge.quantize.tflite_edit import int8_lookup_tables
+
+        data, _ = int8_lookup_tables(data)
+    return data
 
 
 def _selective(converter: Any, calibration: CalibrationSet, deny_ops: Sequence[str],

@@ -1,0 +1,121 @@
+"""Quantized ALBERT-Tiny variants against fp32 TFLite: size, latency ratio, drift, op census. Prints JSON.
+
+Run by hand (never timed in CI):
+
+    python benchmarks/quantize_speed.py                       # the trained sample if present, else random weights
+    python benchmarks/quantize_speed.py --checkpoint DIR --eval test.tsv --rounds 200
+
+All variants are built from the same weights, timed interleaved in one process (batch 1,
+seq 128, 2 threads by default; medians over ``--rounds`` runs of each) and compared as ratios to
+fp32 TFLite, so a noisy, shared machine moves every variant alike. Drift is measured on the
+labelled eval TSV when the model is trained, else on held-out calibration text (agreement only).
+The goals checked are the issue's: chosen int8 <= 0.55 x fp32, accuracy within 0.5 point,
+agreement >= 99 %, file <= 4.5 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "albert_tiny_zh_sentiment"
+TFLITE_VARIANTS = ("dynamic_int8", "int8_fc", "int8_full", "fp16", "int16x8")
+GOALS = {"max_ratio": 0.55, "max_drop_pt": 0.5, "min_agreement": 0.99, "max_size_bytes": 4_500_000}
+
+
+def _has_checkpoint(directory: Path) -> bool:
+    return any(directory.glob("*.index")) or (directory / "checkpoint").is_file() or \
+        (directory / "model.safetensors").is_file() or (directory / "pytorch_model.bin").is_file()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", help=f"checkpoint dir (default: {SAMPLE} if it holds one, else random weights)")
+    parser.add_argument("--calib", help="calibration text (default: the sample's calib.txt)")
+    parser.add_argument("--eval", help="labelled TSV (default: the sample's test.tsv when the checkpoint is trained)")
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--no-onnx", action="store_true", help="skip the ONNX Runtime variants")
+    parser.add_argument("--out", help="keep the written variants here (default: a temp dir, removed)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+    from albert_edge.errors import QuantizationError
+    from albert_edge.model import albert_tiny_zh_config, random_weights
+    from albert_edge.quantize import quantize_checkpoint
+
+    weights = None
+    checkpoint = Path(args.checkpoint) if args.checkpoint else SAMPLE
+    evaluation = args.eval
+    scratch = Path(tempfile.mkdtemp(prefix="albert-edge-qbench-"))
+    if args.checkpoint is None and not _has_checkpoint(SAMPLE):
+        # No trained sample yet: random ALBERT-Tiny weights with the sample's vocab (drift = agreement only).
+        weights = random_weights(albert_tiny_zh_config(), num_labels=2, seed=0)
+        checkpoint = scratch / "random_albert_tiny"
+        checkpoint.mkdir()
+        shutil.copy(SAMPLE / "vocab.txt", checkpoint / "vocab.txt")
+    elif evaluation is None and (checkpoint / "test.tsv").is_file():
+        evaluation = str(checkpoint / "test.tsv")
+    calib = args.calib or str(SAMPLE / "calib.txt")
+    out = Path(args.out) if args.out else scratch / "out"
+    try:
+        try:
+            report = quantize_checkpoint(checkpoint, out, calib, mode="auto", max_drop=GOALS["max_drop_pt"],
+                                         eval_tsv=evaluation, formats=("tflite",) if args.no_onnx else ("tflite", "onnx"),
+                                         num_threads=args.threads, seq_len=args.seq_len, rounds=args.rounds,
+                                         min_agreement=GOALS["min_agreement"], weights=weights,
+                                         variants=TFLITE_VARIANTS)
+        except QuantizationError as exc:
+            if getattr(exc, "report", None) is None:
+                raise
+            report = exc.report
+        print(report.table(), file=sys.stderr)
+        print(json.dumps(summary(report, weights is not None), indent=1))
+    finally:
+        if not args.out:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def summary(report, random_model: bool) -> dict:
+    """The ratios and goal checks as one JSON object."""
+    rows = []
+    for v in report.variants:
+        c = v.census
+        rows.append({
+            "format": v.format, "variant": v.name, "size_bytes": v.size_bytes,
+            "median_ms": v.latency and round(v.latency["median_ms"], 3),
+            "ratio_vs_fp32_tflite": v.ratio_vs_fp32 and round(v.ratio_vs_fp32, 3),
+            "accuracy": v.drift and v.drift.accuracy, "accuracy_drop_pt": v.drift and round(v.drift.accuracy_drop, 3),
+            "agreement": v.drift and v.drift.agreement, "max_abs_logit_delta": v.drift and v.drift.max_abs_logit,
+            "quantize_ops": c.get("quantize"), "dequantize_ops": c.get("dequantize"),
+            "xnnpack_delegated": c.get("delegated_nodes"), "nodes": c.get("total_nodes"),
+            "xnnpack_partitions": c.get("partitions"), "not_delegated": c.get("not_delegated"),
+            "float_fallback": v.float_fallback, "error": v.error,
+        })
+    chosen = next((v for v in report.variants if v.key == report.chosen), None)
+    goals = None
+    if chosen is not None:
+        d = chosen.drift
+        goals = {
+            "variant": chosen.key,
+            "ratio_vs_fp32": round(chosen.ratio_vs_fp32, 3), "ratio_ok": chosen.ratio_vs_fp32 <= GOALS["max_ratio"],
+            "accuracy_drop_pt": d.accuracy_drop,
+            "accuracy_ok": d.accuracy is not None and d.accuracy_drop <= GOALS["max_drop_pt"],
+            "agreement": d.agreement, "agreement_ok": d.agreement >= GOALS["min_agreement"],
+            "size_bytes": chosen.size_bytes, "size_mib": round(chosen.size_bytes / 2**20, 3),
+            "size_ok": chosen.size_bytes <= GOALS["max_size_bytes"],
+        }
+    return {"model": "random ALBERT-Tiny weights (untrained: accuracy not measurable)" if random_model else report.checkpoint,
+            "judge": report.judge, "timing": report.timing, "goals": GOALS, "chosen": goals,
+            "decision_log": report.decision_log, "variants": rows}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
