@@ -15,7 +15,7 @@ Java tests must reproduce them exactly. Two uses:
 Golden formats (one JSON object per line, no padding; android_demo/README.md explains their use):
 ``golden_tokenization.jsonl`` records
 ``{text_a, text_b, max_seq_len, do_lower_case, tokens, input_ids, token_type_ids,
-attention_mask, truncated}`` (or ``error: "no_tokens"`` for an input both sides must refuse);
+attention_mask, truncated}`` (or ``error`` for an input both sides must refuse);
 ``golden_logits.jsonl`` records ``{logits, probs, label}`` plus ``labels`` (and the input texts
 for model goldens); ``golden_codepoints.json`` holds per-block digests of how every code point
 tokenizes; ``golden_latency.json`` numpy's percentiles and histograms of sample latencies.
@@ -229,7 +229,7 @@ def golden_cases(sentences: Sequence[str]) -> list[GoldenCase]:
 
 
 def tokenization_record(case: GoldenCase, tokenizer: WordPieceTokenizer) -> dict[str, Any]:
-    """One golden line. A case with no tokens records ``"error": "no_tokens"`` instead of ids."""
+    """One golden line. An input the preprocessor refuses records ``"error": message`` instead of ids."""
     record: dict[str, Any] = {
         "text_a": case.text_a,
         "text_b": case.text_b,
@@ -238,9 +238,9 @@ def tokenization_record(case: GoldenCase, tokenizer: WordPieceTokenizer) -> dict
     }
     try:
         enc = Preprocessor(tokenizer, case.max_seq_len).encode(case.text_a, case.text_b)
-    except TokenizerError:
-        # The Java preprocessor must refuse the same inputs.
-        record["error"] = "no_tokens"
+    except TokenizerError as exc:
+        # The Java preprocessor must refuse the same inputs; the message is for humans.
+        record["error"] = str(exc)
         return record
     record.update(
         tokens=enc.tokens,
