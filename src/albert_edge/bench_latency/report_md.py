@@ -28,6 +28,13 @@ def _load(values: list[float] | None) -> str:
     return "/".join(f"{v:.1f}" for v in values) if values else "–"
 
 
+def _busy(machine: dict, settings: dict) -> str:
+    loads = (machine.get("load_average") or [0.0])[:1] + (settings.get("load_average_end") or [0.0])[:1]
+    if max(loads) > machine.get("logical_cores", 1):
+        return " (above the core count: runs waited for a CPU, so absolute numbers are pessimistic)"
+    return ""
+
+
 def _seq_key(seq_len: int | str | None) -> tuple:
     return (1, 0) if seq_len == "real" else (0, seq_len if isinstance(seq_len, int) else -1)
 
@@ -46,7 +53,7 @@ def render_markdown(report: BenchReport) -> str:
                 f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
                 f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}. "
                 f"Load average at start {_load(machine.get('load_average'))}, at end "
-                f"{_load(settings.get('load_average_end'))} (above the core count, runs waited for a CPU).",
+                f"{_load(settings.get('load_average_end'))}{_busy(machine, settings)}.",
                 f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
                 f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
                 f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
