@@ -76,7 +76,8 @@ def test_xnnpack_is_on_by_default_and_reported_as_a_delegate_node(models):
 
 def test_thread_count_is_passed_to_both_interpreters(models):
     assert open_backend(models["tflite"].read_bytes(), "m", "litert", num_threads=2).num_threads == 2
-    assert open_backend(models["onnx"].read_bytes(), "m", "onnxruntime", num_threads=3).num_threads == 3
+    onnx_backend = open_backend(models["onnx"].read_bytes(), "m", "onnxruntime", num_threads=3)
+    assert onnx_backend._session.get_session_options().intra_op_num_threads == 3
 
 
 def test_auto_picks_litert_for_tflite_and_onnxruntime_for_onnx():
