@@ -37,6 +37,7 @@ def rendered() -> dict[str, bytes]:
         android.PACK_FIXTURE,
         android.GOLDEN_PACK,
         android.GOLDEN_CODEPOINTS,
+        android.GOLDEN_NORMALIZATION,
     ],
 )
 def test_committed_golden_equals_regeneration(rendered, name):

@@ -29,6 +29,7 @@ import json
 import math
 import random
 import struct
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ GOLDEN_LOGITS = "golden_logits.jsonl"
 GOLDEN_LATENCY = "golden_latency.json"
 GOLDEN_PACK = "golden_pack.json"
 GOLDEN_CODEPOINTS = "golden_codepoints.json"
+GOLDEN_NORMALIZATION = "golden_normalization.jsonl"
 PACK_FIXTURE = "pack_fixture.tflite"
 SENTENCES_FILE = "golden_sentences.txt"
 VOCAB_FILE = "vocab.txt"
@@ -168,6 +170,49 @@ def random_texts(count: int = 120, seed: int = _RANDOM_SEED) -> list[str]:
             chars.append(chr(cp))
         texts.append("".join(chars))
     return texts
+
+
+# Pools for normalization texts: starters that compose, marks of many combining classes,
+# Hangul jamo and syllables, singletons, composition exclusions, Unicode 14 marks.
+_NORMALIZATION_POOLS: tuple[tuple[int, int], ...] = (
+    (0x41, 0x5A),  # A-Z
+    (0x61, 0x7A),  # a-z
+    (0xC0, 0x17F),  # precomposed Latin
+    (0x300, 0x36F),  # combining diacritics (classes 220, 230, 232, 202, 216, 240, ...)
+    (0x591, 0x5C7),  # Hebrew points (classes 10-26)
+    (0x64B, 0x65F),  # Arabic harakat (27-35)
+    (0x900, 0x97F),  # Devanagari: nukta (7), virama (9), excluded composites U+0958..095F
+    (0x1100, 0x11FF),  # Hangul jamo: L, V, T
+    (0xAC00, 0xAC40),  # Hangul syllables (LV and LVT)
+    (0x1DC0, 0x1DFF),  # combining diacritics supplement
+    (0x1E00, 0x1EFF),  # precomposed Latin with two marks
+    (0x1F00, 0x1FFF),  # polytonic Greek: deep decompositions, singletons
+    (0x20D0, 0x20FF),  # combining marks for symbols
+    (0x2126, 0x212B),  # Ohm, Kelvin, Angstrom: singletons
+    (0x0898, 0x089F),  # Arabic marks new in Unicode 14
+    (0x3099, 0x309A),  # kana voicing marks (class 8)
+    (0x304B, 0x30F6),  # kana that compose with them
+    (0x110AB, 0x110BA),  # Kaithi: astral composition (U+1109A)
+    (0x1D15E, 0x1D164),  # musical symbols: astral singleton-excluded decompositions
+)
+
+
+def normalization_texts(count: int = 1500, seed: int = _RANDOM_SEED + 1) -> list[str]:
+    """Seeded random strings dense in combining sequences, for the NFC/NFD golden."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.randint(1, 12)
+        out.append("".join(chr(rng.randint(*rng.choice(_NORMALIZATION_POOLS))) for _ in range(n)))
+    return out
+
+
+def normalization_records() -> list[dict[str, str]]:
+    """``{text, nfc, nfd}`` per text, from ``unicodedata.normalize``: what albert-core must reproduce."""
+    return [
+        {"text": t, "nfc": unicodedata.normalize("NFC", t), "nfd": unicodedata.normalize("NFD", t)}
+        for t in normalization_texts()
+    ]
 
 
 def _is_surrogate(cp: int) -> bool:
@@ -431,6 +476,7 @@ def render_test_goldens(vocab_text: str, sentences: Sequence[str]) -> dict[str, 
         PACK_FIXTURE: fixture,
         GOLDEN_PACK: (json.dumps(expected, indent=1) + "\n").encode("utf-8"),
         GOLDEN_CODEPOINTS: (json.dumps(codepoint_digests(vocab_text), indent=0, ensure_ascii=False) + "\n").encode("utf-8"),
+        GOLDEN_NORMALIZATION: render_jsonl(normalization_records()).encode("utf-8"),
     }
 
 

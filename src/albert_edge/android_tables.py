@@ -1,12 +1,14 @@
 """Python's Unicode character data, rendered as a Java class for the phone's tokenizer.
 
 BERT's basic tokenizer decides whitespace, control, punctuation, CJK and accents with
-``unicodedata.category`` and lower-cases with ``str.lower``. Java's ``Character.getType`` and
-``toLowerCase`` follow the JDK's (or, on a phone, the Android release's ICU) Unicode version,
-which is not Python's: a character assigned in Unicode 14 is "Cn" (control, dropped) for Java 17
-and a letter for Python 3.11. So albert-core does not ask Java; it reads these tables, generated
-from the very ``unicodedata`` the Python tokenizer uses. tests/test_android_golden.py fails
-when the committed Java file and this generator disagree.
+``unicodedata.category``, lower-cases with ``str.lower`` and normalizes (NFC, NFD) with
+``unicodedata.normalize``. Java's ``Character.getType``, ``toLowerCase`` and
+``java.text.Normalizer`` follow the JDK's (or, on a phone, the Android release's ICU) Unicode
+version, which is not Python's: a character assigned in Unicode 14 is "Cn" for Java 17 and a
+letter for Python 3.11, and Android 7 ships Unicode 8. So albert-core does not ask Java; it
+reads these tables, generated from the very ``unicodedata`` (and the very tokenizer
+predicates) the Python side uses. tests/test_android_golden.py fails when the committed Java
+file and this generator disagree.
 """
 
 from __future__ import annotations
@@ -80,6 +82,63 @@ def lower_map() -> dict[int, str]:
     }
 
 
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
+
+
+def _is_hangul_syllable(cp: int) -> bool:
+    return _HANGUL_FIRST <= cp <= _HANGUL_LAST
+
+
+def nfd_map() -> dict[int, str]:
+    """Code point -> ``NFD(chr(cp))`` where that differs, Hangul syllables excepted (algorithmic).
+
+    Each value is already fully decomposed and canonically ordered, so decomposing a string is
+    concatenation followed by one canonical-ordering pass.
+    """
+    out = {}
+    for cp in range(_MAX_CP + 1):
+        if _is_surrogate(cp) or _is_hangul_syllable(cp):
+            continue
+        nfd = unicodedata.normalize("NFD", chr(cp))
+        if nfd != chr(cp):
+            out[cp] = nfd
+    return out
+
+
+def combining_class_runs() -> list[tuple[int, int, int]]:
+    """``(first, last, ccc)`` runs of non-zero canonical combining class."""
+    runs: list[tuple[int, int, int]] = []
+    for cp in range(_MAX_CP + 1):
+        ccc = unicodedata.combining(chr(cp))
+        if not ccc:
+            continue
+        if runs and runs[-1][1] == cp - 1 and runs[-1][2] == ccc:
+            runs[-1] = (runs[-1][0], cp, ccc)
+        else:
+            runs.append((cp, cp, ccc))
+    return runs
+
+
+def composition_pairs() -> dict[tuple[int, int], int]:
+    """``(first, second) -> primary composite`` for NFC, Hangul excepted (algorithmic).
+
+    A character composes iff its canonical decomposition is a pair and NFC leaves it alone,
+    which is exactly "not in the composition exclusions" (singletons and non-starter
+    decompositions have NFC(c) != c as well).
+    """
+    pairs = {}
+    for cp in range(_MAX_CP + 1):
+        if _is_surrogate(cp) or _is_hangul_syllable(cp):
+            continue
+        decomposition = unicodedata.decomposition(chr(cp))
+        if not decomposition or decomposition.startswith("<"):
+            continue
+        parts = decomposition.split()
+        if len(parts) == 2 and unicodedata.normalize("NFC", chr(cp)) == chr(cp):
+            pairs[(int(parts[0], 16), int(parts[1], 16))] = cp
+    return pairs
+
+
 def range_tables() -> dict[str, list[tuple[int, int]]]:
     """Table name -> code point runs. Names are the Java constant prefixes.
 
@@ -112,6 +171,16 @@ def _encode_ranges(runs: Iterable[tuple[int, int]]) -> str:
     return ",".join(f"{a:x}-{b:x}" for a, b in runs)
 
 
+def _encode_ccc(runs: Iterable[tuple[int, int, int]]) -> str:
+    """``first-last:ccc`` (hex range, decimal class), comma separated."""
+    return ",".join(f"{a:x}-{b:x}:{c}" for a, b, c in runs)
+
+
+def _encode_pairs(pairs: dict[tuple[int, int], int]) -> str:
+    """``first second=composite`` in hex, comma separated, sorted."""
+    return ",".join(f"{a:x} {b:x}={c:x}" for (a, b), c in sorted(pairs.items()))
+
+
 def _encode_lower(mapping: dict[int, str]) -> str:
     """``cp=cp1 cp2`` in hex, comma separated, sorted by code point."""
     return ",".join(f"{cp:x}=" + " ".join(f"{ord(c):x}" for c in out) for cp, out in sorted(mapping.items()))
@@ -122,6 +191,9 @@ def render_unicode_tables_java() -> str:
     tables = range_tables()
     fields = "".join(_java_string_array(f"{name}_RANGES", _encode_ranges(runs)) for name, runs in tables.items())
     fields += _java_string_array("LOWER_MAP", _encode_lower(lower_map()))
+    fields += _java_string_array("NFD_MAP", _encode_lower(nfd_map()))
+    fields += _java_string_array("COMBINING_CLASS_RUNS", _encode_ccc(combining_class_runs()))
+    fields += _java_string_array("COMPOSITION_PAIRS", _encode_pairs(composition_pairs()))
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
     return f"""package {JAVA_PACKAGE};
 
@@ -149,6 +221,8 @@ final class {JAVA_CLASS} {{
     private static final RangeSet CASED = RangeSet.parse(CASED_RANGES);
     private static final RangeSet CASE_IGNORABLE = RangeSet.parse(CASE_IGNORABLE_RANGES);
     private static final LowerMap LOWER = LowerMap.parse(LOWER_MAP);
+    private static final LowerMap NFD = LowerMap.parse(NFD_MAP);
+    private static final CombiningClasses CCC = CombiningClasses.parse(COMBINING_CLASS_RUNS, COMPOSITION_PAIRS);
 
     private {JAVA_CLASS}() {{}}
 
@@ -195,6 +269,21 @@ final class {JAVA_CLASS} {{
     /** Unicode Case_Ignorable, as str.lower() uses it for the final-sigma rule. */
     static boolean isCaseIgnorable(int cp) {{
         return CASE_IGNORABLE.contains(cp);
+    }}
+
+    /** unicodedata.normalize("NFD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
+    static int[] canonicalDecomposition(int cp) {{
+        return NFD.get(cp);
+    }}
+
+    /** unicodedata.combining(chr(cp)): the canonical combining class, 0 for starters. */
+    static int combiningClass(int cp) {{
+        return CCC.combiningClass(cp);
+    }}
+
+    /** The primary composite of (first, second) for NFC, or -1 (Hangul excepted). */
+    static int compose(int first, int second) {{
+        return CCC.compose(first, second);
     }}
 
     /** chr(cp).lower() as code points, or null when lower-casing leaves cp unchanged. */

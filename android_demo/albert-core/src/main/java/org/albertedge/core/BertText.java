@@ -1,7 +1,5 @@
 package org.albertedge.core;
 
-import java.text.Normalizer;
-
 /**
  * BERT's character classes and per-word text passes, mirroring albert_edge.tokenizer._text.
  *
@@ -99,7 +97,7 @@ final class BertText {
 
     /** NFD, then drop nonspacing marks (Mn). */
     static String stripAccents(String word) {
-        String nfd = Normalizer.normalize(word, Normalizer.Form.NFD);
+        String nfd = Normalization.nfd(word);
         StringBuilder sb = new StringBuilder(nfd.length());
         for (int cp : CodePoints.of(nfd)) {
             if (!UnicodeTables.isNonspacingMark(cp)) {

@@ -4,7 +4,6 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.ByteBuffer;
-import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -120,7 +119,7 @@ public final class WordPieceTokenizer {
         if (!BertText.isAscii(word)) {
             // Compose first, as Hugging Face does: "e" + U+0301 then matches the vocab's "é", and
             // compatibility ideographs (U+F900) become the unified ones (U+8C48).
-            word = Normalizer.normalize(word, Normalizer.Form.NFC);
+            word = Normalization.nfc(word);
         }
         if (doLowerCase) {
             word = BertText.lower(word);
