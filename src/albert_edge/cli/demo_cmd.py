@@ -1,0 +1,38 @@
+"""``albert-edge demo``: the whole pipeline on the shipped ALBERT-Tiny sentiment sample."""
+
+from __future__ import annotations
+
+import argparse
+
+from albert_edge.demo import DemoSettings, parse_seq_lens, parse_threads, run_demo
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "demo", help="convert, quantize and benchmark the shipped ALBERT-Tiny sample, end to end",
+        description="Load the trained sample checkpoint (examples/albert_tiny_zh_sentiment), convert it to "
+                    "TFLite and ONNX (fp32, fp16), quantize (dynamic int8, int8, auto within --max-drop), "
+                    "benchmark every variant against accuracy on the held-out test split, and print where "
+                    "everything went.")
+    parser.add_argument("--out", default="demo_out", metavar="DIR", help="output directory (default: demo_out)")
+    parser.add_argument("--sample", metavar="DIR", help="sample checkpoint directory (default: the shipped one)")
+    parser.add_argument("--threads", default="1,2,4", help="thread counts to time (default: 1,2,4)")
+    parser.add_argument("--seq-len", default="real,128", help="sequence lengths and/or 'real' (default: real,128)")
+    parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
+    parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = DemoSettings(threads=parse_threads(args.threads), seq_lens=parse_seq_lens(args.seq_len),
+                            runs=args.runs, max_drop=args.max_drop)
+    result = run_demo(args.out, sample=args.sample, settings=settings)
+    print()
+    print(f"models:            {result.out_dir / 'models'}")
+    print(f"conversion report: {result.conversion_report}")
+    print(f"quantize report:   {result.quantize_report}")
+    print(f"benchmark report:  {result.bench_dir}/report.md, report.json, report.png, device_commands.sh")
+    print(f"predictions:       {result.out_dir / 'predictions.json'}")
+    print(f"chosen variant:    {result.chosen}")
+    print("seconds per stage: " + ", ".join(f"{k} {v:g}" for k, v in result.seconds.items()))
+    return 0

@@ -1,0 +1,186 @@
+"""The whole job on the embedded default: sample checkpoint → convert → quantize → bench → predictions.
+
+This is what `albert-edge demo` runs, so that a newcomer with no checkpoint and no internet sees every
+stage on real data. It only strings the library together; each stage is the same call the stage's own
+subcommand makes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.errors import AlbertEdgeError, DataError
+
+SAMPLE_NAME = "albert_tiny_zh_sentiment"
+EXAMPLE_TEXTS = (
+    "这家酒店服务很好，房间干净，早餐也不错，下次还会再来。",
+    "房间又小又吵，空调坏了也没人修，太失望了。",
+    "书的内容很实用，印刷质量也好，物流很快。",
+    "电池不耐用，用了两天就坏了，客服态度也很差。",
+)
+
+
+def default_sample_dir() -> Path:
+    """Where the trained sample lives in a source checkout (``examples/`` beside ``src/``)."""
+    return Path(__file__).resolve().parents[2] / "examples" / SAMPLE_NAME
+
+
+@dataclass
+class DemoSettings:
+    """What the demo measures; the defaults fit the 5-minute budget on a 2-core machine."""
+
+    threads: tuple[int, ...] = (1, 2, 4)
+    seq_lens: tuple[int | str, ...] = ("real", 128)
+    runs: int = 100
+    warmup: int = 10
+    rounds: int = 1
+    max_drop: float = 0.5
+    quantize_rounds: int = 20
+    max_eval_examples: int | None = None
+
+
+@dataclass
+class DemoResult:
+    """Where everything went, and the headline numbers the README table is made from."""
+
+    out_dir: Path
+    conversion_report: str
+    quantize_report: str
+    bench_dir: str
+    models: dict[str, str]
+    chosen: str | None
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"out_dir": str(self.out_dir), "conversion_report": self.conversion_report,
+                "quantize_report": self.quantize_report, "bench_dir": self.bench_dir, "models": self.models,
+                "chosen": self.chosen, "predictions": self.predictions, "seconds": self.seconds}
+
+
+def _require(sample: Path, name: str) -> Path:
+    path = sample / name
+    if not path.exists():
+        raise DataError(f"{path}: the demo sample is incomplete (missing {name}); run from a source checkout "
+                        f"or pass --sample DIR")
+    return path
+
+
+def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.PathLike[str] | None = None,
+             settings: DemoSettings | None = None, log: Callable[[str], None] = print) -> DemoResult:
+    """Run every stage on the sample checkpoint and write the outputs under ``out_dir``.
+
+    Layout: ``models/`` (fp32/fp16 TFLite and ONNX, quantized variants, conversion_report.json,
+    quantize_report.json), ``report/`` (report.json, report.md, report.png, device_commands.sh),
+    ``predictions.json`` and ``demo.json``.
+    """
+    from albert_edge.bench_latency import run_benchmark
+    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from albert_edge.runtime import TextClassifier
+
+    settings = settings or DemoSettings()
+    sample_dir = Path(sample) if sample is not None else default_sample_dir()
+    if not sample_dir.is_dir():
+        raise DataError(f"{sample_dir}: demo sample directory not found; pass --sample DIR")
+    calib = _require(sample_dir, "calib.txt")
+    dev = _require(sample_dir, "dev.tsv")
+    test = _require(sample_dir, "test.tsv")
+    labels = [line.strip() for line in _require(sample_dir, "labels.txt").read_text(encoding="utf-8").splitlines()
+              if line.strip()]
+    out = ensure_writable_dir(out_dir)
+    models_dir = ensure_writable_dir(out / "models")
+    seconds: dict[str, float] = {}
+
+    started = time.perf_counter()
+    log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
+    conversion = convert_checkpoint(sample_dir, models_dir, formats=("tflite", "onnx"), fp16=True, labels=labels)
+    log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
+    seconds["convert"] = round(time.perf_counter() - started, 1)
+
+    started = time.perf_counter()
+    log(f"[2/4] quantize (auto within {settings.max_drop:g} accuracy points on {dev.name})")
+    quantized = quantize_checkpoint(sample_dir, models_dir, calib, mode="auto", max_drop=settings.max_drop,
+                                    eval_tsv=dev, formats=("tflite", "onnx"), labels=labels,
+                                    rounds=settings.quantize_rounds, max_eval_examples=settings.max_eval_examples)
+    log(quantized.table())
+    seconds["quantize"] = round(time.perf_counter() - started, 1)
+
+    chosen = next((v for v in quantized.variants if v.key == quantized.chosen), None)
+    bench_models = [models_dir / f.file for f in conversion.files]
+    for variant in quantized.variants:
+        if variant.file and variant.name != "fp32" and (variant.name == "dynamic_int8" or variant is chosen):
+            bench_models.append(models_dir / variant.file)
+    bench_models = list(dict.fromkeys(bench_models))
+
+    started = time.perf_counter()
+    bench_dir = out / "report"
+    log(f"[3/4] bench {len(bench_models)} models x threads {settings.threads} x seq {settings.seq_lens} "
+        f"({settings.runs} runs each) against accuracy on {test.name}")
+    bench = run_benchmark(bench_models, threads=settings.threads, seq_lens=settings.seq_lens,
+                          runs=settings.runs, warmup=settings.warmup, rounds=settings.rounds, eval_path=test,
+                          max_drop=settings.max_drop, out_dir=bench_dir)
+    seconds["bench"] = round(time.perf_counter() - started, 1)
+    md = bench_dir / "report.md"
+    if md.exists():
+        log(md.read_text(encoding="utf-8"))
+
+    log("[4/4] example predictions with the chosen variant")
+    ship = models_dir / chosen.file if chosen is not None and chosen.file else bench_models[0]
+    predictions: list[dict[str, Any]] = []
+    classifier = TextClassifier.from_file(ship, num_threads=2)
+    for text in EXAMPLE_TEXTS:
+        prediction = classifier.predict(text)
+        predictions.append({"text": text, "label": prediction.label, "score": round(float(prediction.score), 4),
+                            "model": ship.name})
+        log(f"  {prediction.label:<4} {prediction.score:.3f}  {text}")
+    write_text_atomic(out / "predictions.json", json.dumps(predictions, ensure_ascii=False, indent=1) + "\n")
+
+    result = DemoResult(out_dir=out, conversion_report=str(models_dir / "conversion_report.json"),
+                        quantize_report=str(quantized.report_path), bench_dir=str(bench_dir),
+                        models={p.name: str(p) for p in bench_models}, chosen=quantized.chosen,
+                        predictions=predictions, seconds=seconds)
+    write_text_atomic(out / "demo.json", json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
+    if bench.recommendation:
+        log(f"recommendation: {bench.recommendation}")
+    return result
+
+
+def parse_seq_lens(text: str) -> tuple[int | str, ...]:
+    """``"real,128"`` → ``("real", 128)``; a one-line error for anything else."""
+    values: list[int | str] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part == "real":
+            values.append(part)
+        elif part.isdigit() and int(part) > 0:
+            values.append(int(part))
+        else:
+            raise AlbertEdgeError(f"--seq-len {text!r}: expected positive integers and/or 'real'")
+    return tuple(values)
+
+
+def parse_threads(text: str) -> tuple[int, ...]:
+    """``"1,2,4"`` → ``(1, 2, 4)``."""
+    try:
+        values = tuple(int(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise AlbertEdgeError(f"--threads {text!r}: expected positive integers such as 1,2,4")
+    return values
+
+
+def quick_settings(runs: int = 5) -> DemoSettings:
+    """A shortened demo (few runs, one thread count) for tests of the end-to-end path."""
+    return DemoSettings(threads=(1,), seq_lens=("real", 32), runs=runs, warmup=1, rounds=1, quantize_rounds=2,
+                        max_eval_examples=120)
+
+
+__all__: Sequence[str] = ("DemoSettings", "DemoResult", "run_demo", "default_sample_dir", "quick_settings",
+                          "parse_seq_lens", "parse_threads")
