@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", help=f"checkpoint dir (default: {SAMPLE} if it holds one, else random weights)")
     parser.add_argument("--calib", help="calibration text (default: the sample's calib.txt)")
-    parser.add_argument("--eval", help="labelled TSV (default: the sample's test.tsv when the checkpoint is trained)")
+    parser.add_argument("--eval", help="labelled TSV the auto choice is made on (default: the sample's dev.tsv)")
+    parser.add_argument("--test", help="held-out labelled TSV reported for every variant (default: the sample's test.tsv)")
+    parser.add_argument("--max-eval", type=int, default=800, help="dev rows the choice is judged on (default 800)")
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seq-len", type=int, default=128)
@@ -60,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         checkpoint = scratch / "random_albert_tiny"
         checkpoint.mkdir()
         shutil.copy(SAMPLE / "vocab.txt", checkpoint / "vocab.txt")
-    elif evaluation is None and (checkpoint / "test.tsv").is_file():
-        evaluation = str(checkpoint / "test.tsv")
+    else:
+        evaluation = evaluation or _existing(checkpoint / "dev.tsv", SAMPLE / "dev.tsv")
+    test = None if weights is not None else (args.test or _existing(checkpoint / "test.tsv", SAMPLE / "test.tsv"))
     calib = args.calib or str(SAMPLE / "calib.txt")
     out = Path(args.out) if args.out else scratch / "out"
     try:
@@ -70,21 +73,51 @@ def main(argv: list[str] | None = None) -> int:
                                          eval_tsv=evaluation, formats=("tflite",) if args.no_onnx else ("tflite", "onnx"),
                                          num_threads=args.threads, seq_len=args.seq_len, rounds=args.rounds,
                                          min_agreement=GOALS["min_agreement"], weights=weights,
-                                         variants=TFLITE_VARIANTS)
+                                         variants=TFLITE_VARIANTS, max_eval_examples=args.max_eval)
         except QuantizationError as exc:
             if getattr(exc, "report", None) is None:
                 raise
             report = exc.report
         print(report.table(), file=sys.stderr)
-        print(json.dumps(summary(report, weights is not None), indent=1))
+        held_out = held_out_drift(report, checkpoint, test, args.threads) if test else {}
+        print(json.dumps(summary(report, weights is not None, held_out, test), indent=1))
     finally:
         if not args.out:
             shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
-def summary(report, random_model: bool) -> dict:
-    """The ratios and goal checks as one JSON object."""
+def _existing(*paths: Path) -> str | None:
+    return next((str(p) for p in paths if p.is_file()), None)
+
+
+def held_out_drift(report, checkpoint: Path, test: str, threads: int) -> dict:
+    """variant key -> Drift on ``test`` (not seen by the choice), against fp32 TFLite."""
+    from albert_edge.convert.assets import find_tokenizer_asset
+    from albert_edge.data import label_ids, read_tsv
+    from albert_edge.quantize.measure import drift, variant_logits
+    from albert_edge.quantize.pipeline import _encode_examples
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+
+    labels = report.judge["labels"]
+    examples = read_tsv(test, labels)
+    asset = find_tokenizer_asset(checkpoint)
+    pre = Preprocessor(load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path)),
+                       report.calibration["max_seq_len"])
+    samples = _encode_examples(examples, pre, test)
+    y = label_ids(examples, labels)
+    fp32 = next(v for v in report.variants if v.key == "tflite:fp32")
+    reference = variant_logits(fp32.data, samples, threads)
+    out = {}
+    for v in report.variants:
+        if not v.error:
+            out[v.key] = drift(variant_logits(v.data, samples, threads), reference, y)
+    return out
+
+
+def summary(report, random_model: bool, held_out: dict | None = None, test: str | None = None) -> dict:
+    """The ratios and goal checks as one JSON object (goals judged on the held-out test set when given)."""
+    held_out = held_out or {}
     rows = []
     for v in report.variants:
         c = v.census
@@ -98,11 +131,12 @@ def summary(report, random_model: bool) -> dict:
             "xnnpack_delegated": c.get("delegated_nodes"), "nodes": c.get("total_nodes"),
             "xnnpack_partitions": c.get("partitions"), "not_delegated": c.get("not_delegated"),
             "float_fallback": v.float_fallback, "error": v.error,
+            "test": held_out[v.key].to_dict() if v.key in held_out else None,
         })
     chosen = next((v for v in report.variants if v.key == report.chosen), None)
     goals = None
     if chosen is not None:
-        d = chosen.drift
+        d = held_out.get(chosen.key, chosen.drift)
         goals = {
             "variant": chosen.key,
             "ratio_vs_fp32": round(chosen.ratio_vs_fp32, 3), "ratio_ok": chosen.ratio_vs_fp32 <= GOALS["max_ratio"],
@@ -113,7 +147,7 @@ def summary(report, random_model: bool) -> dict:
             "size_ok": chosen.size_bytes <= GOALS["max_size_bytes"],
         }
     return {"model": "random ALBERT-Tiny weights (untrained: accuracy not measurable)" if random_model else report.checkpoint,
-            "judge": report.judge, "timing": report.timing, "goals": GOALS, "chosen": goals,
+            "judge": report.judge, "held_out_test": test, "timing": report.timing, "goals": GOALS, "chosen": goals,
             "decision_log": report.decision_log, "variants": rows}
 
 

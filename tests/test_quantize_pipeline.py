@@ -183,3 +183,14 @@ def test_budget_nobody_meets_writes_no_model_file(strict_run):
     written = list(out.glob("model_*"))
     assert (report.chosen is None) == raised
     assert (not written) if raised else bool(written)
+
+
+def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(trained, tmp_path, capsys):
+    ckpt, calib, evaluation = trained
+    code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "dynamic", "--eval", str(evaluation),
+                 "--out", str(tmp_path / "q"), "--rounds", "2", "--max-seq-len", "32"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "dynamic_int8" in printed and "x fp32" in printed
+    assert sorted(p.name for p in (tmp_path / "q").iterdir()) == [
+        "model_dynamic_int8.tflite", "model_fp32.tflite", "quantize_report.json"]

@@ -212,6 +212,7 @@ def quantize_checkpoint(
     max_fallback_steps: int = 4,
     weights: Any = None,
     variants: Sequence[str] | None = None,
+    max_eval_examples: int | None = None,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
 
@@ -220,7 +221,7 @@ def quantize_checkpoint(
     within budget as chosen; if none fits it raises QuantizationError (``exc.report`` holds the
     measurements) and writes nothing. ``variants`` overrides the mode's TFLite variant list
     (benchmarks build them all); ``weights`` skips loading ``checkpoint`` (its directory still
-    provides the tokenizer asset).
+    provides the tokenizer asset). ``max_eval_examples`` judges on the first N eval rows only.
     """
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -248,7 +249,7 @@ def quantize_checkpoint(
     if examples is not None:
         from albert_edge.data import label_ids, read_tsv
 
-        examples = read_tsv(eval_tsv, names)
+        examples = read_tsv(eval_tsv, names)[:max_eval_examples]
         y = label_ids(examples, names)
 
     from albert_edge.convert.assets import find_tokenizer_asset
@@ -282,6 +283,8 @@ def quantize_checkpoint(
         results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
                                     num_threads, max_fallback_steps)
     runnable = {r.key: r.data for r in results if not r.error}
+    # Time at full length, but never past what the pack's tokenizer or the position table allows.
+    seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
     timing = {"threads": num_threads, "seq_len": seq_len, "batch": 1, "rounds": rounds, "interleaved": True,
               "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
     latency = interleaved_latency(runnable, latency_inputs(seq_len, weights.config.vocab_size), num_threads, rounds)
