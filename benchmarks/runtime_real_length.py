@@ -70,10 +70,10 @@ def single_text(clf, encs, repeats: int) -> dict[str, float]:
     """Median per-text latency (ms) at real length vs padded to PAD_TO, interleaved per text."""
     real, padded = [], []
     for e in encs:
-        inputs_real = clf._batch_inputs([e], e.length)  # noqa: SLF001 - benchmark drives the same path as predict
-        inputs_pad = clf._batch_inputs([e], PAD_TO)  # noqa: SLF001
-        real.append(statistics.median(timed(lambda: clf.run_inputs(inputs_real), repeats)))
-        padded.append(statistics.median(timed(lambda: clf.run_inputs(inputs_pad), repeats)))
+        inputs_real = clf._batch_inputs([e], e.length)
+        inputs_pad = clf._batch_inputs([e], PAD_TO)
+        real.append(statistics.median(timed(lambda x=inputs_real: clf.run_inputs(x), repeats)))
+        padded.append(statistics.median(timed(lambda x=inputs_pad: clf.run_inputs(x), repeats)))
     return {
         "real_length_ms_mean": 1e3 * statistics.mean(real),
         "pad128_ms_mean": 1e3 * statistics.mean(padded),
@@ -86,10 +86,10 @@ def corpus(clf, encs, batch_size: int, repeats: int) -> dict[str, float]:
     from albert_edge.runtime.classifier import length_buckets, padding_waste
 
     lengths = [e.length for e in encs]
-    bucketed = [(g, clf._batch_inputs([encs[i] for i in g], max(lengths[i] for i in g))) for g in length_buckets(lengths, batch_size)]  # noqa: SLF001
+    bucketed = [(g, clf._batch_inputs([encs[i] for i in g], max(lengths[i] for i in g))) for g in length_buckets(lengths, batch_size)]
     plain_groups = [list(range(i, min(i + batch_size, len(encs)))) for i in range(0, len(encs), batch_size)]
-    plain = [(g, clf._batch_inputs([encs[i] for i in g], max(lengths[i] for i in g))) for g in plain_groups]  # noqa: SLF001
-    padded = [(g, clf._batch_inputs([encs[i] for i in g], PAD_TO)) for g in plain_groups]  # noqa: SLF001
+    plain = [(g, clf._batch_inputs([encs[i] for i in g], max(lengths[i] for i in g))) for g in plain_groups]
+    padded = [(g, clf._batch_inputs([encs[i] for i in g], PAD_TO)) for g in plain_groups]
     variants = {"bucketed": bucketed, "input_order_real_length": plain, "pad128": padded}
     best = {k: float("inf") for k in variants}
     for _ in range(repeats):
@@ -125,7 +125,7 @@ def thread_scaling(cls, path: Path, texts: list[str], rounds: int) -> dict[str, 
         before = os_threads()
         clfs[n] = cls.from_file(path, num_threads=n)
         encs = clfs[n].encode_all(texts[:8])
-        inputs = clfs[n]._batch_inputs(encs, PAD_TO)  # noqa: SLF001
+        inputs = clfs[n]._batch_inputs(encs, PAD_TO)
         clfs[n].run_inputs(inputs)
         added[n] = os_threads() - before
     wall: dict[int, list[float]] = {1: [], 2: []}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_runtime_support import weights, write_models
 
 from albert_edge.errors import DataError
 from albert_edge.evaluate import Example, compare_logits, evaluate, read_tsv
 from albert_edge.runtime import TextClassifier
-from test_runtime_support import weights, write_models
 
 
 @pytest.fixture(scope="module")

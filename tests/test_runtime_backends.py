@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_runtime_support import numpy_logits, weights, write_models
 
 from albert_edge.errors import BackendError, ModelFileError
 from albert_edge.runtime import backends as B
 from albert_edge.runtime.backends import available_backends, open_backend, resolve_backend
 from albert_edge.runtime.flatbuffer import OperatorCode, TfliteInfo, inspect_tflite
-from test_runtime_support import numpy_logits, weights, write_models
 
 
 @pytest.fixture(scope="module")

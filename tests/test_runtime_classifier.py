@@ -6,12 +6,12 @@ import threading
 
 import numpy as np
 import pytest
+from test_runtime_support import LABELS, numpy_logits, weights, write_models
 
 from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime import Prediction, TextClassifier
 from albert_edge.runtime.classifier import length_buckets, padding_waste
 from albert_edge.runtime.pack import attach_tflite_pack
-from test_runtime_support import LABELS, numpy_logits, weights, write_models
 
 SENTENCES = ["这家酒店服务很好", "房间很差", "环境不错", "太糟糕了，很失望", "非常满意推荐", "脏", "hello world", "我们是一个非常好的酒店"]
 

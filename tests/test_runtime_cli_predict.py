@@ -6,9 +6,9 @@ import io
 import json
 
 import pytest
+from test_runtime_support import write_models
 
 from albert_edge.cli import main
-from test_runtime_support import write_models
 
 
 @pytest.fixture(scope="module")

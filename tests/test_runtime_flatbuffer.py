@@ -5,11 +5,11 @@ from __future__ import annotations
 import struct
 
 import pytest
+from test_runtime_support import make_pack, tflite_bytes, weights
 
 from albert_edge.errors import ModelFileError
 from albert_edge.runtime.flatbuffer import inspect_tflite
 from albert_edge.runtime.pack import attach_tflite_pack, strip_tflite_pack
-from test_runtime_support import make_pack, tflite_bytes, weights
 
 
 @pytest.fixture(scope="module")

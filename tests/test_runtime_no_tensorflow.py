@@ -8,7 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
 from test_runtime_support import write_models
 
 SCRIPT = textwrap.dedent(
@@ -67,7 +66,7 @@ def test_blocking_finder_really_blocks_tensorflow():
 def test_runtime_package_source_never_imports_tensorflow_or_onnx():
     import pathlib
 
-    import albert_edge.runtime as runtime
+    from albert_edge import runtime
 
     root = pathlib.Path(runtime.__file__).parent
     offenders = []

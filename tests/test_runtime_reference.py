@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_runtime_support import VOCAB_LINES, make_pack
 
 from albert_edge.runtime import TextClassifier
 from albert_edge.runtime.backends import available_backends
-from test_runtime_support import VOCAB_LINES, make_pack
 
 TEXTS = ["这家酒店服务很好", "房间很差，太失望了", "环境不错推荐", "hello worlds", "我们非常满意"]
 

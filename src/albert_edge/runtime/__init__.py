@@ -26,7 +26,7 @@ _EXPORTS = {
     "Prediction": "albert_edge.runtime.classifier",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

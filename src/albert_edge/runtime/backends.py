@@ -20,7 +20,8 @@ import importlib.util
 import os
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -162,7 +163,8 @@ class TfliteBackend(Backend):
         info["xnnpack"] = self.xnnpack
         info["operator_codes"] = [{"name": op.name, "version": op.version} for op in self.info.operator_codes]
         try:
-            nodes = [d["op_name"] for d in self._interpreter._get_ops_details()]  # noqa: SLF001 - only node-level view exposed
+            # Private, but the only node-level view (delegate nodes included) LiteRT exposes.
+            nodes = [d["op_name"] for d in self._interpreter._get_ops_details()]
         except (AttributeError, RuntimeError, ValueError):
             return info
         census: dict[str, int] = {}
@@ -178,7 +180,7 @@ class OnnxBackend(Backend):
 
     def __init__(self, data: bytes, source: str, num_threads: int | None = None) -> None:
         try:
-            import onnxruntime as ort  # noqa: PLC0415 - optional interpreter
+            import onnxruntime as ort
         except ImportError as exc:
             raise BackendError(f"backend 'onnxruntime' is not importable ({exc}); install it: pip install onnxruntime") from None
         self.name = "onnxruntime"

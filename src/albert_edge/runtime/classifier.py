@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class TextClassifier:
         backend: str = "auto",
         pool_size: int = 1,
         xnnpack: bool = True,
-    ) -> "TextClassifier":
+    ) -> TextClassifier:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
         return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
 
@@ -162,7 +163,7 @@ class TextClassifier:
         backend: str = "auto",
         pool_size: int = 1,
         xnnpack: bool = True,
-    ) -> "TextClassifier":
+    ) -> TextClassifier:
         """Load a packed model already in memory (e.g. read from an app bundle)."""
         return cls(bytes(data), source, num_threads, backend, pool_size, xnnpack)
 

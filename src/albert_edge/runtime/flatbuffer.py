@@ -50,7 +50,7 @@ class TfliteInfo:
 def builtin_op_name(code: int) -> str:
     """Name of a BuiltinOperator code, from LiteRT's generated schema when it is installed."""
     try:
-        from ai_edge_litert import schema_py_generated as schema  # noqa: PLC0415 - optional, names only
+        from ai_edge_litert import schema_py_generated as schema
     except ImportError:
         return f"BUILTIN_{code}"
     for key, value in vars(schema.BuiltinOperator).items():

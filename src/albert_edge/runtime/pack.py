@@ -19,9 +19,10 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from albert_edge import __version__
 from albert_edge.errors import ModelFileError
@@ -89,7 +90,7 @@ class ModelPack:
     def num_labels(self) -> int | None:
         return None if self.labels is None else len(self.labels)
 
-    def with_variant(self, variant: str, **changes: Any) -> "ModelPack":
+    def with_variant(self, variant: str, **changes: Any) -> ModelPack:
         """The same pack retagged for a derived model (e.g. ``"int8_dynamic"`` after quantization)."""
         return replace(self, variant=variant, **changes)
 
