@@ -27,7 +27,7 @@ from albert_edge.model import albert_tiny_zh_config, random_weights  # noqa: E40
 
 VARIANTS = {
     "default": GraphOptions(),
-    "separate_qkv": GraphOptions(fused_qkv=False),
+    "fused_qkv": GraphOptions(fused_qkv=True),
     "gelu_tanh_ops": GraphOptions(gelu="tanh_ops"),
     "gelu_exact": GraphOptions(gelu="exact"),
     "attention_adj_y": GraphOptions(attention_layout="adj_y"),

@@ -63,7 +63,7 @@ def test_bert_without_embedding_projection_matches_reference():
     assert_parity(onnx_model_bytes(weights), weights)
 
 
-CHOICES = {"default": GraphOptions(), "separate_qkv": GraphOptions(fused_qkv=False),
+CHOICES = {"default": GraphOptions(), "fused_qkv": GraphOptions(fused_qkv=True),
            "adj_y": GraphOptions(attention_layout="adj_y"), "tanh_ops": GraphOptions(gelu="tanh_ops")}
 
 
@@ -78,9 +78,10 @@ def test_every_graph_choice_matches_reference(base, choices, name):
 
 
 def test_fused_qkv_replaces_three_projections_by_one_per_layer(base, choices):
-    fused = census_tflite(choices["default"])
-    separate = census_tflite(choices["separate_qkv"])
+    fused = census_tflite(choices["fused_qkv"])
+    separate = census_tflite(choices["default"])
     assert separate["FULLY_CONNECTED"] - fused["FULLY_CONNECTED"] == 2 * base.config.num_hidden_layers
+    assert fused["SPLIT"] == base.config.num_hidden_layers and "SPLIT" not in separate
 
 
 def test_forcing_exact_gelu_on_a_tanh_checkpoint_drifts_measurably(base):

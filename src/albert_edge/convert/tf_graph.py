@@ -9,7 +9,8 @@ as little work as possible per token:
   ``x[:, None, None, :]``, which becomes a non-builtin StridedSlice), and reused by every layer;
 - the 1/sqrt(head_dim) score scale is folded into the query kernel and bias, so no op scales
   the ``[batch, heads, seq, seq]`` scores;
-- Q, K and V can be one fused ``[H, 3H]`` projection (one FULLY_CONNECTED instead of three);
+- Q, K and V are three FULLY_CONNECTEDs by default: one fused ``[H, 3H]`` projection plus SPLIT
+  measured ~5% slower in LiteRT at seq 128 (benchmarks/tflite_graph_choices.py), so it is an option;
 - dense layers are 2-D matmuls on ``[batch*seq, in]`` so they lower to FULLY_CONNECTED;
 - GELU is the builtin GELU op (``tf.nn.gelu``) in the approximation the checkpoint was trained with.
 
@@ -41,14 +42,15 @@ HIDDEN_TENSOR_NAME = "albert_edge_last_hidden_state"
 class GraphOptions:
     """Graph choices weighed in benchmarks/tflite_graph_choices.py; defaults are the faster ones.
 
-    fused_qkv: one [H, 3H] projection for Q, K, V instead of three [H, H] ones.
+    fused_qkv: one [H, 3H] projection + SPLIT for Q, K, V instead of three [H, H] ones (off: the
+        SPLIT copy costs more than the two saved op dispatches; ratio 1.05 at batch 1, seq 128, 2 threads).
     gelu: "config" follows the checkpoint's hidden_act; "exact" / "tanh" force the builtin GELU
         op in that approximation; "tanh_ops" spells the tanh form out in MUL/ADD/TANH ops.
     attention_layout: "transpose_k" transposes K to [batch, heads, head_dim, seq] and runs a plain
         BATCH_MATMUL; "adj_y" keeps K as [batch, heads, seq, head_dim] and sets adj_y.
     """
 
-    fused_qkv: bool = True
+    fused_qkv: bool = False
     gelu: str = "config"
     attention_layout: str = "transpose_k"
 
