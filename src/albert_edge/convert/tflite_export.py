@@ -32,14 +32,14 @@ def _import_tf():
 def make_tflite_converter(weights: Any, task: str | None = None, options: GraphOptions | None = None):
     """A ``tf.lite.TFLiteConverter`` for the serving graph, restricted to TFLite builtins.
 
-    Returned unconverted so that callers (quantize) can set more options; the module is kept
-    alive on ``converter._albert_edge_module`` because the converter reads its variables lazily.
+    Returned unconverted so that callers (quantize) can set more options. The module is passed as
+    the converter's trackable object, which keeps its variables alive until ``convert()`` freezes them.
     """
     tf = _import_tf()
     module = build_tf_module(weights, task=task, options=options)
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()], module)
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()],
+                                                                trackable_obj=module)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-    converter._albert_edge_module = module
     return converter
 
 
