@@ -349,7 +349,7 @@ def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
-            r.data = tflite_variant(weights, name, calibration)
+            r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None)
             r.census = census_tflite_variant(r.data).to_dict()
         except AlbertEdgeError as exc:
             if name == "fp32":
@@ -406,14 +406,15 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
     base = next((r for r in results if r.format == "tflite" and r.name == "int8_fc"), None)
     if base is None or base.error or not budget_failures(base, budget):
         return []
-    ranking = layer_errors(weights, "int8_fc", calibration)
+    fp32 = results[0].data
+    ranking = layer_errors(weights, "int8_fc", calibration, float_model=fp32)
     added = []
     for k in fallback_steps(len(ranking), max_steps):
         nodes = [name for name, _, _ in ranking[:k]]
         r = VariantResult(f"int8_fc_fb{k}", "tflite", float_fallback=[f"{op} {name} (rmse/scale {e:.2f})"
                                                                       for name, op, e in ranking[:k]])
         try:
-            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes)
+            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes, float_model=fp32)
             r.census = census_tflite_variant(r.data).to_dict()
         except AlbertEdgeError as exc:
             r.error = str(exc)

@@ -49,12 +49,34 @@ VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
 )}
 
 
+#: What ``int8_fc`` quantizes: the matmuls with constant weights and the table lookups.
+INT8_OPS = ("FULLY_CONNECTED", "GATHER", "SLICE")
+#: Ops on shapes/ids only, never quantized whatever the options.
+_INDEX_OPS = ("SHAPE", "PACK", "STRIDED_SLICE", "CAST")
+
+
+def float_island_ops(float_model: bytes | None) -> list[str]:
+    """Op kinds ``int8_fc`` keeps float: every kind of the float graph but INT8_OPS (default list without one).
+
+    Derived from the graph so that a new op in CONVERT's graph (say a POW in a LayerNorm variant)
+    lands in a float island instead of silently becoming int8.
+    """
+    if float_model is None:
+        return list(FLOAT_ISLAND_OPS)
+    from albert_edge.quantize.census import tflite_op_dtypes
+
+    kinds = {key.split(":")[0] for key in tflite_op_dtypes(float_model)}
+    return sorted(kinds - set(INT8_OPS) - set(_INDEX_OPS)) or list(FLOAT_ISLAND_OPS)
+
+
 def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
-                   denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = ()) -> bytes:
+                   denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = (),
+                   float_model: bytes | None = None) -> bytes:
     """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``.
 
     ``denylisted_nodes`` / ``denylisted_ops`` keep more of a calibrated variant in float (the
     accuracy-aware search uses them); they go through ``tf.lite.experimental.QuantizationDebugger``.
+    ``float_model`` (the fp32 flatbuffer of the same graph) lets ``int8_fc`` read its op kinds.
     """
     from albert_edge.convert.tflite_export import convert_to_tflite_bytes
 
@@ -65,7 +87,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
     deny_ops = list(denylisted_ops)
     if variant == "int8_fc":
-        deny_ops += [op for op in FLOAT_ISLAND_OPS if op not in deny_ops]
+        deny_ops += [op for op in float_island_ops(float_model) if op not in deny_ops]
     if variant == "int16x8" and (deny_ops or denylisted_nodes):
         # The debugger's selective path re-quantizes in int8 and drops the 16x8 ops set.
         raise QuantizationError("variant int16x8: selective float fallback is not supported for 16x8")
@@ -141,7 +163,8 @@ def _check_input_order(model: bytes, order: Sequence[str]) -> None:
         raise QuantizationError(f"quantized model inputs {got} are not in the calibration order {list(order)}")
 
 
-def layer_errors(weights: Any, variant: str, calibration: CalibrationSet) -> list[tuple[str, str, float]]:
+def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
+                 float_model: bytes | None = None) -> list[tuple[str, str, float]]:
     """(tensor name, op name, RMSE/scale) per quantized op output, worst first.
 
     RMSE between the int8 and float value of a tensor, in units of its quantization step, is
@@ -158,7 +181,7 @@ def layer_errors(weights: Any, variant: str, calibration: CalibrationSet) -> lis
     converter = make_tflite_converter(weights)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = calibration.representative_dataset
-    deny = list(FLOAT_ISLAND_OPS) if variant == "int8_fc" else None
+    deny = float_island_ops(float_model) if variant == "int8_fc" else None
     options = tf.lite.experimental.QuantizationDebugOptions(denylisted_ops=deny)
     debugger = tf.lite.experimental.QuantizationDebugger(
         converter=converter, debug_dataset=calibration.ordered_dataset(input_order(converter)), debug_options=options)
