@@ -293,20 +293,6 @@ def quantize_checkpoint(
         if r.key in latency:
             r.latency = latency[r.key]
             r.ratio_vs_fp32 = r.latency["median_ms"] / base
-        r.meets_budget = r.name != "fp32" and not budget_failures(r, budget)
-
-    report = QuantizeReport(str(checkpoint), mode, budget,
-                            {"data": str(calib), "texts": len(calibration), "max_seq_len": max_seq_len,
-                             "tokenizer": asset.kind}, judge, timing, results)
-    chosen, log = choose(results, budget)
-    report.decision_log = log
-    report.chosen = chosen.key if chosen else None
-    report.seconds = time.perf_counter() - started
-    if mode == "auto" and chosen is None:
-        error = QuantizationError(f"no quantized variant meets --max-drop {max_drop:g} / agreement "
-                                  f"{100 * min_agreement:g}%; nothing written (see the table)")
-        error.report = report
-        raise error
 
     from albert_edge.runtime.pack import attach_tflite_pack
 
@@ -320,8 +306,24 @@ def quantize_checkpoint(
         else:
             data = _onnx_with_pack(r.data, pack)
         r.file = model_file_name(r.format, r.name)
-        r.size_bytes = len(data)
+        r.size_bytes = len(data)  # what the app ships: graph + pack
+        r.meets_budget = r.name != "fp32" and not budget_failures(r, budget)
         files.append((out / r.file, data))
+    report = QuantizeReport(str(checkpoint), mode, budget,
+                            {"data": str(calib), "texts": len(calibration), "max_seq_len": max_seq_len,
+                             "tokenizer": asset.kind}, judge, timing, results)
+    chosen, log = choose(results, budget)
+    report.decision_log = log
+    report.chosen = chosen.key if chosen else None
+    report.seconds = time.perf_counter() - started
+    if mode == "auto" and chosen is None:
+        error = QuantizationError(f"no quantized variant meets --max-drop {max_drop:g} / agreement "
+                                  f"{100 * min_agreement:g}%; nothing written (see the table)")
+        for r in results:
+            r.file = None  # nothing is written
+        error.report = report
+        raise error
+
     for path, data in files:
         write_bytes_atomic(path, data)
     report.report_path = str(out / REPORT_NAME)
