@@ -19,11 +19,16 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from albert_edge.convert import GraphOptions, census_tflite, check_parity, convert_to_tflite_bytes  # noqa: E402
-from albert_edge.convert.parity import ParityCase, make_samples  # noqa: E402
-from albert_edge.model import albert_tiny_zh_config, random_weights  # noqa: E402
+from albert_edge.convert import (
+    GraphOptions,
+    census_tflite,
+    check_parity,
+    convert_to_tflite_bytes,
+)
+from albert_edge.convert.parity import ParityCase, make_samples
+from albert_edge.model import albert_tiny_zh_config, random_weights
 
 VARIANTS = {
     "default": GraphOptions(),

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from albert_edge.cli import main
-from albert_edge.convert import convert_checkpoint
-from albert_edge.convert import parity
+from albert_edge.convert import convert_checkpoint, parity
 from albert_edge.errors import ConversionError
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.tf1 import write_tf1_checkpoint

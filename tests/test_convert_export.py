@@ -17,7 +17,12 @@ import pytest
 
 from albert_edge.convert import convert_checkpoint
 from albert_edge.convert.census import census_onnx, census_tflite
-from albert_edge.model import albert_tiny_zh_config, albert_tiny_zh_google_config, random_weights, reference_forward
+from albert_edge.model import (
+    albert_tiny_zh_config,
+    albert_tiny_zh_google_config,
+    random_weights,
+    reference_forward,
+)
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.model.tf1 import write_tf1_checkpoint
 from albert_edge.runtime.pack import read_pack

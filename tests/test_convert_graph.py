@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from albert_edge.convert import (
@@ -17,8 +16,8 @@ from albert_edge.convert import (
 from albert_edge.errors import ConversionError
 from albert_edge.model import AlbertConfig, random_weights
 
-SMALL = dict(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
-             intermediate_size=48, max_position_embeddings=64)
+SMALL = {"vocab_size": 120, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 3,
+         "num_attention_heads": 4, "intermediate_size": 48, "max_position_embeddings": 64}
 
 
 def small(num_labels: int | None = 3, seed: int = 5, **changes):

@@ -55,7 +55,7 @@ _EXPORTS = {
     "find_tokenizer_asset": "albert_edge.convert.assets",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.convert.tf_graph import INPUT_NAMES, MASK_VALUE, layer_plan, outputs_for_task, default_task
+from albert_edge.convert.tf_graph import (
+    INPUT_NAMES,
+    MASK_VALUE,
+    default_task,
+    layer_plan,
+    outputs_for_task,
+)
 from albert_edge.errors import ConversionError
 
 OPSET = 17

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -237,7 +238,7 @@ def _onnx_runner(data: bytes, task: str, num_threads: int, label: str, with_hidd
     options.inter_op_num_threads = 1
     try:
         session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # ORT raises its own Fail/InvalidGraph/... types
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own untyped Fail/InvalidGraph errors
         raise ConversionError(f"{label}: ONNX Runtime cannot load the model ({str(exc).strip().splitlines()[0]})") from None
     names = [o.name for o in session.get_outputs()]
     rename = {"logits": "logits", HIDDEN_OUTPUT: "hidden", "pooled_output": "pooled"}
@@ -245,7 +246,7 @@ def _onnx_runner(data: bytes, task: str, num_threads: int, label: str, with_hidd
     def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         try:
             values = session.run(names, {name: inputs[name] for name in INPUT_NAMES})
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - ORT raises its own untyped RuntimeException
             raise ConversionError(f"{label}: ONNX Runtime failed to run ({str(exc).strip().splitlines()[0]})") from None
         return {rename[n]: v for n, v in zip(names, values) if n in rename}
 

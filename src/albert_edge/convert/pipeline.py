@@ -11,17 +11,32 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from albert_edge import __version__
-from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.atomic import (
+    ensure_writable_dir,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
 from albert_edge.convert.census import census_onnx, census_tflite
-from albert_edge.convert.parity import ParityResult, check_parity, default_cases, make_samples
-from albert_edge.convert.tf_graph import activation_kind, GraphOptions, default_task, outputs_for_task
-from albert_edge.errors import ConversionError, ConfigError
+from albert_edge.convert.parity import (
+    ParityResult,
+    check_parity,
+    default_cases,
+    make_samples,
+)
+from albert_edge.convert.tf_graph import (
+    GraphOptions,
+    activation_kind,
+    default_task,
+    outputs_for_task,
+)
+from albert_edge.errors import ConfigError, ConversionError
 
 FORMATS = ("tflite", "onnx")
 REPORT_NAME = "conversion_report.json"

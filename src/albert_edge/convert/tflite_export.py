@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from albert_edge.atomic import write_bytes_atomic
 from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
@@ -65,7 +66,7 @@ def convert_to_tflite_bytes(
         converter_hook(converter)
     try:
         flatbuffer = converter.convert()
-    except Exception as exc:  # the converter raises ConverterError, ValueError, RuntimeError, ...
+    except Exception as exc:  # noqa: BLE001 - the converter raises ConverterError, ValueError, RuntimeError, ...
         raise ConversionError(f"{weights.source}: TFLite conversion failed: {converter_error_line(exc)}") from None
     bad = non_builtin_tflite_ops(census_tflite(flatbuffer))
     if bad:
