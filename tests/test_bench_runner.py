@@ -134,3 +134,20 @@ def test_inference_failure_in_the_worker_is_reported_as_json():
                               "--seq-len", "4", "--runs", "2", "--warmup", "0", "--id-high", "100000")
     assert code != 0 and result["ok"] is False
     assert "fp32.tflite: inference failed" in result["error"]
+
+
+def test_one_pack_tag_in_two_formats_is_named_by_format(tmp_path):
+    import onnx
+
+    from albert_edge.runtime.pack import read_pack
+
+    models = shared_models()
+    model = onnx.load(str(models["onnx"]))
+    for prop in model.metadata_props:
+        if prop.key == "albert_edge.json":
+            prop.value = prop.value.replace('"fp32-onnx"', '"fp32"')
+    retagged = tmp_path / "exported.onnx"
+    onnx.save(model, str(retagged))
+    assert read_pack(retagged).variant == "fp32"
+    variants = describe_variants([models["fp32"], retagged, models["int8"]])
+    assert [v.name for v in variants] == ["fp32-tflite", "fp32-onnx", "int8_dynamic"]

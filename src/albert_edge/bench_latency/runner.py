@@ -83,6 +83,8 @@ def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]
         stems = [p.stem for p, _, _, _ in loaded]
         if pack_variant and tags.count(pack_variant) == 1:
             name = pack_variant
+        elif pack_variant and [(t, k) for _, _, k, t in loaded].count((pack_variant, kind)) == 1:
+            name = f"{pack_variant}-{kind}"   # the same export as .tflite and .onnx
         else:
             name = path.stem if stems.count(path.stem) == 1 else f"{path.stem}-{kind}"
         unique, k = name, 2
