@@ -248,7 +248,7 @@ def run_benchmark(
     ``seq_lens`` holds ints and/or ``"real"`` (lengths drawn from the eval set's tokenized lengths).
     ``runs`` timed runs per configuration are split across ``rounds`` processes. With ``out_dir``
     set, report.json, report.md, report.png and device_commands.sh are written there. ``on_result`` is
-    called with each aggregated result (a report.json ``results`` entry) as soon as it is complete.
+    called with each aggregated result (a report.json ``results`` entry) once all rounds have run.
     """
     if not models:
         raise DataError("bench: expected at least one model file")
