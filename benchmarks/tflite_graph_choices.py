@@ -35,7 +35,7 @@ VARIANTS = {
     "fused_qkv": GraphOptions(fused_qkv=True),
     "gelu_tanh_ops": GraphOptions(gelu="tanh_ops"),
     "gelu_exact": GraphOptions(gelu="exact"),
-    "attention_adj_y": GraphOptions(attention_layout="adj_y"),
+    "attention_transpose_k": GraphOptions(attention_layout="transpose_k"),
 }
 
 
