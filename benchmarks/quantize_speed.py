@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calib", help="calibration text (default: the sample's calib.txt)")
     parser.add_argument("--eval", help="labelled TSV the auto choice is made on (default: the sample's dev.tsv)")
     parser.add_argument("--test", help="held-out labelled TSV reported for every variant (default: the sample's test.tsv)")
-    parser.add_argument("--max-eval", type=int, default=800, help="dev rows the choice is judged on (default 800)")
+    parser.add_argument("--max-eval", type=int, help="judge the choice on the first N dev rows only (default: all)")
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seq-len", type=int, default=128)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
+from albert_edge.quantize.auto import Budget, agreement_lower_bound, budget_failures, choose, fallback_steps
 from albert_edge.quantize.measure import Drift, drift
 from albert_edge.quantize.pipeline import VariantResult
 
@@ -10,7 +10,7 @@ import numpy as np
 
 
 def _result(name, ratio, drop, agreement, size=4_000_000, error=None):
-    d = Drift(100, agreement, 0.1, 0.01, 0.9, drop)
+    d = Drift(100_000, agreement, 0.1, 0.01, 0.9, drop)
     return VariantResult(name, "tflite", size_bytes=size, ratio_vs_fp32=ratio, drift=d, error=error)
 
 
@@ -76,3 +76,11 @@ def test_dynamic_int8_stores_the_position_table_as_int8_and_keeps_logits_close()
                 "attention_mask": np.ones((1, 40), np.int32), "token_type_ids": np.zeros((1, 40), np.int32)}]
     ref, got = variant_logits(fp32, samples), variant_logits(dyn, samples)
     assert np.abs(ref - got).max() < 0.1 * np.abs(ref).max() + 0.05
+
+
+def test_agreement_measured_on_few_examples_must_clear_its_lower_confidence_bound():
+    few = VariantResult("int8_fc", "tflite", size_bytes=1, ratio_vs_fp32=0.2, drift=Drift(200, 1.0, 0.1, 0.01, 0.8, 0.0))
+    many = VariantResult("int8_fc", "tflite", size_bytes=1, ratio_vs_fp32=0.2, drift=Drift(2000, 0.998, 0.1, 0.01, 0.8, 0.0))
+    assert budget_failures(few, Budget(0.5, 0.99)) and "lower bound" in budget_failures(few, Budget(0.5, 0.99))[0]
+    assert budget_failures(many, Budget(0.5, 0.99)) == []
+    assert agreement_lower_bound(0.5, 100, 0.5) == 0.5

@@ -24,6 +24,8 @@ def add_parser(subparsers) -> None:
                         help="accuracy points a variant may lose vs fp32 (default 0.5)")
     parser.add_argument("--min-agreement", type=float, default=0.99, metavar="F",
                         help="share of predictions that must equal fp32's (default 0.99)")
+    parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                        help="the agreement's one-sided lower confidence bound must reach --min-agreement (default 0.95)")
     parser.add_argument("--max-size-mb", type=float, metavar="MB", help="reject variants larger than this")
     parser.add_argument("--eval", metavar="FILE.tsv", help="labelled label<TAB>text data to judge drift on")
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
@@ -45,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         report = quantize_checkpoint(args.checkpoint, out, args.calib, mode=args.mode, max_drop=args.max_drop,
                                      eval_tsv=args.eval, formats=args.formats, labels=labels, vocab=args.vocab,
                                      max_seq_len=args.max_seq_len, num_threads=args.threads, rounds=args.rounds,
-                                     min_agreement=args.min_agreement, max_size_mb=args.max_size_mb)
+                                     min_agreement=args.min_agreement, max_size_mb=args.max_size_mb,
+                                     confidence=args.confidence)
     except QuantizationError as exc:
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)

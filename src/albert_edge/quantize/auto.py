@@ -7,6 +7,7 @@ this module says whether a variant meets the budget, why not, and which one wins
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -14,14 +15,41 @@ from typing import Any, Sequence
 @dataclass(frozen=True)
 class Budget:
     """``max_drop``: accuracy points a variant may lose vs fp32 (or, unlabelled, its disagreement
-    in points); ``min_agreement``: share of predictions equal to fp32's; ``max_size_bytes``: optional."""
+    in points); ``min_agreement``: share of predictions equal to fp32's, required of the one-sided
+    ``confidence`` lower bound of the measured agreement (so that 800/800 on the choice set is not
+    taken for 100 % on new data); ``max_size_bytes``: optional."""
 
     max_drop: float = 0.5
     min_agreement: float = 0.99
     max_size_bytes: int | None = None
+    confidence: float = 0.95
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
+    """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
+    if n <= 0:
+        return 0.0
+    if confidence <= 0.5:
+        return agreement
+    z = _normal_quantile(confidence)
+    centre = agreement + z * z / (2 * n)
+    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
+    return (centre - spread) / (1 + z * z / n)
+
+
+def _normal_quantile(p: float) -> float:
+    # Bisection on the normal CDF: exact enough for a confidence level, no scipy needed.
+    lo, hi = 0.0, 10.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:
@@ -34,8 +62,10 @@ def budget_failures(result: Any, budget: Budget) -> list[str]:
     reasons = []
     if d.accuracy_drop > budget.max_drop + 1e-9:
         reasons.append(f"accuracy drop {d.accuracy_drop:.2f} pt > {budget.max_drop:g}")
-    if d.agreement < budget.min_agreement - 1e-9:
-        reasons.append(f"agreement {100 * d.agreement:.1f}% < {100 * budget.min_agreement:g}%")
+    bound = agreement_lower_bound(d.agreement, d.examples, budget.confidence)
+    if bound < budget.min_agreement - 1e-9:
+        reasons.append(f"agreement {100 * d.agreement:.2f}% of {d.examples} (lower bound {100 * bound:.2f}% at "
+                       f"{100 * budget.confidence:g}% confidence) < {100 * budget.min_agreement:g}%")
     if budget.max_size_bytes is not None and result.size_bytes > budget.max_size_bytes:
         reasons.append(f"size {result.size_bytes / 1e6:.2f} MB > {budget.max_size_bytes / 1e6:.2f} MB")
     return reasons

@@ -213,6 +213,7 @@ def quantize_checkpoint(
     weights: Any = None,
     variants: Sequence[str] | None = None,
     max_eval_examples: int | None = None,
+    confidence: float = 0.95,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
 
@@ -273,7 +274,7 @@ def quantize_checkpoint(
                  "labels": names, "labels_from": labels_source,
                  "kind": "unlabelled: accuracy drop bounded by disagreement"}
     budget = Budget(float(max_drop), float(min_agreement),
-                    None if max_size_mb is None else int(max_size_mb * 1e6))
+                    None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence))
 
     results = _build_variants(weights, mode, formats, calibration, variants)
     reference = variant_logits(results[0].data, judge_samples, num_threads)
