@@ -63,7 +63,7 @@ def test_bert_without_embedding_projection_matches_reference():
 
 
 CHOICES = {"default": GraphOptions(), "fused_qkv": GraphOptions(fused_qkv=True),
-           "transpose_k": GraphOptions(attention_layout="transpose_k"), "tanh_ops": GraphOptions(gelu="tanh_ops")}
+           "adj_y": GraphOptions(attention_layout="adj_y"), "tanh_ops": GraphOptions(gelu="tanh_ops")}
 
 
 @pytest.fixture(scope="module")
