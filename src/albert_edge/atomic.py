@@ -37,6 +37,8 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        # mkstemp creates 0600; outputs are meant to be read by apps, asset copies and other users.
+        os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
         if tmp.exists():

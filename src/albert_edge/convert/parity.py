@@ -26,9 +26,12 @@ from albert_edge.errors import ConversionError
 
 # Max |difference| allowed against the float64 reference, per variant. fp32 is the contract;
 # fp16 stores weights rounded to 11 significant bits, which moves ALBERT-Tiny logits by ~1e-3.
+# Hidden states of a trained model are larger than random ones (post-LN gamma grows in training):
+# the trained sample's fp16 file moved them by 3.2e-2 while its logits moved by 4.4e-4, so the
+# hidden bound is looser than the logit bound.
 TOLERANCES: dict[str, dict[str, float]] = {
     "fp32": {"logits": 1e-4, "hidden": 1e-4},
-    "fp16": {"logits": 2e-2, "hidden": 2e-2},
+    "fp16": {"logits": 2e-2, "hidden": 6e-2},
 }
 DEFAULT_THREADS = (1, 2)
 
