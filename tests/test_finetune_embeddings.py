@@ -21,7 +21,7 @@ def test_tokens_sharing_contexts_get_similar_vectors():
     for _ in range(400):
         sequences.append([int(rng.integers(20, 25)), int(rng.choice([10, 11])), int(rng.integers(20, 25))])
         sequences.append([int(rng.integers(30, 35)), 12, int(rng.integers(30, 35))])
-    vectors, mask = ppmi_svd_embeddings(sequences, vocab_size=40, dim=4, seed=0)
+    vectors, _ = ppmi_svd_embeddings(sequences, vocab_size=40, dim=4, seed=0)
     unit = vectors / (np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12)
     assert unit[10] @ unit[11] > 0.9
     assert unit[10] @ unit[12] < 0.5
