@@ -1,0 +1,63 @@
+"""A shortened `albert-edge demo` (few runs, one thread count) on a small sample written in the test.
+
+The shipped sample is the real thing, but converting, quantizing and benchmarking ALBERT-Tiny takes
+minutes; a small ALBERT in the same brightmart TF1 format with the real file layout exercises every
+stage and every output file in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from albert_edge.demo import default_sample_dir, quick_settings, run_demo
+from albert_edge.errors import DataError
+from albert_edge.model import AlbertConfig, random_weights, write_tf1_checkpoint
+
+SAMPLE = default_sample_dir()
+
+
+def _small_sample(directory: Path) -> Path:
+    """A brightmart-format checkpoint with the sample's real vocab, labels, splits and calibration text."""
+    config = AlbertConfig(vocab_size=21128, embedding_size=32, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=128, max_position_embeddings=128,
+                          embedding_order="project_then_add")
+    weights = random_weights(config, num_labels=2, seed=3)
+    directory.mkdir(parents=True)
+    write_tf1_checkpoint(weights, directory / "model.ckpt-1", scheme="brightmart")
+    for name in ("vocab.txt", "labels.txt", "calib.txt"):
+        shutil.copy(SAMPLE / name, directory / name)
+    for name in ("dev.tsv", "test.tsv"):
+        lines = (SAMPLE / name).read_text(encoding="utf-8").splitlines()[:150]
+        (directory / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return directory
+
+
+@pytest.mark.skipif(not (SAMPLE / "vocab.txt").exists(), reason="shipped sample data not in this checkout")
+def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) -> None:
+    sample = _small_sample(tmp_path / "sample")
+    out = tmp_path / "demo_out"
+    result = run_demo(out, sample=sample, settings=quick_settings(runs=3), log=lambda line: None)
+
+    models = out / "models"
+    for name in ("model_fp32.tflite", "model_fp16.tflite", "model_fp32.onnx", "conversion_report.json",
+                 "quantize_report.json"):
+        assert (models / name).is_file(), name
+    for name in ("report.json", "report.md", "report.png", "device_commands.sh"):
+        assert (out / "report" / name).is_file(), name
+    report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
+    assert report["schema_version"] >= 1
+    benched = {v["name"] for v in report["variants"]}
+    assert len(benched) >= 4
+    assert result.chosen is not None
+    predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
+    assert len(predictions) == 4 and all(p["label"] in ("neg", "pos") for p in predictions)
+    assert json.loads((out / "demo.json").read_text(encoding="utf-8"))["chosen"] == result.chosen
+
+
+def test_demo_without_sample_names_the_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="demo sample directory not found"):
+        run_demo(tmp_path / "out", sample=tmp_path / "nowhere", settings=quick_settings(), log=lambda line: None)
