@@ -157,7 +157,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
                         predictions=predictions, seconds=seconds)
     write_text_atomic(out / "demo.json", json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
     if bench.recommendation:
-        log(f"recommendation: {bench.recommendation}")
+        recommendation = bench.recommendation
+        log(f"recommendation: {recommendation.get('text', recommendation) if isinstance(recommendation, dict) else recommendation}")
     return result
 
 
