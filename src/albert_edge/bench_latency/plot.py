@@ -36,14 +36,16 @@ def render_png(report: BenchReport, target: Path) -> Path:
         for r in (r for r in rows if r["threads"] == n):
             y = y_of.get(r["variant"], 0.0)
             marker = "o" if r["backend"] != "onnxruntime" else "s"
-            ax.scatter(_p50(r), y, color=colors[r["variant"]], marker=marker)
-            ax.annotate(f"{r['variant']} ({r['backend']})", (_p50(r), y), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
+            # Variants of equal accuracy sit on one line, so text labels would overprint: a legend names them.
+            ax.scatter(_p50(r), y, color=colors[r["variant"]], marker=marker,
+                       label=f"{r['variant']} ({r['backend']})")
         ax.set_title(f"{source}: {n} thread{'s' if n > 1 else ''}, seq {seq_len}")
         ax.set_xlabel("p50 latency (ms)")
         ax.set_ylabel("accuracy (%)" if accuracy else "file size (MB); accuracy not measured")
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.grid(alpha=0.3)
+        if ax is axes[0][0] and rows:
+            ax.legend(fontsize=7, loc="best")
     ax = axes[0][-1]
     for (variant, backend) in sorted({(r["variant"], r["backend"]) for r in rows}):
         points = sorted((r["threads"], _p50(r)) for r in rows if r["variant"] == variant and r["backend"] == backend)
