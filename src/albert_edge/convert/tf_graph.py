@@ -178,7 +178,9 @@ def _forward_fn(config: Any, options: GraphOptions, task: str) -> Callable:
     def layer_norm(x, p, prefix):
         mean = tf.reduce_mean(x, axis=-1, keepdims=True)
         centred = x - mean
-        var = tf.reduce_mean(tf.square(centred), axis=-1, keepdims=True)
+        # A MUL, not tf.square: the converter fuses square(x - mean) into SQUARED_DIFFERENCE,
+        # which has no int16 kernel in LiteRT, so a 16x8 model would not run.
+        var = tf.reduce_mean(centred * centred, axis=-1, keepdims=True)
         # gamma multiplies the per-row scale, not the output: a constant MUL right before a
         # FULLY_CONNECTED is folded into a private copy of that layer's kernel, which would
         # store the first layer's shared QKV kernel twice.
