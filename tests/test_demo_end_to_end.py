@@ -61,3 +61,12 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
 def test_demo_without_sample_names_the_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="demo sample directory not found"):
         run_demo(tmp_path / "out", sample=tmp_path / "nowhere", settings=quick_settings(), log=lambda line: None)
+
+
+def test_demo_rejects_a_bad_thread_list_with_one_usage_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from albert_edge.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--threads", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --threads: '0': expected positive integers" in capsys.readouterr().err

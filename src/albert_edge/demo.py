@@ -11,12 +11,13 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
-from albert_edge.errors import AlbertEdgeError, DataError
+from albert_edge.errors import DataError
 
 SAMPLE_NAME = "albert_tiny_zh_sentiment"
 EXAMPLE_TEXTS = (
@@ -162,30 +163,6 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     return result
 
 
-def parse_seq_lens(text: str) -> tuple[int | str, ...]:
-    """``"real,128"`` → ``("real", 128)``; a one-line error for anything else."""
-    values: list[int | str] = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        if part == "real":
-            values.append(part)
-        elif part.isdigit() and int(part) > 0:
-            values.append(int(part))
-        else:
-            raise AlbertEdgeError(f"--seq-len {text!r}: expected positive integers and/or 'real'")
-    return tuple(values)
-
-
-def parse_threads(text: str) -> tuple[int, ...]:
-    """``"1,2,4"`` → ``(1, 2, 4)``."""
-    try:
-        values = tuple(int(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        values = ()
-    if not values or min(values) < 1:
-        raise AlbertEdgeError(f"--threads {text!r}: expected positive integers such as 1,2,4")
-    return values
-
-
 def quick_settings(runs: int = 5) -> DemoSettings:
     """A shortened demo (few runs, one thread count) for tests of the end-to-end path.
 
@@ -196,5 +173,4 @@ def quick_settings(runs: int = 5) -> DemoSettings:
                         max_eval_examples=120, max_drop=100.0, min_agreement=0.0, max_size_mb=None)
 
 
-__all__: Sequence[str] = ("DemoSettings", "DemoResult", "run_demo", "default_sample_dir", "quick_settings",
-                          "parse_seq_lens", "parse_threads")
+__all__: Sequence[str] = ("DemoResult", "DemoSettings", "default_sample_dir", "quick_settings", "run_demo")

@@ -4,29 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli.arg_types import positive_int_list, seq_len_list
 from albert_edge.errors import DataError
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers, e.g. 1,2,4") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected positive integers")
-    return values
-
-
-def _seq_lens(text: str) -> list[int | str]:
-    values: list[int | str] = []
-    for item in (x.strip() for x in text.split(",") if x.strip()):
-        if item == "real":
-            values.append("real")
-        elif item.isdigit() and int(item) > 0:
-            values.append(int(item))
-        else:
-            raise argparse.ArgumentTypeError(f"{item!r}: expected a positive integer or 'real'")
-    return values
 
 
 def add_parser(subparsers) -> None:
@@ -36,8 +15,8 @@ def add_parser(subparsers) -> None:
                     "report.json, report.md, report.png and device_commands.sh; or fold phone logs from "
                     "TFLite's benchmark_model into a report with --import-device-log.")
     parser.add_argument("models", nargs="*", metavar="MODEL", help=".tflite or .onnx files (packed or plain)")
-    parser.add_argument("--threads", type=_int_list, default=[1, 2, 4], help="thread counts (default 1,2,4)")
-    parser.add_argument("--seq-len", type=_seq_lens, default=[16, 32, 64, 128],
+    parser.add_argument("--threads", type=positive_int_list, default=[1, 2, 4], help="thread counts (default 1,2,4)")
+    parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--runs", type=int, default=200, help="timed runs per configuration (default 200)")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from albert_edge.demo import DemoSettings, parse_seq_lens, parse_threads, run_demo
+from albert_edge.cli.arg_types import positive_int_list, seq_len_list
+from albert_edge.demo import DemoSettings, run_demo
 
 
 def add_parser(subparsers) -> None:
@@ -16,15 +17,15 @@ def add_parser(subparsers) -> None:
                     "everything went.")
     parser.add_argument("--out", default="demo_out", metavar="DIR", help="output directory (default: demo_out)")
     parser.add_argument("--sample", metavar="DIR", help="sample checkpoint directory (default: the shipped one)")
-    parser.add_argument("--threads", default="1,2,4", help="thread counts to time (default: 1,2,4)")
-    parser.add_argument("--seq-len", default="real,128", help="sequence lengths and/or 'real' (default: real,128)")
+    parser.add_argument("--threads", type=positive_int_list, default=[1, 2, 4], help="thread counts to time (default: 1,2,4)")
+    parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
     parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
     parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(threads=parse_threads(args.threads), seq_lens=parse_seq_lens(args.seq_len),
+    settings = DemoSettings(threads=tuple(args.threads), seq_lens=tuple(args.seq_len),
                             runs=args.runs, max_drop=args.max_drop)
     result = run_demo(args.out, sample=args.sample, settings=settings)
     print()
