@@ -11,8 +11,7 @@ Names resolve lazily so that a worker process imports only numpy and its interpr
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_edge.lazy import lazy_getattr
 
 _EXPORTS = {
     "run_benchmark": "albert_edge.bench_latency.runner",
@@ -32,10 +31,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'albert_edge.bench_latency' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

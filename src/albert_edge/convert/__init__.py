@@ -17,8 +17,7 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_edge.lazy import lazy_getattr
 
 _EXPORTS = {
     "GraphOptions": "albert_edge.convert.tf_graph",
@@ -57,8 +56,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_edge.convert' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

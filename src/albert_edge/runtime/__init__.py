@@ -7,8 +7,7 @@ never TensorFlow or onnx (a test proves it). Names are resolved lazily so that
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from albert_edge.lazy import lazy_getattr
 
 _EXPORTS = {
     "ModelPack": "albert_edge.runtime.pack",
@@ -28,10 +27,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'albert_edge.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
