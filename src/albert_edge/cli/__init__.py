@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from albert_edge import __version__
 from albert_edge.errors import AlbertEdgeError
@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "quantize": "quantize_cmd",
     "predict": "predict_cmd",
     "bench": "bench_cmd",
+    "pretrain": "pretrain_cmd",
     "finetune": "finetune_cmd",
     "demo": "demo_cmd",
     "data": "data_cmd",

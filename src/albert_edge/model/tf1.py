@@ -23,8 +23,15 @@ import numpy as np
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, load_config, tf1_config_dict
-from albert_edge.model.names import (BERT_TF1, BRIGHTMART, GOOGLE, IGNORED_TF1, apply_transform, map_to_canonical,
-                                     name_map)
+from albert_edge.model.names import (
+    BERT_TF1,
+    BRIGHTMART,
+    GOOGLE,
+    IGNORED_TF1,
+    apply_transform,
+    map_to_canonical,
+    name_map,
+)
 from albert_edge.model.weights import AlbertWeights
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
@@ -188,9 +195,13 @@ def _check_writable_as(weights: AlbertWeights, scheme: str) -> None:
         raise ConfigError(f"cannot write {weights.source} as a {scheme} checkpoint: {problem}")
 
 
-def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str], scheme: str = "brightmart") -> Path:
+def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str], scheme: str = "brightmart",
+                         extra_tensors: dict[str, np.ndarray] | None = None) -> Path:
     """Write a genuine TF1 name-based checkpoint with the exact variable names of ``scheme``
     (google | brightmart | bert), plus the ``checkpoint`` state file and the config JSON of that dialect.
+
+    ``extra_tensors`` are stored under their own TF1 names beside the model (e.g. the
+    ``cls/predictions/`` MLM head of a pre-training checkpoint, which readers ignore).
 
     Returns the prefix. The files appear under their final names only once complete.
     """
@@ -208,6 +219,11 @@ def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str],
     names = [mapping[c][0] for c in weights.tensors]
     arrays = [np.ascontiguousarray(apply_transform(weights.tensors[c], mapping[c][1]), dtype=np.float32)
               for c in weights.tensors]
+    for name, array in sorted((extra_tensors or {}).items()):
+        if name in names:
+            raise ConfigError(f"extra tensor {name} collides with a model variable")
+        names.append(name)
+        arrays.append(np.ascontiguousarray(array, dtype=np.float32))
     tf = _tf()
     tmp = directory / f".{prefix.name}.partial-{uuid.uuid4().hex[:8]}"
     shard = ".data-00000-of-00001"
