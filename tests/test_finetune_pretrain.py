@@ -11,6 +11,12 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from test_finetune_train import (  # the same tiny model and vocab as fine-tuning
+    CHARS,
+    CONFIG,
+    VOCAB,
+)
+
 from albert_edge.cli import main
 from albert_edge.data import (
     Example,
@@ -27,16 +33,11 @@ from albert_edge.finetune.pretrain import (
     pretrain,
 )
 from albert_edge.finetune.trainer import training_init
-from albert_edge.model import AlbertConfig, load_checkpoint
+from albert_edge.model import load_checkpoint
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import WordPieceTokenizer
 
-CHARS = "好坏大小多少高低快慢新旧美丑"
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CHARS]
 CLS, SEP, PAD, MASK = 2, 3, 0, 4
-CONFIG = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
-                      embedding_order="project_then_add")
 
 
 def repeated_texts(n: int, seed: int, length: int = 22) -> list[str]:

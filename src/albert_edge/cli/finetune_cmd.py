@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli.training_args import add_training_arguments
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -13,28 +15,14 @@ def add_parser(subparsers) -> None:
         "Writes model.ckpt-STEP (no optimizer slots), checkpoint, albert_config.json, vocab.txt, labels.txt "
         "and finetune_log.json to --out; the best dev-accuracy step is kept.",
     )
-    p.add_argument("--config", default="albert_tiny", help="albert_tiny, or a config JSON (ignored with --init)")
+    add_training_arguments(p, lr=1e-3, warmup=0.1, embeddings_from="the train texts")
     p.add_argument("--train", required=True, help="training TSV (label<TAB>text or label<TAB>text_a<TAB>text_b)")
     p.add_argument("--dev", required=True, help="dev TSV, evaluated during training to pick the best step")
     p.add_argument("--test", help="optional test TSV, evaluated once with the best weights")
-    p.add_argument("--out", required=True, help="output checkpoint directory")
-    p.add_argument("--init", help="start from this checkpoint (TF1 prefix/dir or HF dir) instead of random init")
-    p.add_argument("--init-embeddings", choices=("random", "ppmi-svd"), default="random",
-                   help="without --init: start word embeddings from PPMI-SVD co-occurrence vectors of the train texts")
-    p.add_argument("--vocab", help="vocab.txt (default: the --init directory's)")
     p.add_argument("--labels", help="labels.txt or comma list, in class-id order (default: sorted train labels)")
     p.add_argument("--epochs", type=float, default=3.0)
-    p.add_argument("--max-seq-len", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=1e-3, help="peak AdamW learning rate")
-    p.add_argument("--warmup", type=float, default=0.1, help="warmup share of the steps")
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--evals-per-epoch", type=int, default=1)
     p.add_argument("--max-steps", type=int, help="stop after this many steps (smoke runs)")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     p.set_defaults(run=run)
 
 

@@ -1,0 +1,28 @@
+"""The arguments `finetune` and `pretrain` share: model source, optimizer, threads and seed.
+
+One definition, so the two training commands cannot drift apart in names or meaning.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float, embeddings_from: str) -> None:
+    """Add ``--config --out --init --init-embeddings --vocab --max-seq-len --batch-size --lr --warmup
+    --weight-decay --dropout --threads --seed --no-progress``; ``lr``/``warmup`` are the defaults."""
+    p.add_argument("--config", default="albert_tiny", help="albert_tiny, or a config JSON (ignored with --init)")
+    p.add_argument("--out", required=True, help="output checkpoint directory")
+    p.add_argument("--init", help="start from this checkpoint (TF1 prefix/dir or HF dir) instead of random init")
+    p.add_argument("--init-embeddings", choices=("random", "ppmi-svd"), default="random",
+                   help=f"without --init: start word embeddings from PPMI-SVD co-occurrence vectors of {embeddings_from}")
+    p.add_argument("--vocab", help="vocab.txt (default: the --init directory's)")
+    p.add_argument("--max-seq-len", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--lr", type=float, default=lr, help="peak AdamW learning rate")
+    p.add_argument("--warmup", type=float, default=warmup, help="warmup share of the steps")
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
