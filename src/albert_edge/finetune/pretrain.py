@@ -26,8 +26,13 @@ import tensorflow as tf
 
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
 from albert_edge.errors import DataError
-from albert_edge.finetune.tf_model import TfAlbertClassifier
-from albert_edge.finetune.trainer import _AdamW, configure_threads
+from albert_edge.finetune.tf_model import TfAlbertClassifier, layer_norm
+from albert_edge.finetune.trainer import (
+    _AdamW,
+    configure_threads,
+    copy_vocab,
+    learning_rate_at,
+)
 
 #: Canonical-ish names of the MLM head -> the TF1 names Google ALBERT's pre-training writes.
 MLM_HEAD_TF1_NAMES: dict[str, str] = {
@@ -55,7 +60,6 @@ class PretrainSettings:
     seed: int = 0
     threads: int = 2
     evals: int = 10
-    jit: bool = False
 
 
 @dataclass
@@ -157,9 +161,8 @@ class _MaskedLM(tf.Module):
         picked = tf.gather(hidden, positions, batch_dims=1)  # [B, P, H]
         x = tf.tensordot(picked, self.head["mlm.transform.kernel"], axes=[[2], [0]]) + self.head["mlm.transform.bias"]
         x = self.encoder._activation(x)
-        mean, var = tf.nn.moments(x, axes=[-1], keepdims=True)
-        x = (x - mean) * tf.math.rsqrt(var + self.encoder.config.layer_norm_eps)
-        x = x * self.head["mlm.layer_norm.gamma"] + self.head["mlm.layer_norm.beta"]
+        x = layer_norm(x, self.head["mlm.layer_norm.gamma"], self.head["mlm.layer_norm.beta"],
+                       self.encoder.config.layer_norm_eps)
         logits = tf.tensordot(x, self.encoder.variables_by_name["embeddings.word"], axes=[[2], [1]])
         logits += self.head["mlm.output_bias"]  # [B, P, V]
         per_token = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
@@ -169,20 +172,12 @@ class _MaskedLM(tf.Module):
         return loss, tf.reduce_sum(hits * target_weights), total
 
 
-def _lr_at(step: int, settings: PretrainSettings) -> float:
-    warmup = max(1, round(settings.warmup_ratio * settings.steps))
-    if step < warmup:
-        return settings.learning_rate * (step + 1) / warmup
-    return settings.learning_rate * max(0.0, (settings.steps - step) / max(1, settings.steps - warmup))
-
-
 def pretrain(
     init_weights,
     texts: Sequence[Sequence[int]],
     heldout: Sequence[Sequence[int]],
     tokenizer,
     settings: PretrainSettings = PretrainSettings(),
-    head: dict[str, np.ndarray] | None = None,
     log: Callable[[str], None] = print,
     progress: bool = True,
     on_eval: Callable[[PretrainResult], None] | None = None,
@@ -220,13 +215,12 @@ def pretrain(
         f"{settings.steps * settings.batch_size / len(rows):.1f} passes; held-out {len(held_rows)} rows")
 
     encoder = TfAlbertClassifier(init_weights, dropout=settings.dropout)
-    model = _MaskedLM(encoder, head if head is not None else init_mlm_head(config, settings.seed))
+    model = _MaskedLM(encoder, init_mlm_head(config, settings.seed))
     optimizer = _AdamW(model.variables_list, model.names, settings.weight_decay)
     spec = tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(input_signature=[spec, spec, spec, spec, tf.TensorSpec([None, None], tf.float32),
-                                  tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.float32)],
-                 jit_compile=settings.jit)
+                                  tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.float32)])
     def train_step(ids, mask, positions, targets, weights, seed, lr):
         with tf.GradientTape() as tape:
             loss, hits, total = model.loss(ids, mask, positions, targets, weights, seed)
@@ -264,7 +258,7 @@ def pretrain(
             cursor += settings.batch_size
             arrays = mask_batch(batch, rng, config.vocab_size, mask_id, special, settings.mask_prob,
                                 max_predictions, pad_id)
-            lr = _lr_at(step, settings)
+            lr = learning_rate_at(step, settings.steps, settings)
             loss, hits, total = train_step(*arrays, np.array([settings.seed, step], np.int32), np.float32(lr))
             step += 1
             window[0] += float(loss) * float(total)
@@ -309,8 +303,6 @@ def write_pretrained(result: PretrainResult, out_dir: str | Path, vocab_path: st
     The checkpoint is what an albert_zh pre-training run leaves: no classifier, an MLM head
     under ``cls/predictions/`` (which the loaders know to ignore), the config and vocab beside it.
     """
-    import shutil
-
     from albert_edge.model import write_tf1_checkpoint
 
     out = ensure_writable_dir(out_dir)
@@ -322,10 +314,7 @@ def write_pretrained(result: PretrainResult, out_dir: str | Path, vocab_path: st
             stem = old.name[: -len(".index")]
             for leftover in out.glob(f"{stem}.*"):
                 leftover.unlink()
-    if Path(vocab_path).resolve() != (out / "vocab.txt").resolve():
-        tmp = out / ".vocab.txt.partial"
-        shutil.copyfile(vocab_path, tmp)
-        tmp.replace(out / "vocab.txt")
+    copy_vocab(vocab_path, out)
     log = {"settings": asdict(settings), "steps": result.steps, "seconds": round(result.seconds, 1),
            "interrupted": result.interrupted, "history": result.history, **(extra_log or {})}
     write_text_atomic(out / "pretrain_log.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")

@@ -179,7 +179,6 @@ def pretrain_files(
     from albert_edge.model import load_checkpoint
     from albert_edge.tokenizer import WordPieceTokenizer
 
-    head = None
     if init:
         weights = load_checkpoint(init)
         model_config = weights.config
@@ -216,7 +215,7 @@ def pretrain_files(
     def checkpoint(result) -> None:
         write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
 
-    result = pretrain(weights, ids, held_ids, tokenizer, settings, head=head, log=log, progress=progress,
+    result = pretrain(weights, ids, held_ids, tokenizer, settings, log=log, progress=progress,
                       on_eval=checkpoint)
     prefix = write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
     log(f"wrote {prefix} after {result.steps} steps ({result.seconds:.0f}s)")

@@ -29,6 +29,12 @@ def _gelu_exact(x: tf.Tensor) -> tf.Tensor:
     return 0.5 * x * (1.0 + tf.math.erf(x / math.sqrt(2.0)))
 
 
+def layer_norm(x: tf.Tensor, gamma, beta, eps: float) -> tf.Tensor:
+    """LayerNorm over the last axis, as the TF1 BERT/ALBERT code computes it."""
+    mean, var = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(var + eps) * gamma + beta
+
+
 _ACTIVATIONS = {
     "gelu_tanh": _gelu_tanh,
     "gelu_new": _gelu_tanh,
@@ -104,9 +110,7 @@ class TfAlbertClassifier(tf.Module):
 
     def _layer_norm(self, x: tf.Tensor, prefix: str) -> tf.Tensor:
         """LayerNorm over the last axis ``[..., D]`` with the config's epsilon."""
-        mean, var = tf.nn.moments(x, axes=[-1], keepdims=True)
-        normed = (x - mean) * tf.math.rsqrt(var + self.config.layer_norm_eps)
-        return normed * self._v(f"{prefix}.gamma") + self._v(f"{prefix}.beta")
+        return layer_norm(x, self._v(f"{prefix}.gamma"), self._v(f"{prefix}.beta"), self.config.layer_norm_eps)
 
     def _dense(self, x: tf.Tensor, prefix: str) -> tf.Tensor:
         """``x @ kernel + bias`` for ``x`` ``[..., in]`` and kernel ``[in, out]`` (TF orientation)."""

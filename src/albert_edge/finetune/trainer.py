@@ -110,7 +110,7 @@ def bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Genera
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def learning_rate_at(step: int, total: int, settings: FinetuneSettings) -> float:
+def learning_rate_at(step: int, total: int, settings) -> float:
     """Linear warmup to ``learning_rate`` over ``warmup_ratio`` of the steps, then linear decay to 0."""
     warmup = max(1, round(settings.warmup_ratio * total))
     if step < warmup:
@@ -368,6 +368,14 @@ def evaluate_weights(weights, examples: Sequence[Example], preprocessor, labels:
     return accuracy(logits, data.labels), logits
 
 
+def copy_vocab(vocab_path: str | Path, out: Path) -> None:
+    """Put ``vocab.txt`` beside a checkpoint (whole or not at all), unless it is already that file."""
+    if Path(vocab_path).resolve() != (out / "vocab.txt").resolve():
+        tmp = out / ".vocab.txt.partial"
+        shutil.copyfile(vocab_path, tmp)
+        tmp.replace(out / "vocab.txt")
+
+
 def write_finetuned(
     result: FinetuneResult,
     out_dir: str | Path,
@@ -387,10 +395,7 @@ def write_finetuned(
     out = ensure_writable_dir(out_dir)
     prefix = out / f"model.ckpt-{result.best_step}"
     write_tf1_checkpoint(result.weights, prefix, scheme="brightmart")
-    if Path(vocab_path).resolve() != (out / "vocab.txt").resolve():
-        tmp = out / ".vocab.txt.partial"
-        shutil.copyfile(vocab_path, tmp)
-        tmp.replace(out / "vocab.txt")
+    copy_vocab(vocab_path, out)
     write_text_atomic(out / "labels.txt", "\n".join(labels) + "\n")
     log = {
         "settings": asdict(settings),
