@@ -12,7 +12,7 @@ def add_parser(subparsers) -> None:
         "pretrain",
         help="masked-LM pre-training on plain text; writes an albert_zh TF1 checkpoint to fine-tune from",
         description="Pack the texts into full-length rows, mask 15%% of the tokens afresh every step and train "
-        "the encoder with a tied-decoder MLM head. --out always holds the newest complete checkpoint "
+        "the encoder with a tied-decoder MLM head (with --init, the checkpoint's cls/predictions head is resumed). --out always holds the newest complete checkpoint "
         "(model.ckpt-STEP with cls/predictions/* beside the model), albert_config.json, vocab.txt and "
         "pretrain_log.json; pass it to `albert-edge finetune --init`.",
     )
