@@ -23,6 +23,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--epochs", type=float, default=3.0)
     p.add_argument("--evals-per-epoch", type=int, default=1)
     p.add_argument("--max-steps", type=int, help="stop after this many steps (smoke runs)")
+    p.add_argument("--teacher", help="soft targets for --train (out-of-fold teacher probabilities, e.g. from "
+                   "examples/albert_tiny_zh_sentiment/baseline_tfidf.py --teacher-out): distil them into the model")
+    p.add_argument("--distill-weight", type=float,
+                   help="share of the loss on the teacher's soft targets, 0..1 (default 0.5 with --teacher, else 0)")
     p.set_defaults(run=run)
 
 
@@ -34,9 +38,11 @@ def run(args: argparse.Namespace) -> int:
         epochs=args.epochs, max_seq_len=args.max_seq_len, batch_size=args.batch_size, learning_rate=args.lr,
         warmup_ratio=args.warmup, weight_decay=args.weight_decay, dropout=args.dropout, seed=args.seed,
         threads=args.threads, max_steps=args.max_steps, evals_per_epoch=args.evals_per_epoch,
+        distill_weight=args.distill_weight if args.distill_weight is not None else (0.5 if args.teacher else 0.0),
     )
     result, _ = finetune_files(
         args.config, args.train, args.dev, args.out, settings, vocab=args.vocab, init=args.init,
         labels=args.labels, test_path=args.test, log=lambda m: print(m, flush=True), progress=not args.no_progress, init_embeddings=args.init_embeddings,
+        teacher=args.teacher,
     )
     return 130 if result.interrupted else 0

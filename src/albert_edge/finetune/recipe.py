@@ -15,12 +15,14 @@ from albert_edge.data import (
     VOCAB_MD5,
     data_hash,
     infer_labels,
+    label_ids,
     md5_of_file,
     read_text_lines,
     read_tsv,
 )
 from albert_edge.errors import ConfigError, DataError
 from albert_edge.finetune.embeddings import ppmi_svd_embeddings
+from albert_edge.finetune.teacher import read_soft_targets
 from albert_edge.finetune.trainer import (
     FinetuneResult,
     FinetuneSettings,
@@ -94,8 +96,13 @@ def finetune_files(
     log: Callable[[str], None] = print,
     progress: bool = True,
     init_embeddings: str = "random",
+    teacher: str | None = None,
 ) -> tuple[FinetuneResult, dict]:
-    """Train from TSV files and write the checkpoint directory; returns the result and its summary."""
+    """Train from TSV files and write the checkpoint directory; returns the result and its summary.
+
+    ``teacher``: a soft-target file for ``train_path`` (``finetune.teacher``), mixed into the
+    loss with ``settings.distill_weight``.
+    """
     from albert_edge.model import load_checkpoint
     from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
 
@@ -109,6 +116,11 @@ def finetune_files(
     label_names = resolve_labels(labels, init, train)
     train = read_tsv(train_path, label_names)
     dev = read_tsv(dev_path, label_names)
+    soft_targets = None
+    if teacher:
+        soft_targets = read_soft_targets(teacher, label_names, data_hash(train), len(train))
+    elif settings.distill_weight > 0:
+        raise ConfigError("--distill-weight needs --teacher FILE (the teacher's soft targets for --train)")
     vocab_path = resolve_vocab(vocab, init, model_config)
     if settings.max_seq_len > model_config.max_position_embeddings:
         raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
@@ -127,7 +139,12 @@ def finetune_files(
         weights = with_classifier(weights, len(label_names), settings.seed)
     log(f"labels {list(label_names)}; vocab {vocab_path} (md5 {md5_of_file(vocab_path)}); "
         f"{weights.num_parameters()} parameters; init {weights.source}")
-    result = finetune(weights, train, dev, preprocessor, label_names, settings, log=log, progress=progress)
+    if soft_targets is not None:
+        agree = float((soft_targets.argmax(axis=1) == label_ids(train, label_names)).mean())
+        log(f"teacher {teacher}: soft targets for {len(train)} examples, argmax agrees with the labels on "
+            f"{agree:.4f}; distill weight {settings.distill_weight}")
+    result = finetune(weights, train, dev, preprocessor, label_names, settings, log=log, progress=progress,
+                      soft_targets=soft_targets)
     summary = {
         "train": {"path": str(train_path), "examples": len(train), "data_hash": data_hash(train)},
         "dev": {"path": str(dev_path), "examples": len(dev), "data_hash": data_hash(dev)},
@@ -135,6 +152,8 @@ def finetune_files(
         "init": init or f"random (training_init), word embeddings: {init_embeddings}",
         "interrupted": result.interrupted,
     }
+    if teacher:
+        summary["teacher"] = {"path": str(teacher), "md5": md5_of_file(teacher)}
     if test_path:
         test = read_tsv(test_path, label_names)
         test_acc, _ = evaluate_weights(result.weights, test, preprocessor, label_names, settings.eval_batch_size)

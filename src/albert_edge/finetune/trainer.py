@@ -43,6 +43,8 @@ class FinetuneSettings:
     max_steps: int | None = None
     eval_batch_size: int = 128
     evals_per_epoch: int = 1
+    #: Share of the loss given to the teacher's soft targets (0 = hard labels only); see ``finetune``.
+    distill_weight: float = 0.0
 
 
 @dataclass
@@ -206,11 +208,15 @@ def _make_steps(model: TfAlbertClassifier, optimizer: _AdamW, clip_norm: float):
     spec = tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(input_signature=[spec, spec, spec, tf.TensorSpec([None], tf.int32), tf.TensorSpec([2], tf.int32),
+                                  tf.TensorSpec([], tf.float32), tf.TensorSpec([None, None], tf.float32),
                                   tf.TensorSpec([], tf.float32)], jit_compile=False)
-    def train_step(ids, mask, types, labels, seed, lr):
+    def train_step(ids, mask, types, labels, seed, lr, soft, soft_weight):
+        # (1 - w) * CE(hard label) + w * CE(teacher distribution); w = 0 is plain fine-tuning.
         with tf.GradientTape() as tape:
             logits = model(ids, mask, types, seed=seed)
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            hard = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            distilled = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=soft, logits=logits))
+            loss = (1.0 - soft_weight) * hard + soft_weight * distilled
         grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_list)]
         grads, _ = tf.clip_by_global_norm(grads, clip_norm)
         optimizer.apply(grads, lr)
@@ -262,8 +268,14 @@ def finetune(
     settings: FinetuneSettings = FinetuneSettings(),
     log: Callable[[str], None] = print,
     progress: bool = True,
+    soft_targets: np.ndarray | None = None,
 ) -> FinetuneResult:
     """Train ``init_weights`` (with a ``len(labels)``-wide head) on ``train``; keep the best on ``dev``.
+
+    ``soft_targets`` ``[len(train), len(labels)]``: a teacher's class probabilities per
+    training example (out-of-fold, see ``finetune.teacher``); the loss then mixes in their
+    cross-entropy with weight ``settings.distill_weight``. The reported train loss is that
+    mixed loss; train accuracy is always against the hard labels.
 
     Returns the best weights as ``AlbertWeights`` (dropout plays no part in them) and the
     per-evaluation history (step, epoch, train loss/accuracy, dev accuracy, seconds).
@@ -272,6 +284,15 @@ def finetune(
         raise DataError("finetune: the training set is empty")
     if not dev:
         raise DataError("finetune: the dev set is empty")
+    if not 0.0 <= settings.distill_weight <= 1.0:
+        raise DataError(f"finetune: distill weight {settings.distill_weight} must be in [0, 1]")
+    if settings.distill_weight > 0 and soft_targets is None:
+        raise DataError("finetune: a distill weight above 0 needs a teacher's soft targets")
+    if soft_targets is not None and tuple(soft_targets.shape) != (len(train), len(labels)):
+        raise DataError(f"finetune: soft targets are {list(soft_targets.shape)}, "
+                        f"expected [{len(train)}, {len(labels)}]")
+    soft = (np.zeros((len(train), len(labels)), np.float32) if soft_targets is None
+            else np.asarray(soft_targets, np.float32))
     configure_threads(settings.threads)
     tf.random.set_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
@@ -311,7 +332,8 @@ def finetune(
                 ids, mask, types = pad_batch(train_set, index, pad_id)
                 lr = learning_rate_at(step, total, settings)
                 seed = np.array([settings.seed, step], dtype=np.int32)
-                loss, correct = train_step(ids, mask, types, train_set.labels[index], seed, np.float32(lr))
+                loss, correct = train_step(ids, mask, types, train_set.labels[index], seed, np.float32(lr),
+                                           soft[index], np.float32(settings.distill_weight))
                 step += 1
                 window_loss += float(loss) * len(index)
                 window_correct += int(correct)
