@@ -30,6 +30,7 @@ def test_soft_targets_round_trip(tmp_path):
         (lambda lines: [lines[0], "pos\tneg", *lines[2:]], "label columns ['pos', 'neg'] differ"),
         (lambda lines: lines[:-1], "2 rows of soft targets for 3 training examples"),
         (lambda lines: [*lines[:-1], "0.7\t0.7"], "line 5 is not a probability distribution"),
+        (lambda lines: [*lines[:3], "", *lines[3:-1], "0.7\t0.7"], "line 6 is not a probability distribution"),
         (lambda lines: [*lines[:-1], "0.5\thalf"], "soft targets must be numbers"),
         (lambda lines: [*lines[:-1], "1.0"], "line 5 holds 1 columns, expected 2 probabilities"),
     ],

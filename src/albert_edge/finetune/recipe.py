@@ -116,9 +116,10 @@ def finetune_files(
     label_names = resolve_labels(labels, init, train)
     train = read_tsv(train_path, label_names)
     dev = read_tsv(dev_path, label_names)
+    train_hash = data_hash(train)
     soft_targets = None
     if teacher:
-        soft_targets = read_soft_targets(teacher, label_names, data_hash(train), len(train))
+        soft_targets = read_soft_targets(teacher, label_names, train_hash, len(train))
     elif settings.distill_weight > 0:
         raise ConfigError("--distill-weight needs --teacher FILE (the teacher's soft targets for --train)")
     vocab_path = resolve_vocab(vocab, init, model_config)
@@ -146,7 +147,7 @@ def finetune_files(
     result = finetune(weights, train, dev, preprocessor, label_names, settings, log=log, progress=progress,
                       soft_targets=soft_targets)
     summary = {
-        "train": {"path": str(train_path), "examples": len(train), "data_hash": data_hash(train)},
+        "train": {"path": str(train_path), "examples": len(train), "data_hash": train_hash},
         "dev": {"path": str(dev_path), "examples": len(dev), "data_hash": data_hash(dev)},
         "labels": list(label_names),
         "init": init or f"random (training_init), word embeddings: {init_embeddings}",

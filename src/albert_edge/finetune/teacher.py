@@ -53,18 +53,19 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
     if len(lines) < 2 or tuple(lines[1].split("\t")) != tuple(labels):
         got = lines[1].split("\t") if len(lines) > 1 else []
         raise DataError(f"{path}: label columns {got} differ from the run's labels {list(labels)}")
-    rows = [line for line in lines[2:] if line]
+    # (file line number, cells) of every non-blank row, so errors point at the real line.
+    rows = [(number, line.split("\t")) for number, line in enumerate(lines[2:], start=3) if line]
     if len(rows) != examples:
         raise DataError(f"{path}: {len(rows)} rows of soft targets for {examples} training examples")
-    cells = [row.split("\t") for row in rows]
-    short = next((i for i, row in enumerate(cells) if len(row) != len(labels)), None)
+    short = next(((number, cells) for number, cells in rows if len(cells) != len(labels)), None)
     if short is not None:
-        raise DataError(f"{path}: line {short + 3} holds {len(cells[short])} columns, expected {len(labels)} probabilities")
+        raise DataError(f"{path}: line {short[0]} holds {len(short[1])} columns, expected {len(labels)} probabilities")
     try:
-        probs = np.array([[float(x) for x in row] for row in cells], dtype=np.float64)
+        probs = np.array([[float(x) for x in cells] for _, cells in rows], dtype=np.float64)
     except ValueError:
         raise DataError(f"{path}: soft targets must be numbers") from None
     bad = np.flatnonzero((probs < 0).any(axis=1) | (np.abs(probs.sum(axis=1) - 1.0) > SUM_TOLERANCE))
     if bad.size:
-        raise DataError(f"{path}: line {bad[0] + 3} is not a probability distribution (negative, or not summing to 1)")
+        raise DataError(f"{path}: line {rows[bad[0]][0]} is not a probability distribution "
+                        "(negative, or not summing to 1)")
     return (probs / probs.sum(axis=1, keepdims=True)).astype(np.float32)
