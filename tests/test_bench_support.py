@@ -26,8 +26,10 @@ WORDS = [
     "bad", "awful", "dirty", "noisy", "rude", "cold", "sad", "hate", "broken", "slow",         # negative
     "room", "hotel", "staff", "food", "bed", "view", "price", "the", "a", "was", "very", "not", "and", "but",
 ]
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 VOCAB_SIZE = 128   # embedding rows: covers the vocab and the worker's random timing ids (1..99)
+# Padded with [unusedN] tokens, as BERT vocabs are: the pack's vocab must have one token per embedding row.
+_BASE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+VOCAB = [*_BASE, *(f"[unused{i}]" for i in range(VOCAB_SIZE - len(_BASE)))]
 HIDDEN = 64
 LABELS = ("neg", "pos")
 

@@ -44,6 +44,7 @@ from albert_edge.atomic import (
     write_text_atomic,
 )
 from albert_edge.errors import DataError, ModelFileError, TokenizerError
+from albert_edge.runtime.consistency import checked_pack
 from albert_edge.runtime.pack import (
     ModelPack,
     attach_tflite_pack,
@@ -552,19 +553,19 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
         )
     if pack.task != "sequence_classification":
         raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, so it needs sequence_classification")
-    return data, pack
+    return data, checked_pack(data, str(model_path), pack)
 
 
 def model_logits(model_data: bytes, pack: ModelPack, cases: Sequence[GoldenCase], source: str) -> list[list[float]]:
     """Logits ``[num_labels]`` per case from LiteRT (the interpreter of record), fed unpadded by name."""
-    try:
-        from ai_edge_litert.interpreter import Interpreter
-    except ImportError:
-        raise ModelFileError(f"{source}: ai-edge-litert is not installed; install albert-edge[runtime] for model goldens") from None
+    from albert_edge.runtime.backends import available_backends, open_backend
+
+    if "litert" not in available_backends():
+        raise ModelFileError(f"{source}: ai-edge-litert is not installed; install albert-edge[runtime] for model goldens")
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
     pre = Preprocessor(tokenizer, pack.max_seq_len)
-    interpreter = Interpreter(model_content=bytes(model_data))
-    runner = interpreter.get_signature_runner("serving_default")
+    # Through the runtime's backend: interpreter errors become one line naming the file.
+    backend = open_backend(bytes(model_data), source, "litert")
     out: list[list[float]] = []
     for case in cases:
         enc = pre.encode(case.text_a, case.text_b)
@@ -573,7 +574,7 @@ def model_logits(model_data: bytes, pack: ModelPack, cases: Sequence[GoldenCase]
             "attention_mask": enc.attention_mask,
             "token_type_ids": enc.token_type_ids,
         }
-        result = runner(**{name: np.asarray([feeds[name]], dtype=np.int32) for name in pack.inputs})
+        result = backend.run({name: np.asarray([feeds[name]], dtype=np.int32) for name in pack.inputs})
         out.append([float(v) for v in np.asarray(result["logits"], dtype=np.float32)[0]])
     return out
 

@@ -58,6 +58,7 @@ class Variant:
 
 def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]:
     """Name each model by its pack's ``variant`` tag, else its file stem; names are made unique."""
+    from albert_edge.runtime.consistency import checked_pack
     from albert_edge.runtime.pack import model_kind, read_pack_bytes
 
     loaded = []
@@ -71,9 +72,13 @@ def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]
         if kind == "unknown":
             raise ModelFileError(f"{path}: not a .tflite flatbuffer or .onnx protobuf")
         try:
-            pack_variant = read_pack_bytes(data, str(path)).variant
+            pack = read_pack_bytes(data, str(path))
         except ModelFileError:
-            pack_variant = None
+            pack = None
+        if pack is not None:
+            # A packed model whose pack disagrees with its graph is refused here, not in a worker.
+            checked_pack(data, str(path), pack)
+        pack_variant = None if pack is None else pack.variant
         loaded.append((path, data, kind, pack_variant))
     tags = [p for _, _, _, p in loaded]
     variants: list[Variant] = []

@@ -59,9 +59,29 @@ class Backend(ABC):
     input_names: tuple[str, ...]
     output_names: tuple[str, ...]
 
-    @abstractmethod
+    source: str
+
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Run on int32 [batch, seq] inputs (extra names the graph lacks are ignored)."""
+        """Run on int32 [batch, seq] inputs (extra names the graph lacks are ignored).
+
+        The one place where interpreter errors become BackendError: LiteRT raises RuntimeError
+        or ValueError ("gather index out of bounds", "unsupported zero-point value" from
+        XNNPACK's prepare at a new shape), ONNX Runtime its own untyped exceptions. Either
+        would otherwise reach the user as a traceback from deep inside the interpreter.
+        """
+        missing = [n for n in self.input_names if n not in inputs]
+        if missing:
+            raise BackendError(f"{self.source}: graph input(s) {missing} were not provided")
+        try:
+            return self._run(inputs)
+        except Exception as exc:  # noqa: BLE001 - interpreters raise untyped errors for bad graphs
+            message = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise BackendError(f"{self.source}: {self.name} failed while running the model ({message}); "
+                               "the file is corrupt or its pack does not match its graph") from None
+
+    @abstractmethod
+    def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The interpreter call itself, with every input present."""
 
     def ops_info(self) -> dict[str, Any]:
         """What the interpreter says about the graph: op census, delegated nodes (when exposed)."""
@@ -149,10 +169,7 @@ class TfliteBackend(Backend):
         self.input_names = tuple(signatures[key]["inputs"])
         self.output_names = tuple(signatures[key]["outputs"])
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        missing = [n for n in self.input_names if n not in inputs]
-        if missing:
-            raise BackendError(f"{self.source}: signature input(s) {missing} were not provided")
+    def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=np.int32) for n in self.input_names}
         # The runner resizes every input to the fed shape and re-allocates only when it changed.
         return {k: np.asarray(v) for k, v in self._runner(**feed).items()}
@@ -204,10 +221,7 @@ class OnnxBackend(Backend):
     def metadata(self) -> dict[str, str]:
         return dict(self._session.get_modelmeta().custom_metadata_map)
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        missing = [n for n in self.input_names if n not in inputs]
-        if missing:
-            raise BackendError(f"{self.source}: graph input(s) {missing} were not provided")
+    def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=self._dtypes[n]) for n in self.input_names}
         return dict(zip(self.output_names, self._session.run(list(self.output_names), feed)))
 

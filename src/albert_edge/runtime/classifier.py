@@ -24,6 +24,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
+from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
 
@@ -127,6 +128,8 @@ class TextClassifier:
         self.max_seq_len = self.pack.max_seq_len
         self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case, source)
         self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
+        # Before any interpreter exists: a pack that disagrees with its graph fails here, not mid-request.
+        check_model_consistency(data, self.pack, source, self.tokenizer.vocab_size)
 
         def factory() -> Backend:
             return open_backend(data, source, backend, num_threads, xnnpack)
@@ -135,12 +138,7 @@ class TextClassifier:
         first = self._pool.first
         self.backend_name = first.name
         self.num_threads = first.num_threads
-        missing = [n for n in first.input_names if n not in self.pack.inputs]
-        if missing:
-            raise ModelFileError(f"{source}: the graph wants input(s) {missing} that the pack does not declare ({list(self.pack.inputs)})")
         self._output = self.pack.outputs[0]
-        if self._output not in first.output_names:
-            raise ModelFileError(f"{source}: the graph has no output {self._output!r} (it has {list(first.output_names)})")
 
     @classmethod
     def from_file(
@@ -257,10 +255,19 @@ class TextClassifier:
     ) -> tuple[np.ndarray, list[Encoding]]:
         """Raw logits [N, num_labels] in input order, and the encodings they came from."""
         encs = self.encode_all(texts, pairs)
+        return self.logits_encoded(encs, batch_size, bucket), encs
+
+    def logits_encoded(self, encs: Sequence[Encoding], batch_size: int = 32, bucket: bool = True) -> np.ndarray:
+        """Raw logits [N, num_labels] for encodings made by ``encode`` (singles and pairs may mix)."""
         out = np.zeros((len(encs), len(self.labels)), np.float32)
         for group, inputs in self.iter_batches(encs, batch_size, bucket):
             out[group] = self.run_inputs(inputs)
-        return out, encs
+        return out
+
+    def predict_encoded(self, encs: Sequence[Encoding], batch_size: int = 32, bucket: bool = True) -> list[Prediction]:
+        """Predictions for encodings made by ``encode``, in their order (callers that name their own inputs)."""
+        logits = self.logits_encoded(encs, batch_size, bucket)
+        return [self._prediction(logits[i], enc) for i, enc in enumerate(encs)]
 
     def predict_batch(
         self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 32, bucket: bool = True
@@ -268,8 +275,7 @@ class TextClassifier:
         """Classify many texts (or pairs); batches grouped by length, results in input order."""
         if len(texts) == 0:
             return []
-        logits, encs = self.logits_batch(texts, pairs, batch_size, bucket)
-        return [self._prediction(logits[i], encs[i]) for i in range(len(encs))]
+        return self.predict_encoded(self.encode_all(texts, pairs), batch_size, bucket)
 
     def __repr__(self) -> str:
         return (

@@ -21,8 +21,21 @@ _MODEL_VERSION, _MODEL_OPERATOR_CODES, _MODEL_SUBGRAPHS, _MODEL_BUFFERS, _MODEL_
 _OPC_DEPRECATED_CODE, _OPC_CUSTOM_CODE, _OPC_VERSION, _OPC_BUILTIN_CODE = 0, 1, 2, 3
 # Buffer fields.
 _BUF_DATA, _BUF_OFFSET, _BUF_SIZE = 0, 1, 2
-# SignatureDef field 2 is signature_key.
-_SIG_KEY = 2
+# SignatureDef fields: inputs, outputs (TensorMap vectors), signature_key, subgraph_index.
+_SIG_INPUTS, _SIG_OUTPUTS, _SIG_KEY, _SIG_SUBGRAPH = 0, 1, 2, 4
+# TensorMap fields.
+_TMAP_NAME, _TMAP_INDEX = 0, 1
+# SubGraph fields.
+_SG_TENSORS, _SG_INPUTS, _SG_OUTPUTS, _SG_OPERATORS = 0, 1, 2, 3
+# Tensor fields.
+_T_SHAPE, _T_TYPE, _T_BUFFER, _T_NAME, _T_QUANT, _T_SHAPE_SIGNATURE = 0, 1, 2, 3, 4, 7
+# QuantizationParameters fields.
+_Q_SCALE, _Q_ZERO_POINT = 2, 3
+# Operator fields.
+_OP_OPCODE_INDEX, _OP_INPUTS, _OP_OUTPUTS = 0, 1, 2
+#: TensorType codes (schema.fbs) -> numpy-style names, for messages and dtype checks.
+TENSOR_TYPES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string", 6: "bool",
+                7: "int16", 8: "complex64", 9: "int8", 10: "float64"}
 _CUSTOM = 32  # BuiltinOperator.CUSTOM
 
 
@@ -172,6 +185,137 @@ def inspect_tflite(data: bytes, source: str = "<bytes>") -> TfliteInfo:
         key_pos = r.ref(sig, _SIG_KEY, f"signature_defs[{i}].signature_key")
         keys.append(r.string(key_pos, f"signature_defs[{i}].signature_key") if key_pos is not None else "")
     return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys))
+
+
+@dataclass(frozen=True)
+class TfliteTensor:
+    """One tensor of the main subgraph: what the consistency check needs, nothing more.
+
+    ``shape`` is the signature shape (-1 for a dynamic dim) when the file has one, else the
+    static shape. ``constant`` is True when a weight buffer backs the tensor.
+    """
+
+    index: int
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    constant: bool
+    scales: tuple[float, ...] = ()
+    zero_points: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TfliteOp:
+    """One operator of the main subgraph: its kernel name and tensor indices (-1 = absent input)."""
+
+    name: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TfliteGraph:
+    """The serving subgraph as data: tensors, operators, and the signature's name -> tensor maps."""
+
+    tensors: tuple[TfliteTensor, ...]
+    ops: tuple[TfliteOp, ...]
+    signature_inputs: dict[str, int]
+    signature_outputs: dict[str, int]
+
+
+def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
+    """Tensors, operators and signature maps of the subgraph that ``signature`` runs, bounds-checked.
+
+    Used to check a model file against its pack before an interpreter is built (see
+    ``albert_edge.runtime.consistency``). Without that signature, the only signature (or
+    subgraph 0 with its own input/output names) is read. Raises ModelFileError on bad bytes.
+    """
+    info = inspect_tflite(data, source)
+    r = _Reader(data, source)
+    model = r.table(r._unpack("<I", 0, "root offset"), "Model")
+    codes = info.operator_codes
+    buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
+    subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
+    sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
+    keys = info.signature_keys
+    chosen = sigs[keys.index(signature)] if signature in keys else (sigs[0] if len(sigs) == 1 else None)
+    sub_index = r.scalar(chosen, _SIG_SUBGRAPH, "<I", 0) if chosen is not None else 0
+    if sub_index >= len(subgraphs):
+        raise r.fail(f"signature names subgraph {sub_index} of {len(subgraphs)}")
+    sub = subgraphs[sub_index]
+
+    def ints(tab, index: int, what: str, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
+        pos = r.ref(tab, index, what)
+        if pos is None:
+            return ()
+        start, n = r.vector(pos, size, what)
+        return tuple(struct.unpack_from(f"<{n}{fmt[1:]}", data, start))
+
+    def text(tab, index: int, what: str) -> str:
+        pos = r.ref(tab, index, what)
+        return "" if pos is None else r.string(pos, what)
+
+    def backed(buffer_index: int) -> bool:
+        if not 0 < buffer_index < len(buffers):
+            return False
+        buf = buffers[buffer_index]
+        pos = r.ref(buf, _BUF_DATA, "buffer data")
+        return (pos is not None and r.vector(pos, 1, "buffer data")[1] > 0) or r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1
+
+    tensors = []
+    for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
+        what = f"tensors[{i}]"
+        quant = r.ref(t, _T_QUANT, f"{what}.quantization")
+        scales: tuple[float, ...] = ()
+        zero_points: tuple[int, ...] = ()
+        if quant is not None:
+            qtab = r.table(quant, f"{what}.quantization")
+            scales = ints(qtab, _Q_SCALE, f"{what}.scale", "<f")
+            zero_points = ints(qtab, _Q_ZERO_POINT, f"{what}.zero_point", "<q", 8)
+        signature_shape = ints(t, _T_SHAPE_SIGNATURE, f"{what}.shape_signature")
+        tensors.append(TfliteTensor(
+            index=i,
+            name=text(t, _T_NAME, f"{what}.name"),
+            dtype=TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
+            shape=signature_shape or ints(t, _T_SHAPE, f"{what}.shape"),
+            constant=backed(r.scalar(t, _T_BUFFER, "<I", 0)),
+            scales=scales,
+            zero_points=zero_points,
+        ))
+    n = len(tensors)
+
+    def indices(tab, index: int, what: str, allow_absent: bool) -> tuple[int, ...]:
+        got = ints(tab, index, what)
+        bad = [k for k in got if k >= n or k < (-1 if allow_absent else 0)]
+        if bad:
+            raise r.fail(f"{what} names tensor {bad[0]} of {n}")
+        return got
+
+    ops = []
+    for i, op in enumerate(r.table_vector(sub, _SG_OPERATORS, "operators")):
+        code = r.scalar(op, _OP_OPCODE_INDEX, "<I", 0)
+        if code >= len(codes):
+            raise r.fail(f"operators[{i}] uses operator code {code} of {len(codes)}")
+        ops.append(TfliteOp(codes[code].name, indices(op, _OP_INPUTS, f"operators[{i}].inputs", True),
+                            indices(op, _OP_OUTPUTS, f"operators[{i}].outputs", False)))
+
+    def tensor_map(index: int, what: str, fallback: tuple[int, ...]) -> dict[str, int]:
+        if chosen is None:
+            return {tensors[k].name: k for k in fallback}
+        out = {}
+        for j, entry in enumerate(r.table_vector(chosen, index, what)):
+            k = r.scalar(entry, _TMAP_INDEX, "<I", 0)
+            if k >= n:
+                raise r.fail(f"{what}[{j}] names tensor {k} of {n}")
+            out[text(entry, _TMAP_NAME, f"{what}[{j}].name")] = k
+        return out
+
+    return TfliteGraph(
+        tensors=tuple(tensors),
+        ops=tuple(ops),
+        signature_inputs=tensor_map(_SIG_INPUTS, "signature inputs", indices(sub, _SG_INPUTS, "subgraph inputs", False)),
+        signature_outputs=tensor_map(_SIG_OUTPUTS, "signature outputs", indices(sub, _SG_OUTPUTS, "subgraph outputs", False)),
+    )
 
 
 def unsupported_ops(info: TfliteInfo, max_versions: dict[str, int]) -> list[OperatorCode]:

@@ -1,0 +1,212 @@
+"""Load-time check that a model file's pack agrees with its own graph.
+
+The pack (vocab, labels, ``max_seq_len``, input names) and the graph are two halves of one file,
+and either can be wrong: a vocab longer than the embedding table makes LiteRT fail mid-request
+with "gather index out of bounds", a ``max_seq_len`` beyond the position table fails in SLICE
+only on long texts, a label list longer than the logits fails after the run, and a shorter vocab
+silently maps tokens to the wrong rows. All of that is decidable from the bytes before any
+interpreter is built, so it is decided here, once, with one ModelFileError naming the file.
+
+What is read (no interpreter, no TensorFlow, no onnx): the graph's inputs and outputs with their
+dtypes and shapes, the constant tables that ``input_ids`` indexes (embedding rows) and that a
+length computed from an input's shape slices or gathers (position rows), and, for TFLite, every
+tensor's quantization parameters (a zero-point the kernels reject is an error at invoke
+otherwise). A graph where a table cannot be found (a foreign export) skips that one check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from albert_edge.errors import ModelFileError
+from albert_edge.runtime.flatbuffer import TfliteGraph, read_tflite_graph
+from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
+from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, strip_tflite_pack
+from albert_edge.tokenizer import load_tokenizer
+
+INDEX_DTYPES = ("int32", "int64")
+# Ops that carry token ids through unchanged (only their layout or integer width changes).
+_ID_PASS = {"RESHAPE", "CAST", "SQUEEZE", "UNSQUEEZE", "EXPANDDIMS", "FLATTEN", "IDENTITY"}
+# Ops through which a sequence length read with SHAPE flows when it is their data input ...
+_LEN_DATA_FIRST = {"STRIDEDSLICE", "SLICE", "GATHER", "RESHAPE", "SQUEEZE", "UNSQUEEZE", "EXPANDDIMS", "CAST",
+                   "TILE", "EXPAND", "BROADCASTTO"}
+# ... and those it flows through as any input (shape arithmetic, position ranges).
+_LEN_ANY = {"PACK", "CONCATENATION", "CONCAT", "ADD", "SUB", "MUL", "DIV", "FLOORDIV", "MINIMUM", "MAXIMUM",
+            "MIN", "MAX", "RANGE"}
+_CONST_PASS = {"DEQUANTIZE", "DEQUANTIZELINEAR", "CAST"}
+_LOOKUPS = {"GATHER", "EMBEDDINGLOOKUP"}
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    dtype: str
+    shape: tuple[int, ...]
+    constant: bool
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What the graph says about the pack's numbers. None where the graph does not say."""
+
+    inputs: dict[str, tuple[str, tuple[int, ...]]]
+    outputs: dict[str, tuple[str, tuple[int, ...]]]
+    embedding_rows: int | None
+    position_rows: int | None
+
+
+def _op(name: str) -> str:
+    return name.upper().replace("_", "")
+
+
+def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[object, _Tensor],
+           ops: Iterable[tuple[str, tuple, tuple]]) -> GraphFacts:
+    """Trace ids and lengths from the inputs through ``ops`` (in topological order) to the tables."""
+    ops = [(_op(name), ins, outs) for name, ins, outs in ops]
+    ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
+    lengths: set = set()
+    const = {key for key, t in tensors.items() if t.constant}
+    feeds = set(inputs.values())
+    word: list[int] = []
+    position: list[int] = []
+
+    def table_rows(key) -> int | None:
+        t = tensors.get(key)
+        return t.shape[0] if key in const and t is not None and len(t.shape) == 2 and t.shape[0] > 0 else None
+
+    for name, ins, outs in ops:
+        present = [k for k in ins if k is not None]
+        if name in _ID_PASS and ins and ins[0] in ids:
+            ids.update(outs)
+        if name in _CONST_PASS and ins and ins[0] in const:
+            const.update(outs)
+        if name == "SHAPE" and ins and (ins[0] in feeds or ins[0] in ids):
+            lengths.update(outs)
+        elif (name in _LEN_DATA_FIRST and ins and ins[0] in lengths) or (name in _LEN_ANY and any(k in lengths for k in present)):
+            lengths.update(outs)
+        if name in _LOOKUPS and len(ins) >= 2:
+            params, indices = (ins[1], ins[0]) if name == "EMBEDDINGLOOKUP" else (ins[0], ins[1])
+            rows = table_rows(params)
+            if rows is not None and indices in ids:
+                word.append(rows)
+            elif rows is not None and indices in lengths:
+                position.append(rows)
+        elif name == "SLICE" and ins and any(k in lengths for k in present[1:]):
+            rows = table_rows(ins[0])
+            if rows is not None:
+                position.append(rows)
+        elif name == "EMBEDLAYERNORMALIZATION" and len(ins) >= 4:
+            # ONNX Runtime's fused embedding: (input_ids, segment_ids, word, position, segment, ...).
+            for rows, into in ((table_rows(ins[2]), word), (table_rows(ins[3]), position)):
+                if rows is not None:
+                    into.append(rows)
+
+    def described(keys: dict[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
+        out = {}
+        for name, key in keys.items():
+            t = tensors.get(key)
+            out[name] = (t.dtype, t.shape) if t is not None else ("unknown", ())
+        return out
+
+    return GraphFacts(described(inputs), described(outputs), min(word) if word else None,
+                      min(position) if position else None)
+
+
+def tflite_facts(graph: TfliteGraph) -> GraphFacts:
+    tensors = {t.index: _Tensor(t.dtype, t.shape, t.constant) for t in graph.tensors}
+    ops = [(op.name, tuple(None if i < 0 else i for i in op.inputs), op.outputs) for op in graph.ops]
+    return _facts(graph.signature_inputs, graph.signature_outputs, tensors, ops)
+
+
+def onnx_facts(graph: OnnxGraph) -> GraphFacts:
+    tensors = {name: _Tensor(v.dtype, v.shape, False) for name, v in {**graph.inputs, **graph.outputs}.items()}
+    tensors.update({name: _Tensor(v.dtype, v.shape, True) for name, v in graph.initializers.items()})
+    ops = [(n.op_type, tuple(i or None for i in n.inputs), n.outputs) for n in graph.nodes]
+    return _facts({k: k for k in graph.inputs}, {k: k for k in graph.outputs}, tensors, ops)
+
+
+def quantization_problem(graph: TfliteGraph) -> str | None:
+    """The first quantization parameter no TFLite kernel accepts, described; None if all are sane.
+
+    TFLite's quantization spec: int32/int16 tensors and per-channel (weight) tensors are
+    symmetric (zero-point 0), int8/uint8 zero-points lie in their type's range, and every scale
+    is a positive finite number. Kernels check some of this only at invoke, and some not at all.
+    """
+    ranges = {"int8": (-128, 127), "uint8": (0, 255)}
+    for t in graph.tensors:
+        what = f"tensor {t.index} ({t.name!r}, {t.dtype})"
+        bad_scale = next((s for s in t.scales if not (math.isfinite(s) and s > 0)), None)
+        if bad_scale is not None:
+            return f"{what} has quantization scale {bad_scale}, expected a positive finite number"
+        if not t.zero_points:
+            continue
+        if t.scales and len(t.scales) != len(t.zero_points):
+            return f"{what} has {len(t.scales)} quantization scales but {len(t.zero_points)} zero-points"
+        symmetric = t.dtype in ("int32", "int16", "int64") or len(t.zero_points) > 1
+        low, high = (0, 0) if symmetric else ranges.get(t.dtype, (-(1 << 63), (1 << 63) - 1))
+        bad = next((z for z in t.zero_points if not low <= z <= high), None)
+        if bad is not None:
+            expected = "0 (symmetric)" if symmetric else f"in {low}..{high}"
+            return f"{what} has quantization zero-point {bad}, expected {expected}"
+    return None
+
+
+def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:
+    """(facts, quantization problem or None) for a .tflite or .onnx file's bytes."""
+    kind = model_kind(data)
+    if kind == "tflite":
+        graph = read_tflite_graph(strip_tflite_pack(data), source)
+        return tflite_facts(graph), quantization_problem(graph)
+    if kind == "onnx":
+        return onnx_facts(read_onnx_graph(data, source)), None
+    raise ModelFileError(f"{source}: not a model file (neither a TFLite flatbuffer 'TFL3' nor an ONNX protobuf)")
+
+
+def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_size: int | None = None) -> GraphFacts:
+    """Raise ModelFileError (one line naming ``source``) where the pack and the graph disagree.
+
+    ``vocab_size`` is the pack tokenizer's (the caller has usually loaded it already); None
+    skips the vocab check. Returns the facts for callers that report them.
+    """
+    facts, quant = graph_facts(data, source)
+
+    def fail(message: str) -> ModelFileError:
+        return ModelFileError(f"{source}: {message}; the pack and the graph in this file do not belong together")
+
+    if quant is not None:
+        raise ModelFileError(f"{source}: {quant}; the file is corrupt or was edited")
+    if "input_ids" not in facts.inputs:
+        raise fail(f"the graph has no 'input_ids' input (it has {sorted(facts.inputs)})")
+    undeclared = sorted(set(facts.inputs) - set(pack.inputs))
+    if undeclared:
+        raise fail(f"the graph wants input(s) {undeclared} that the pack does not declare ({list(pack.inputs)})")
+    for name, (dtype, shape) in facts.inputs.items():
+        if dtype not in INDEX_DTYPES or (shape and len(shape) != 2):
+            raise fail(f"graph input {name!r} is {dtype} with shape {list(shape)}, expected int32/int64 [batch, sequence]")
+    output = pack.outputs[0]
+    if output not in facts.outputs:
+        raise fail(f"the graph has no output {output!r} (it has {sorted(facts.outputs)})")
+    if pack.labels is not None:
+        dtype, shape = facts.outputs[output]
+        if dtype != "float32" or (shape and (len(shape) != 2 or shape[-1] not in (-1, len(pack.labels)))):
+            raise fail(f"output {output!r} is {dtype} {list(shape)} but the pack has {len(pack.labels)} labels "
+                       f"(expected float32 [batch, {len(pack.labels)}])")
+    if vocab_size is not None and facts.embedding_rows is not None and vocab_size != facts.embedding_rows:
+        raise fail(f"pack {pack.tokenizer_file} has {vocab_size} tokens but the graph's embedding table has "
+                   f"{facts.embedding_rows} rows")
+    if facts.position_rows is not None and pack.max_seq_len > facts.position_rows:
+        raise fail(f"pack max_seq_len is {pack.max_seq_len} but the graph has only {facts.position_rows} positions")
+    return facts
+
+
+def checked_pack(data: bytes, source: str, pack: ModelPack | None = None) -> ModelPack:
+    """The file's pack (read unless given), after checking it against the graph with its tokenizer's size.
+
+    For callers that do not otherwise load the tokenizer (bench, android-assets); the
+    classifier passes its own tokenizer's size to ``check_model_consistency`` instead.
+    """
+    pack = read_pack_bytes(data, source) if pack is None else pack
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    check_model_consistency(data, pack, source, tokenizer.vocab_size)
+    return pack
