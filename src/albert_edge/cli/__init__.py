@@ -1,19 +1,24 @@
 """The ``albert-edge`` command: one module per subcommand, no logic of its own.
 
 Each subcommand module in this package exposes ``add_parser(subparsers)`` and a ``run(args)``
-that calls the library and prints. ``main`` turns every AlbertEdgeError into one line on
-stderr and a non-zero exit code.
+that calls the library and prints. ``main`` is the one error boundary: any exception becomes
+one line on stderr and a non-zero exit code (see ``failure.describe``), the traceback only with
+``--debug``; interpreter chatter goes to a log file unless ``--verbose`` (see
+``albert_edge.chatter``); a closed stdout pipe (``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from albert_edge import __version__
-from albert_edge.errors import AlbertEdgeError
+from albert_edge.chatter import chatter_to_log, discard_log, log_has_content, new_log_path
+from albert_edge.cli.failure import describe, log_may_explain
 
 # Subcommand name -> module in albert_edge.cli. Modules are imported lazily so that
 # `albert-edge predict` never imports TensorFlow.
@@ -39,6 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only`` set, import just that subcommand's module."""
     parser = argparse.ArgumentParser(prog="albert-edge", description="ALBERT from checkpoint to phone.")
     parser.add_argument("--version", action="version", version=f"albert-edge {__version__}")
+    _add_global_flags(parser, default=False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is not None and name != only:
@@ -51,7 +57,47 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 continue
             raise
         module.add_parser(subparsers)
+    for sub in subparsers.choices.values():
+        # Accepted after the subcommand too; SUPPRESS keeps the subparser from resetting the value.
+        _add_global_flags(sub, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("--debug", action="store_true", default=default,
+                        help="on error, show the Python traceback after the one-line message")
+    parser.add_argument("--verbose", action="store_true", default=default,
+                        help="let TensorFlow / LiteRT / ONNX Runtime messages through to stderr instead of a log file")
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; a subcommand that sets ``intermixed`` may have options between its positionals."""
+    args, extras = parser.parse_known_args(argv)
+    if not extras:
+        return args
+    if not getattr(args, "intermixed", False):
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+    at = argv.index(args.command)
+    top = argparse.Namespace(command=args.command, debug=args.debug, verbose=args.verbose)
+    return sub.parse_intermixed_args(argv[at + 1:], namespace=top)
+
+
+def _quiet_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so that Python's exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _run(args: argparse.Namespace) -> int:
+    code = int(args.run(args) or 0)
+    # Pipes are block-buffered: surface a closed reader (EPIPE) here, not at interpreter exit.
+    sys.stdout.flush()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,18 +106,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     only = command if command in COMMANDS else None
     parser = build_parser(only=only)
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if not getattr(args, "command", None) or not hasattr(args, "run"):
         parser.print_help()
         return 1
+    log = None if args.verbose else new_log_path(args.command)
     try:
-        return int(args.run(args) or 0)
-    except AlbertEdgeError as exc:
-        print(f"albert-edge {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        if log is None:
+            return _run(args)
+        with chatter_to_log(log):
+            return _run(args)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
     except KeyboardInterrupt:
         print(f"albert-edge {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - this is the boundary: every error becomes one line
+        message, code = describe(exc)
+        if args.debug:
+            traceback.print_exc()
+        if log is not None and log_may_explain(exc, code) and log_has_content(log):
+            message += f" (interpreter messages: {log})"
+            log = None
+        print(f"albert-edge {args.command}: error: {message}", file=sys.stderr)
+        return code
+    finally:
+        if log is not None:
+            discard_log(log)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from albert_edge.errors import DataError
+from albert_edge.errors import DataError, TokenizerError
 from albert_edge.runtime.backends import BACKEND_NAMES
 from albert_edge.runtime.classifier import TextClassifier
 
@@ -31,11 +31,15 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
-    parser.set_defaults(run=run)
+    # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
+    parser.set_defaults(run=run, intermixed=True)
 
 
-def _rows(lines: list[str], source: str, labelled: bool) -> list[tuple[str | None, str, str | None]]:
-    """(gold, text_a, text_b) per non-blank line."""
+Row = tuple[str, str | None, str, str | None]
+
+
+def _rows(lines: list[str], source: str, labelled: bool) -> list[Row]:
+    """(where, gold, text_a, text_b) per non-blank line; ``where`` is ``source:line`` for messages."""
     rows = []
     for number, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")
@@ -49,45 +53,62 @@ def _rows(lines: list[str], source: str, labelled: bool) -> list[tuple[str | Non
             gold, cols = cols[0].strip(), cols[1:]
         if len(cols) > 2:
             raise DataError(f"{source}:{number}: expected text or text_a<TAB>text_b, found {len(cols)} columns")
-        rows.append((gold, cols[0], cols[1] if len(cols) == 2 else None))
+        rows.append((f"{source}:{number}", gold, cols[0], cols[1] if len(cols) == 2 else None))
     return rows
 
 
-def _read_lines(path: str | None) -> tuple[list[str], str]:
-    if path is None:
-        return sys.stdin.read().splitlines(), "<stdin>"
+def _decode(data: bytes, source: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8-sig").splitlines(), path
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{source}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_lines(path: str | None) -> tuple[list[str], str]:
+    """Lines of ``--file`` or stdin, decoded as strict UTF-8 whatever the locale or PYTHONIOENCODING."""
+    if path is None:
+        raw = getattr(sys.stdin, "buffer", None)
+        # A text-only stdin (an embedding app, a test) has been decoded already.
+        text = sys.stdin.read() if raw is None else _decode(raw.read(), "<stdin>")
+        return text.splitlines(), "<stdin>"
+    try:
+        return _decode(Path(path).read_bytes(), path).splitlines(), path
     except FileNotFoundError:
         raise DataError(f"{path}: input file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read input file ({exc.strerror or exc})") from None
 
 
+def _argument_rows(texts: list[str]) -> list[Row]:
+    """Rows from TEXT arguments; bytes that were not UTF-8 reach Python as lone surrogates."""
+    rows: list[Row] = []
+    for number, text in enumerate(texts, start=1):
+        where = f"TEXT argument {number}"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataError(f"{where}: not valid UTF-8 (undecodable byte at character {exc.start + 1})") from None
+        rows.append((where, None, text, None))
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     if args.texts:
-        rows = [(None, t, None) for t in args.texts]
+        rows = _argument_rows(args.texts)
     else:
         lines, source = _read_lines(args.file)
         rows = _rows(lines, source, args.labelled)
         if not rows:
             raise DataError(f"{source}: no texts to classify")
     clf = TextClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
-    # Keep single texts and pairs apart: a batch is either all singles or all pairs.
-    order_single = [i for i, r in enumerate(rows) if r[2] is None]
-    order_pair = [i for i, r in enumerate(rows) if r[2] is not None]
-    preds: dict[int, object] = {}
-    if order_single:
-        for i, p in zip(order_single, clf.predict_batch([rows[i][1] for i in order_single], batch_size=args.batch_size)):
-            preds[i] = p
-    if order_pair:
-        batch = clf.predict_batch([rows[i][1] for i in order_pair], pairs=[rows[i][2] for i in order_pair], batch_size=args.batch_size)
-        for i, p in zip(order_pair, batch):
-            preds[i] = p
-    for i, (gold, text_a, text_b) in enumerate(rows):
-        p = preds[i]
+    encs = []
+    for where, _, text_a, text_b in rows:
+        try:
+            encs.append(clf.encode(text_a, text_b))
+        except TokenizerError as exc:
+            raise DataError(f"{where}: {exc}") from None
+    preds = clf.predict_encoded(encs, batch_size=args.batch_size)
+    for p, (_, gold, text_a, text_b) in zip(preds, rows):
         if args.json:
             record = {"text": text_a, "text_b": text_b, "label": p.label, "score": round(p.score, 6),
                       "scores": {k: round(v, 6) for k, v in p.scores.items()}, "truncated": p.truncated,

@@ -1,0 +1,107 @@
+"""The CLI's one error boundary: one line and an exit code for any failure; chatter to a log; quiet EPIPE."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_runtime_support import write_models
+
+import albert_edge.cli.predict_cmd as predict_cmd
+from albert_edge.cli import main
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return write_models(tmp_path_factory.mktemp("bag"))
+
+
+def _cli(*argv: str, stdin: bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "albert_edge", *argv], input=stdin, capture_output=True,
+                          env={**ENV, **(env or {})}, timeout=120)
+
+
+def _raising(exc: BaseException):
+    def run(args):
+        raise exc
+    return run
+
+
+def test_an_unexpected_exception_is_one_line_saying_it_is_a_bug_exit_1(models, monkeypatch, capfd):
+    monkeypatch.setattr(predict_cmd, "run", _raising(TypeError("boom")))
+    assert main(["predict", str(models["tflite"]), "好"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("albert-edge predict: error: internal error (TypeError: boom)")
+    assert "bug" in err and "--debug" in err
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_before_or_after_the_subcommand_shows_the_traceback(models, monkeypatch, capfd, where):
+    monkeypatch.setattr(predict_cmd, "run", _raising(TypeError("boom")))
+    argv = ["predict", str(models["tflite"]), "好"]
+    argv = ["--debug", *argv] if where == "before" else [*argv, "--debug"]
+    assert main(argv) == 1
+    err = capfd.readouterr().err
+    assert "Traceback (most recent call last)" in err and err.rstrip().splitlines()[-1].startswith("albert-edge predict: error:")
+
+
+def test_a_full_disk_is_a_user_error_with_the_file_and_a_hint(models, monkeypatch, capfd):
+    monkeypatch.setattr(predict_cmd, "run", _raising(OSError(errno.ENOSPC, "No space left on device", "/out/x.tflite")))
+    assert main(["predict", str(models["tflite"]), "好"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert err == "albert-edge predict: error: /out/x.tflite: No space left on device; free some disk space and rerun"
+
+
+def test_interpreter_chatter_stays_off_stderr_unless_verbose(models):
+    quiet = _cli("predict", str(models["tflite"]), "好")
+    assert quiet.returncode == 0 and quiet.stderr == b""
+    loud = _cli("predict", str(models["tflite"]), "好", "--verbose")
+    assert loud.returncode == 0 and b"XNNPACK" in loud.stderr
+
+
+def test_closed_stdout_pipe_ends_quietly(models):
+    texts = ("很好\n" * 20000).encode()
+    proc = subprocess.Popen([sys.executable, "-m", "albert_edge", "predict", str(models["tflite"])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc.stdin.write(texts)
+    proc.stdin.close()
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert b"Traceback" not in err and b"BrokenPipe" not in err and err == b""
+
+
+def test_options_may_sit_between_model_and_texts(models, capsys):
+    assert main(["predict", str(models["tflite"]), "--threads", "1", "很好", "--json", "很差"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8"])
+def test_invalid_utf8_on_stdin_is_refused_like_a_file(models, encoding):
+    proc = _cli("predict", str(models["tflite"]), stdin=b"\xe5\xa5\xbd\n\xff\xfe\n",
+                env={"PYTHONIOENCODING": encoding} if encoding else None)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == "albert-edge predict: error: <stdin>: not valid UTF-8 (invalid start byte at byte 4)"
+
+
+def test_invalid_utf8_in_an_argument_is_refused(models):
+    proc = _cli("predict", str(models["tflite"]), "好", os.fsdecode(b"a\xffb"))
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith("albert-edge predict: error: TEXT argument 2: not valid UTF-8")
+
+
+def test_a_line_of_only_nul_names_the_file_and_line(models, tmp_path, capfd):
+    path = tmp_path / "in.txt"
+    path.write_bytes("很好\n\x00\n".encode())
+    assert main(["predict", str(models["tflite"]), "--file", str(path)]) == 2
+    err = capfd.readouterr().err.strip()
+    assert err.startswith(f"albert-edge predict: error: {path}:2: ") and "no tokens" in err and "\n" not in err
