@@ -210,3 +210,17 @@ def test_eocd_signature_inside_weights_does_not_break_packing():
     flat = FAKE_FLATBUFFER + b"PK\x05\x06" + bytes(40)
     packed = attach_tflite_pack(flat, _pack())
     assert packed.startswith(flat) and read_tflite_pack(packed) == _pack()
+
+
+@pytest.mark.parametrize("fmt", ["tflite", "onnx"])
+def test_deeply_nested_pack_settings_are_one_model_file_error(fmt):
+    """Issue #14 cause 2: 100,000 nested lists in albert_edge.json used to end in a RecursionError traceback."""
+    nested = ('{"pack_format": 1, "source": ' + "[" * 100_000 + "]" * 100_000 + "}").encode()
+    members = {"albert_edge.json": nested, "vocab.txt": VOCAB}
+    if fmt == "tflite":
+        with pytest.raises(ModelFileError, match="m.tflite: pack albert_edge.json: JSON nested 100001 levels"):
+            P.pack_from_members(members, "m.tflite")
+    else:
+        props = {k: v.decode() for k, v in members.items()}
+        with pytest.raises(ModelFileError, match="m.onnx: pack albert_edge.json: JSON nested"):
+            pack_from_metadata_props(props, "m.onnx")

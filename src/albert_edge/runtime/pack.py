@@ -26,6 +26,7 @@ from typing import Any
 
 from albert_edge import __version__
 from albert_edge.errors import ModelFileError
+from albert_edge.jsonfile import load_json_text
 
 PACK_FORMAT = 1
 SETTINGS_MEMBER = "albert_edge.json"
@@ -176,10 +177,9 @@ def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
     """Build a ModelPack from raw member bytes (zip members or decoded metadata_props)."""
     if SETTINGS_MEMBER not in members:
         raise _fail(source, f"model file carries no albert-edge pack ({SETTINGS_MEMBER} missing)")
-    try:
-        settings = json.loads(_decode_text(members[SETTINGS_MEMBER], SETTINGS_MEMBER, source))
-    except json.JSONDecodeError as exc:
-        raise _fail(source, f"pack {SETTINGS_MEMBER} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    # Bounded depth and size: a hostile pack must not end in a RecursionError traceback.
+    settings = load_json_text(_decode_text(members[SETTINGS_MEMBER], SETTINGS_MEMBER, source),
+                              f"{source}: pack {SETTINGS_MEMBER}", ModelFileError)
     if not isinstance(settings, dict):
         raise _fail(source, f"pack {SETTINGS_MEMBER} must hold a JSON object")
     fmt = settings.get("pack_format")
