@@ -228,3 +228,13 @@ def test_sentencepiece_pack_drives_the_tokenizer(tmp_path):
     pred = clf.predict("The room was GOOD")
     want = numpy_logits(wts, [enc.input_ids], [enc.attention_mask], [enc.token_type_ids])[0]
     np.testing.assert_allclose(pred.logits, want, atol=1e-5)
+
+
+def test_non_finite_logits_from_corrupt_weights_are_refused_not_labelled():
+    from test_runtime_support import make_pack, onnx_bytes
+
+    wts = weights()
+    wts["c"] = np.array([np.nan, 0.0], np.float32)
+    clf = TextClassifier.from_bytes(onnx_bytes(wts, make_pack()), "nan.onnx", num_threads=1)
+    with pytest.raises(ModelFileError, match="nan.onnx: the model produced non-finite logits"):
+        clf.predict("很好")

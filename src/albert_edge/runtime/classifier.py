@@ -181,6 +181,9 @@ class TextClassifier:
         logits = np.asarray(outputs[self._output], np.float32)
         if logits.ndim != 2 or logits.shape[1] != len(self.labels):
             raise ModelFileError(f"{self.source}: output {self._output!r} has shape {logits.shape}, expected [batch, {len(self.labels)}]")
+        if not np.isfinite(logits).all():
+            # A label "chosen" from NaN scores would be arbitrary: a corrupt weight must not pass as a prediction.
+            raise ModelFileError(f"{self.source}: the model produced non-finite logits (NaN or infinity); its weights are corrupt")
         return logits
 
     def encode(self, text: str, text_b: str | None = None, what: str = "text") -> Encoding:
