@@ -105,3 +105,25 @@ def test_a_line_of_only_nul_names_the_file_and_line(models, tmp_path, capfd):
     assert main(["predict", str(models["tflite"]), "--file", str(path)]) == 2
     err = capfd.readouterr().err.strip()
     assert err.startswith(f"albert-edge predict: error: {path}:2: ") and "no tokens" in err and "\n" not in err
+
+
+def test_a_closed_stdout_is_a_user_error_not_a_bug(models):
+    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -m albert_edge predict "{models["tflite"]}" 好 >&-'],
+                          capture_output=True, env=ENV, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == ("albert-edge predict: error: standard output is closed; "
+                                            "nothing could be printed (redirect it to a file instead)")
+
+
+@pytest.mark.parametrize("fmt", ["tflite", "onnx"])
+def test_an_absurd_thread_count_is_refused_before_the_interpreter_sees_it(models, capfd, fmt):
+    """100,000 threads: LiteRT segfaulted at exit and ONNX Runtime hung creating them."""
+    assert main(["predict", str(models[fmt]), "好", "--threads", "100000"]) == 2
+    assert capfd.readouterr().err.strip() == "albert-edge predict: error: num_threads is 100000, expected an int in 1..256"
+
+
+@pytest.mark.parametrize("option", ["--threads", "--batch-size"])
+def test_zero_threads_or_batch_size_is_a_usage_error(models, capsys, option):
+    with pytest.raises(SystemExit) as info:
+        main(["predict", str(models["tflite"]), "好", option, "0"])
+    assert info.value.code == 2 and f"argument {option}: '0': expected a positive integer" in capsys.readouterr().err

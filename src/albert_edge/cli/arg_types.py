@@ -5,6 +5,17 @@ from __future__ import annotations
 import argparse
 
 
+def positive_int(text: str) -> int:
+    """``"4"`` → ``4``; zero, negatives and non-numbers become one argparse usage line."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
+    return value
+
+
 def positive_int_list(text: str) -> list[int]:
     """``"1,2,4"`` → ``[1, 2, 4]``; argparse turns the error into one usage line."""
     try:

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from albert_edge.cli.arg_types import positive_int
 from albert_edge.errors import DataError, TokenizerError
 from albert_edge.runtime.backends import BACKEND_NAMES
 from albert_edge.runtime.classifier import TextClassifier
@@ -27,9 +28,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text/TSV file, one text (or text_a<TAB>text_b) per line")
     parser.add_argument("--labelled", action="store_true", help="the first TSV column is a gold label; echo it")
-    parser.add_argument("--threads", type=int, default=None, help="interpreter threads (default: cores, at most 4)")
+    parser.add_argument("--threads", type=positive_int, default=None, help="interpreter threads (default: cores, at most 4)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
-    parser.add_argument("--batch-size", type=int, default=32, help="texts per invoke, grouped by length")
+    parser.add_argument("--batch-size", type=positive_int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
     # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
     parser.set_defaults(run=run, intermixed=True)

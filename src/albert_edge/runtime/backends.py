@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import operator
 import os
 import warnings
 from abc import ABC, abstractmethod
@@ -46,9 +47,30 @@ _TFLITE_MODULES = {
 }
 
 
+# More kernel threads than any phone or server has cores; beyond it a request is a mistake.
+MAX_NUM_THREADS = 256
+
+
 def default_num_threads() -> int:
     """All cores, capped at 4 to leave headroom for the app's own threads."""
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def checked_num_threads(num_threads: int | None) -> int:
+    """``num_threads`` (default: ``default_num_threads()``) within 1..MAX_NUM_THREADS, else BackendError.
+
+    The upper bound is not a tuning limit: LiteRT given 100,000 threads crashes at exit and ONNX
+    Runtime hangs creating them, so an absurd value must be refused before it reaches them.
+    """
+    if num_threads is None:
+        return default_num_threads()
+    try:
+        count = operator.index(num_threads)
+    except TypeError:
+        count = 0
+    if isinstance(num_threads, bool) or not 1 <= count <= MAX_NUM_THREADS:
+        raise BackendError(f"num_threads is {num_threads!r}, expected an int in 1..{MAX_NUM_THREADS}")
+    return count
 
 
 class Backend(ABC):
@@ -130,9 +152,7 @@ class TfliteBackend(Backend):
             raise BackendError(f"backend {backend!r} cannot run .tflite files; choose one of {list(TFLITE_BACKENDS)}")
         self.name = backend
         self.source = source
-        self.num_threads = default_num_threads() if num_threads is None else int(num_threads)
-        if self.num_threads < 1:
-            raise BackendError(f"num_threads is {num_threads}, expected >= 1")
+        self.num_threads = checked_num_threads(num_threads)
         self.info = inspect_tflite(data, source)
         if backend == "tflite_runtime":
             check_tflite_runtime_compatible(self.info, source)
@@ -202,9 +222,7 @@ class OnnxBackend(Backend):
             raise BackendError(f"backend 'onnxruntime' is not importable ({exc}); install it: pip install onnxruntime") from None
         self.name = "onnxruntime"
         self.source = source
-        self.num_threads = default_num_threads() if num_threads is None else int(num_threads)
-        if self.num_threads < 1:
-            raise BackendError(f"num_threads is {num_threads}, expected >= 1")
+        self.num_threads = checked_num_threads(num_threads)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.num_threads
         options.inter_op_num_threads = 1
