@@ -173,3 +173,15 @@ def test_sample_file_is_left_untouched_by_the_copies(sample_models, tmp_path):
     copy = tmp_path / "copy.tflite"
     shutil.copy(sample_models.fp32_tflite, copy)
     assert copy.read_bytes() == sample_models.fp32_tflite.read_bytes()
+
+
+def test_onnx_with_fixed_input_dims_is_refused_at_load_not_at_every_request(sample_models, tmp_path, capfd):
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load_from_string(sample_models.fp32_onnx.read_bytes())
+    for graph_input in model.graph.input:
+        dims = graph_input.type.tensor_type.shape.dim
+        dims[0].dim_value, dims[1].dim_value = 1, 4
+    bad = tmp_path / "static.onnx"
+    bad.write_bytes(model.SerializeToString())
+    assert main(["predict", str(bad), "这家酒店服务很好"]) == 2
+    assert "fixed shape [1, 4]" in _one_error_line(capfd, str(bad))

@@ -184,6 +184,10 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
     for name, (dtype, shape) in facts.inputs.items():
         if dtype not in INDEX_DTYPES or (shape and len(shape) != 2):
             raise fail(f"graph input {name!r} is {dtype} with shape {list(shape)}, expected int32/int64 [batch, sequence]")
+        if model_kind(data) == "onnx" and any(d > 0 for d in shape):
+            # LiteRT resizes fixed inputs; ONNX Runtime rejects any other shape at every request.
+            raise ModelFileError(f"{source}: graph input {name!r} has the fixed shape {list(shape)}; the runtime feeds "
+                                 "each batch at its own size and length, so re-export with dynamic batch and sequence dims")
     output = pack.outputs[0]
     if output not in facts.outputs:
         raise fail(f"the graph has no output {output!r} (it has {sorted(facts.outputs)})")
