@@ -287,14 +287,17 @@ def run_benchmark(
     raws: dict[_Cell, list[dict]] = {c: [] for c in cells}
     bar = _progress(len(order), progress)
     started = time.time()
-    for r, cell in order:
-        bar.set_description(f"{cell.variant.name} {cell.backend} {cell.threads}T seq {cell.seq_len}")
-        argv = worker_command(cell.variant.path, cell.backend, cell.threads,
-                              cell.seq_len if isinstance(cell.seq_len, int) else max(cell.lengths or (1,)),
-                              cell.lengths, batch, per_round, warmup, pin, seed + r)
-        raws[cell].append(run_worker(argv))
-        bar.update(1)
-    bar.close()
+    try:
+        for r, cell in order:
+            bar.set_description(f"{cell.variant.name} {cell.backend} {cell.threads}T seq {cell.seq_len}")
+            argv = worker_command(cell.variant.path, cell.backend, cell.threads,
+                                  cell.seq_len if isinstance(cell.seq_len, int) else max(cell.lengths or (1,)),
+                                  cell.lengths, batch, per_round, warmup, pin, seed + r)
+            raws[cell].append(run_worker(argv))
+            bar.update(1)
+    finally:
+        # Closed on failure too, so that the error line starts on a line of its own.
+        bar.close()
     results = []
     for cell in cells:
         info = length_summary(lengths_by_variant[cell.variant.name]) if cell.seq_len == "real" else None
