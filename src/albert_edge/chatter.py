@@ -21,9 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-# Read by TensorFlow / absl / ONNX Runtime at import: hide INFO and WARNING lines (errors still
-# reach the log through fd 2). setdefault: a user's own setting wins.
-QUIET_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "2", "GLOG_minloglevel": "2", "ORT_LOGGING_LEVEL": "3"}
+# Read by TensorFlow's C++ logging (and glog-based libraries) at import: hide INFO and WARNING lines
+# (errors still reach the log through fd 2). setdefault: a user's own setting wins. ONNX Runtime
+# has no such variable; its sessions are opened with log_severity_level=3 (runtime.backends).
+QUIET_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "2", "GLOG_minloglevel": "2"}
 
 _user_stderr: tuple[tuple[int, int], TextIO] | None = None
 
