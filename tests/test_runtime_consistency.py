@@ -185,3 +185,20 @@ def test_onnx_with_fixed_input_dims_is_refused_at_load_not_at_every_request(samp
     bad.write_bytes(model.SerializeToString())
     assert main(["predict", str(bad), "这家酒店服务很好"]) == 2
     assert "fixed shape [1, 4]" in _one_error_line(capfd, str(bad))
+
+
+def test_an_edited_weight_shape_that_no_longer_matches_its_data_is_refused(sample_models, tmp_path, capfd):
+    """LiteRT accepts a constant whose shape claims fewer bytes than its buffer: an embedding 'of 3 rows'."""
+    import struct
+
+    schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
+    data = bytearray(sample_models.fp32_tflite.read_bytes())
+    clean = strip_tflite_pack(bytes(data))
+    graph = read_tflite_graph(clean, "fp32")
+    table = next(op.inputs[0] for op in graph.ops if op.name == "GATHER" and graph.tensors[op.inputs[0]].shape[0] == 21128)
+    tensor = schema.Model.GetRootAsModel(clean, 0).Subgraphs(0).Tensors(table)
+    struct.pack_into("<i", data, tensor._tab.Vector(tensor._tab.Offset(4)), 3)  # shape[0] := 3
+    bad = tmp_path / "three_rows.tflite"
+    bad.write_bytes(bytes(data))
+    assert main(["predict", str(bad), "好"]) == 2
+    assert "has shape [3, 128] (1536 bytes) but 10817536 bytes of data" in _one_error_line(capfd, str(bad))

@@ -10,8 +10,8 @@ interpreter is built, so it is decided here, once, with one ModelFileError namin
 What is read (no interpreter, no TensorFlow, no onnx): the graph's inputs and outputs with their
 dtypes and shapes, the constant tables that ``input_ids`` indexes (embedding rows) and that a
 length computed from an input's shape slices or gathers (position rows), and, for TFLite, every
-tensor's quantization parameters (a zero-point the kernels reject is an error at invoke
-otherwise). A graph where a table cannot be found (a foreign export) skips that one check.
+weight tensor's size and quantization parameters (a zero-point the kernels reject is an error
+at invoke otherwise). A graph where a table cannot be found (a foreign export) skips that one check.
 """
 
 from __future__ import annotations
@@ -126,16 +126,27 @@ def onnx_facts(graph: OnnxGraph) -> GraphFacts:
     return _facts({k: k for k in graph.inputs}, {k: k for k in graph.outputs}, tensors, ops)
 
 
-def quantization_problem(graph: TfliteGraph) -> str | None:
-    """The first quantization parameter no TFLite kernel accepts, described; None if all are sane.
+_ITEM_BYTES = {"float32": 4, "float16": 2, "int32": 4, "uint8": 1, "int64": 8, "bool": 1, "int16": 2,
+               "complex64": 8, "int8": 1, "float64": 8}
 
-    TFLite's quantization spec: int32/int16 tensors and per-channel (weight) tensors are
-    symmetric (zero-point 0), int8/uint8 zero-points lie in their type's range, and every scale
-    is a positive finite number. Kernels check some of this only at invoke, and some not at all.
+
+def tensor_problem(graph: TfliteGraph) -> str | None:
+    """The first weight tensor no TFLite kernel should be given, described; None if all are sane.
+
+    A constant's shape must account for exactly its buffer's bytes: LiteRT only checks that the
+    buffer is not too small, so an edited shape that claims fewer rows (an embedding "of 3
+    rows") loads and then reads the wrong weights or fails mid-request. TFLite's quantization
+    spec: int32/int16 tensors and per-channel (weight) tensors are symmetric (zero-point 0),
+    int8/uint8 zero-points lie in their type's range, and every scale is a positive finite
+    number. Kernels check some of this only at invoke, and some not at all.
     """
     ranges = {"int8": (-128, 127), "uint8": (0, 255)}
     for t in graph.tensors:
         what = f"tensor {t.index} ({t.name!r}, {t.dtype})"
+        item = _ITEM_BYTES.get(t.dtype)
+        if (t.constant and not t.sparse and item is not None and all(d >= 0 for d in t.shape)
+                and math.prod(t.shape) * item != t.nbytes):
+            return f"{what} has shape {list(t.shape)} ({math.prod(t.shape) * item} bytes) but {t.nbytes} bytes of data"
         bad_scale = next((s for s in t.scales if not (math.isfinite(s) and s > 0)), None)
         if bad_scale is not None:
             return f"{what} has quantization scale {bad_scale}, expected a positive finite number"
@@ -153,11 +164,11 @@ def quantization_problem(graph: TfliteGraph) -> str | None:
 
 
 def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:
-    """(facts, quantization problem or None) for a .tflite or .onnx file's bytes."""
+    """(facts, weight-tensor problem or None) for a .tflite or .onnx file's bytes."""
     kind = model_kind(data)
     if kind == "tflite":
         graph = read_tflite_graph(strip_tflite_pack(data), source)
-        return tflite_facts(graph), quantization_problem(graph)
+        return tflite_facts(graph), tensor_problem(graph)
     if kind == "onnx":
         return onnx_facts(read_onnx_graph(data, source)), None
     raise ModelFileError(f"{source}: not a model file (neither a TFLite flatbuffer 'TFL3' nor an ONNX protobuf)")
@@ -169,13 +180,13 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
     ``vocab_size`` is the pack tokenizer's (the caller has usually loaded it already); None
     skips the vocab check. Returns the facts for callers that report them.
     """
-    facts, quant = graph_facts(data, source)
+    facts, problem = graph_facts(data, source)
 
     def fail(message: str) -> ModelFileError:
         return ModelFileError(f"{source}: {message}; the pack and the graph in this file do not belong together")
 
-    if quant is not None:
-        raise ModelFileError(f"{source}: {quant}; the file is corrupt or was edited")
+    if problem is not None:
+        raise ModelFileError(f"{source}: {problem}; the file is corrupt or was edited")
     if "input_ids" not in facts.inputs:
         raise fail(f"the graph has no 'input_ids' input (it has {sorted(facts.inputs)})")
     undeclared = sorted(set(facts.inputs) - set(pack.inputs))

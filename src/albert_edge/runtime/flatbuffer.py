@@ -28,7 +28,7 @@ _TMAP_NAME, _TMAP_INDEX = 0, 1
 # SubGraph fields.
 _SG_TENSORS, _SG_INPUTS, _SG_OUTPUTS, _SG_OPERATORS = 0, 1, 2, 3
 # Tensor fields.
-_T_SHAPE, _T_TYPE, _T_BUFFER, _T_NAME, _T_QUANT, _T_SHAPE_SIGNATURE = 0, 1, 2, 3, 4, 7
+_T_SHAPE, _T_TYPE, _T_BUFFER, _T_NAME, _T_QUANT, _T_SPARSITY, _T_SHAPE_SIGNATURE = 0, 1, 2, 3, 4, 6, 7
 # QuantizationParameters fields.
 _Q_SCALE, _Q_ZERO_POINT = 2, 3
 # Operator fields.
@@ -192,7 +192,8 @@ class TfliteTensor:
     """One tensor of the main subgraph: what the consistency check needs, nothing more.
 
     ``shape`` is the signature shape (-1 for a dynamic dim) when the file has one, else the
-    static shape. ``constant`` is True when a weight buffer backs the tensor.
+    static shape. ``constant`` is True when a weight buffer backs the tensor, of ``nbytes`` bytes
+    (packed, not ``shape``-sized, when ``sparse``).
     """
 
     index: int
@@ -202,6 +203,8 @@ class TfliteTensor:
     constant: bool
     scales: tuple[float, ...] = ()
     zero_points: tuple[int, ...] = ()
+    nbytes: int = 0
+    sparse: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,12 +258,15 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
         pos = r.ref(tab, index, what)
         return "" if pos is None else r.string(pos, what)
 
-    def backed(buffer_index: int) -> bool:
+    def buffer_bytes(buffer_index: int) -> int:
+        """Byte length of the weight data behind a tensor (0: none, an activation)."""
         if not 0 < buffer_index < len(buffers):
-            return False
+            return 0
         buf = buffers[buffer_index]
+        if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
+            return r.scalar(buf, _BUF_SIZE, "<Q", 0)
         pos = r.ref(buf, _BUF_DATA, "buffer data")
-        return (pos is not None and r.vector(pos, 1, "buffer data")[1] > 0) or r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1
+        return 0 if pos is None else r.vector(pos, 1, "buffer data")[1]
 
     tensors = []
     for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
@@ -278,7 +284,9 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
             name=text(t, _T_NAME, f"{what}.name"),
             dtype=TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
             shape=signature_shape or ints(t, _T_SHAPE, f"{what}.shape"),
-            constant=backed(r.scalar(t, _T_BUFFER, "<I", 0)),
+            constant=(nbytes := buffer_bytes(r.scalar(t, _T_BUFFER, "<I", 0))) > 0,
+            nbytes=nbytes,
+            sparse=r.field_pos(t, _T_SPARSITY) is not None,
             scales=scales,
             zero_points=zero_points,
         ))
