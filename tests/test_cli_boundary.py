@@ -127,3 +127,8 @@ def test_zero_threads_or_batch_size_is_a_usage_error(models, capsys, option):
     with pytest.raises(SystemExit) as info:
         main(["predict", str(models["tflite"]), "好", option, "0"])
     assert info.value.code == 2 and f"argument {option}: '0': expected a positive integer" in capsys.readouterr().err
+
+
+def test_an_unwritable_temp_dir_only_loses_the_chatter_log(models):
+    proc = _cli("predict", str(models["tflite"]), "好", env={"TMPDIR": "/proc/no-such-dir"})
+    assert proc.returncode == 0 and proc.stderr == b"" and proc.stdout.decode().startswith("pos\t")

@@ -57,9 +57,16 @@ def _private_stderr() -> TextIO:
     return _user_stderr[1]
 
 
-def new_log_path(command: str) -> Path:
-    """A fresh, private log file in the temp directory, named after the command."""
-    fd, name = tempfile.mkstemp(prefix=f"albert-edge-{command}-", suffix=".log")
+def new_log_path(command: str) -> Path | None:
+    """A fresh, private log file in the temp directory, named after the command; None if none can be made.
+
+    An unwritable TMPDIR must not turn every command into an error: the caller then sends the
+    chatter to ``os.devnull``.
+    """
+    try:
+        fd, name = tempfile.mkstemp(prefix=f"albert-edge-{command}-", suffix=".log")
+    except OSError:
+        return None
     os.close(fd)
     return Path(name)
 

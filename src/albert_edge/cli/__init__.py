@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from albert_edge import __version__
 from albert_edge.chatter import chatter_to_log, discard_log, log_has_content, new_log_path
@@ -116,9 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     log = None if args.verbose else new_log_path(args.command)
     try:
-        if log is None:
+        if args.verbose:
             return _run(args)
-        with chatter_to_log(log):
+        with chatter_to_log(log or Path(os.devnull)):
             return _run(args)
     except BrokenPipeError:
         _quiet_stdout()
