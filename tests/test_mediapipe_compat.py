@@ -84,8 +84,10 @@ def _mediapipe(python: Path, model: Path, texts: list[str]) -> list[dict]:
 
 def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -> None:
     """albert_edge/_vendor carries flatc's output verbatim, as the mediapipe wheel ships it."""
-    where = subprocess.run([str(mediapipe_python), "-c", "import mediapipe.tasks.metadata.metadata_schema_py_generated as m; "
-                            "print(m.__file__)"], capture_output=True, text=True, check=True).stdout.strip()
+    # find_spec of the top-level package locates it without running mediapipe's heavy __init__.
+    code = ("import importlib.util, os; s = importlib.util.find_spec('mediapipe'); print(os.path.join("
+            "s.submodule_search_locations[0], 'tasks', 'metadata', 'metadata_schema_py_generated.py'))")
+    where = subprocess.run([str(mediapipe_python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     vendored = ROOT / "src" / "albert_edge" / "_vendor" / "tflite_metadata_schema_py_generated.py"
     assert Path(where).read_bytes() == vendored.read_bytes()
 
