@@ -179,3 +179,30 @@ def test_inspect_prints_the_metadata_and_flags_a_wrong_input_binding(raw, tmp_pa
     assert proc.returncode == 1 and "DISAGREES: metadata input 'ids' sits on graph input 'attention_mask'" in proc.stdout
     with pytest.raises(ModelFileError, match="bad.tflite: standard metadata disagrees"):
         read_pack_bytes(bad.read_bytes(), "bad.tflite")
+
+
+def test_sentencepiece_pack_becomes_a_sentencepiece_process_unit(raw):
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+    from albert_edge.runtime.pack import ModelPack
+
+    pack = ModelPack(tokenizer_type="sentencepiece", tokenizer_asset=b"\x0a\x05fake!", do_lower_case=True,
+                     max_seq_len=48, labels=LABELS)
+    data = attach_standard_metadata(raw, pack)
+    meta = read_standard_metadata(strip_tflite_pack(data))
+    assert (meta.tokenizer, meta.tokenizer_file, meta.input_shapes[0]) == ("sentencepiece", "spiece.model", (1, 48))
+    assert read_pack_bytes(data) == pack
+
+
+def test_inspect_json_on_a_model_maker_style_file(raw, tmp_path):
+    import json
+
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+
+    path = tmp_path / "maker.tflite"
+    path.write_bytes(attach_standard_metadata(raw, make_pack(32), extras=False))
+    proc = subprocess.run([sys.executable, "-m", "albert_edge", "inspect", str(path), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert info["albert_edge_pack"] is None and info["problems"] == []
+    assert info["standard_metadata"]["inputs"] == {"mask": "attention_mask", "ids": "input_ids", "segment_ids": "token_type_ids"}
+    assert info["associated_files"] == ["labels.txt", "vocab.txt"]
