@@ -32,8 +32,22 @@ def _python(venv: Path) -> Path:
 
 
 def ensure_venv() -> Path:
-    """The venv's Python, creating or refreshing the venv when its pins changed. Raises on failure."""
+    """The venv's Python, creating or refreshing the venv when its pins changed. Raises on failure.
+
+    Serialised with a lock file beside the venv, so two test runs sharing the cache never build
+    (or delete) it at the same time.
+    """
     venv = venv_dir()
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / "mediapipe-venv.lock", "w") as lock:
+        if os.name != "nt":
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure(venv)
+
+
+def _ensure(venv: Path) -> Path:
     want = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
     marker = venv / "albert-edge-requirements.sha256"
     if marker.is_file() and marker.read_text().strip() == want and _python(venv).is_file():
