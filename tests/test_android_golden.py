@@ -36,6 +36,7 @@ def rendered() -> dict[str, bytes]:
         android.GOLDEN_LATENCY,
         android.PACK_FIXTURE,
         android.GOLDEN_PACK,
+        android.PACK_METADATA_FIXTURE,
         android.GOLDEN_CODEPOINTS,
         android.GOLDEN_NORMALIZATION,
     ],
@@ -82,6 +83,17 @@ def test_pack_fixture_reads_back_with_the_committed_vocab():
     pack = read_pack(RESOURCES / android.PACK_FIXTURE)
     assert pack.tokenizer_asset == (RESOURCES / android.VOCAB_FILE).read_bytes()
     assert pack.labels == ("negative", "positive")
+
+
+def test_metadata_pack_fixture_carries_standard_metadata_and_the_same_pack():
+    from albert_edge.runtime.pack import strip_tflite_pack
+    from albert_edge.runtime.tflite_metadata import read_standard_metadata
+
+    data = (RESOURCES / android.PACK_METADATA_FIXTURE).read_bytes()
+    meta = read_standard_metadata(strip_tflite_pack(data), android.PACK_METADATA_FIXTURE)
+    assert meta is not None and meta.tokenizer == "wordpiece" and meta.output_names == ("probabilities", "logits")
+    old = read_pack(RESOURCES / android.PACK_FIXTURE)
+    assert read_pack(RESOURCES / android.PACK_METADATA_FIXTURE) == old
 
 
 def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatch, rendered):

@@ -153,15 +153,22 @@ def test_tflite_holds_only_builtin_ops(converted, kind):
     assert ops["GELU"] == 4 and ops["GATHER"] == 2
 
 
-def test_tflite_signature_has_named_int32_inputs_with_dynamic_batch_and_sequence(converted):
+def test_tflite_signature_has_named_int32_inputs_that_resize_to_any_batch_and_sequence(converted):
     from ai_edge_litert.interpreter import Interpreter
 
     _, _, out, _ = converted["brightmart"]
     interpreter = Interpreter(model_path=str(out / "model_fp32.tflite"))
-    assert interpreter.get_signature_list() == {"serving_default": {"inputs": sorted(INPUT_NAMES), "outputs": ["logits"]}}
+    outputs = ["logits", "probabilities"]  # probabilities = softmax(logits), MediaPipe's head 0
+    assert interpreter.get_signature_list() == {"serving_default": {"inputs": sorted(INPUT_NAMES), "outputs": outputs}}
     for detail in interpreter.get_input_details():
         assert detail["dtype"] == np.int32
-        assert list(detail["shape_signature"]) == [-1, -1]
+        # Declared [1, max_seq_len] for MediaPipe (it truncates and pads only to a fixed length) ...
+        assert list(detail["shape"]) == [1, 128]
+    # ... but every op was converted with dynamic shapes, so the runner resizes to the real shape.
+    ids = np.full((2, 7), 5, np.int32)
+    result = interpreter.get_signature_runner()(input_ids=ids, attention_mask=np.ones_like(ids), token_type_ids=np.zeros_like(ids))
+    assert result["logits"].shape[0] == 2
+    np.testing.assert_allclose(result["probabilities"].sum(axis=1), 1.0, atol=1e-6)
 
 
 def test_onnx_references_each_shared_weight_through_one_initializer(converted):

@@ -41,9 +41,15 @@ SCRIPT = textwrap.dedent(
 
 
 def test_runtime_predicts_with_tensorflow_and_onnx_blocked(tmp_path):
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+    from albert_edge.runtime.pack import read_pack
+
     paths = write_models(tmp_path)
+    # The current export layout: standard TFLite metadata read (and cross-checked) without TensorFlow.
+    standard = tmp_path / "bag_standard.tflite"
+    standard.write_bytes(attach_standard_metadata(paths["tflite"].read_bytes(), read_pack(paths["tflite"])))
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(paths["tflite"]), str(paths["onnx"])],
+        [sys.executable, "-c", SCRIPT, str(paths["tflite"]), str(paths["onnx"]), str(standard)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -54,6 +60,7 @@ def test_runtime_predicts_with_tensorflow_and_onnx_blocked(tmp_path):
     assert out["cli_exit"] == 0 and "pos\t" in proc.stdout
     assert out[str(paths["tflite"])] == {"backend": "litert", "label": "pos", "batch": ["neg", "pos"]}
     assert out[str(paths["onnx"])] == {"backend": "onnxruntime", "label": "pos", "batch": ["neg", "pos"]}
+    assert out[str(standard)] == {"backend": "litert", "label": "pos", "batch": ["neg", "pos"]}
 
 
 def test_blocking_finder_really_blocks_tensorflow():

@@ -61,6 +61,7 @@ GOLDEN_PACK = "golden_pack.json"
 GOLDEN_CODEPOINTS = "golden_codepoints.json"
 GOLDEN_NORMALIZATION = "golden_normalization.jsonl"
 PACK_FIXTURE = "pack_fixture.tflite"
+PACK_METADATA_FIXTURE = "pack_fixture_metadata.tflite"
 SENTENCES_FILE = "golden_sentences.txt"
 VOCAB_FILE = "vocab.txt"
 ASSET_MODEL = "model.tflite"
@@ -466,6 +467,49 @@ def pack_fixture(vocab_text: str) -> tuple[bytes, dict[str, Any]]:
     return data, expected
 
 
+def placeholder_classifier_graph(num_labels: int) -> bytes:
+    """A schema-valid TFLite flatbuffer with the classifier's signature (three int32 inputs, float
+    ``logits``) and no weights or operators: enough for the metadata writer, not for an interpreter.
+
+    Built with LiteRT's flatc-generated object API, so the bytes are a real flatbuffer (the Java
+    pack reader must skip a real metadata buffer, not a stand-in).
+    """
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT()
+    model.version = 3
+    model.description = "albert-edge pack fixture: not a runnable graph"
+    model.buffers = [schema.BufferT()]
+    sg = schema.SubGraphT()
+    sg.tensors, sig = [], schema.SignatureDefT()
+    sig.signatureKey, sig.inputs, sig.outputs = "serving_default", [], []
+    for i, name in enumerate(("attention_mask", "input_ids", "token_type_ids", "logits")):
+        t = schema.TensorT()
+        t.name, t.buffer = f"serving_default_{name}:0", 0
+        t.type = schema.TensorType.FLOAT32 if name == "logits" else schema.TensorType.INT32
+        t.shape = [1, num_labels] if name == "logits" else [1, 1]
+        t.shapeSignature = [-1, num_labels] if name == "logits" else [-1, -1]
+        sg.tensors.append(t)
+        entry = schema.TensorMapT()
+        entry.name, entry.tensorIndex = name, i
+        (sig.outputs if name == "logits" else sig.inputs).append(entry)
+    sg.inputs, sg.outputs, sg.operators = [0, 1, 2], [3], []
+    model.subgraphs, model.signatureDefs, model.operatorCodes = [sg], [sig], []
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), b"TFL3")
+    return bytes(builder.Output())
+
+
+def metadata_pack_fixture(vocab_text: str) -> bytes:
+    """The pack fixture's pack in the current export layout: standard TFLite metadata in the
+    flatbuffer (what MediaPipe reads) and the same members appended as associated files."""
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+
+    pack = read_pack_bytes(pack_fixture(vocab_text)[0], PACK_FIXTURE)
+    return attach_standard_metadata(placeholder_classifier_graph(len(pack.labels or ())), pack)
+
+
 def render_test_goldens(vocab_text: str, sentences: Sequence[str]) -> dict[str, bytes]:
     """File name -> bytes of every committed JVM-test golden (pure: no files touched)."""
     records = tokenization_records(golden_cases(sentences), vocab_text, source=VOCAB_FILE)
@@ -475,6 +519,7 @@ def render_test_goldens(vocab_text: str, sentences: Sequence[str]) -> dict[str, 
         GOLDEN_LOGITS: render_jsonl(synthetic_logits_records()).encode("utf-8"),
         GOLDEN_LATENCY: (json.dumps(latency_golden(), indent=1) + "\n").encode("utf-8"),
         PACK_FIXTURE: fixture,
+        PACK_METADATA_FIXTURE: metadata_pack_fixture(vocab_text),
         GOLDEN_PACK: (json.dumps(expected, indent=1) + "\n").encode("utf-8"),
         GOLDEN_CODEPOINTS: (json.dumps(codepoint_digests(vocab_text), indent=0, ensure_ascii=False) + "\n").encode("utf-8"),
         GOLDEN_NORMALIZATION: render_jsonl(normalization_records()).encode("utf-8"),

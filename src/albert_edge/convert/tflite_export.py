@@ -94,13 +94,13 @@ def export_tflite(
 
 
 def tflite_model_bytes(weights: Any, pack: Any = None, **kwargs: Any) -> bytes:
-    """``convert_to_tflite_bytes(weights, **kwargs)`` with ``pack`` appended when given."""
+    """``convert_to_tflite_bytes(weights, **kwargs)`` with standard metadata and ``pack`` appended when given."""
     data = convert_to_tflite_bytes(weights, **kwargs)
     if pack is None:
         return data
-    from albert_edge.runtime.pack import attach_tflite_pack
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
 
-    return attach_tflite_pack(data, pack)
+    return attach_standard_metadata(data, pack)
 
 
 def converter_error_line(exc: BaseException) -> str:

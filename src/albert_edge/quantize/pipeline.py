@@ -295,7 +295,7 @@ def quantize_checkpoint(
             r.latency = latency[r.key]
             r.ratio_vs_fp32 = r.latency["median_ms"] / base
 
-    from albert_edge.runtime.pack import attach_tflite_pack
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
 
     files: list[tuple[Path, bytes]] = []
     for r in results:
@@ -303,7 +303,7 @@ def quantize_checkpoint(
             continue
         pack = build_pack(weights, asset, "sequence_classification", names, max_seq_len, r.name)
         if r.format == "tflite":
-            data = attach_tflite_pack(r.data, pack)
+            data = attach_standard_metadata(r.data, pack)
         else:
             data = _onnx_with_pack(r.data, pack)
         r.file = model_file_name(r.format, r.name)

@@ -330,7 +330,11 @@ def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
         raise _fail(source, "model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
     with zf:
         members = _read_members(zf, source)
-    return pack_from_members(members, source)
+    # Standard TFLite metadata (what MediaPipe reads) is checked against the pack, or stands in
+    # for it in a Model-Maker-style file; see albert_edge.runtime.tflite_metadata.
+    from albert_edge.runtime.tflite_metadata import pack_with_standard_metadata
+
+    return pack_with_standard_metadata(data, members, source)
 
 
 # --------------------------------------------------------------------------- ONNX

@@ -94,6 +94,25 @@ class PackReaderTest {
         assertEquals(expected.getInt("vocab_size"), pack.tokenizer().vocabSize());
     }
 
+    /** The current export layout: standard TFLite metadata (MediaPipe's) inside the flatbuffer, same members appended. */
+    @Test
+    void fileWithStandardMetadataReadsLikeThePlainPack() throws Exception {
+        byte[] withMetadata = Resources.bytes("pack_fixture_metadata.tflite");
+        ModelPack plain = ModelPack.read(fixture, "pack_fixture.tflite");
+        ModelPack pack = ModelPack.read(withMetadata, "pack_fixture_metadata.tflite");
+        assertEquals(plain.tokenizerType, pack.tokenizerType);
+        assertEquals(plain.doLowerCase, pack.doLowerCase);
+        assertEquals(plain.maxSeqLen, pack.maxSeqLen);
+        assertEquals(Resources.strings(expected.getJSONArray("labels")), pack.labels);
+        assertEquals(plain.inputs, pack.inputs);
+        assertEquals(plain.outputs, pack.outputs);
+        assertEquals(plain.variant, pack.variant);
+        assertArrayEquals(plain.tokenizerAsset, pack.tokenizerAsset);
+        assertEquals(expected.getInt("vocab_size"), pack.tokenizer().vocabSize());
+        ModelPack streamed = ModelPack.read(new ByteArrayInputStream(withMetadata), 1 << 24, "stream");
+        assertEquals(plain.labels, streamed.labels);
+    }
+
     @Test
     void directBufferLikeAMappedAssetReadsAndKeepsItsPosition() throws Exception {
         ByteBuffer direct = ByteBuffer.allocateDirect(fixture.length);

@@ -1,0 +1,132 @@
+"""MediaPipe Tasks' real TextClassifier runs our .tflite files unchanged and predicts what we predict.
+
+The client is ``mediapipe==1.2.2`` (pinned with its dependencies in tests/mediapipe/requirements.txt)
+in its own virtualenv, created once by tests/mediapipe/venv.py (about a minute) and cached in
+~/.cache/albert-edge; it is driven through a subprocess that imports nothing from albert_edge.
+Files: the shipped sample checkpoint converted to fp32 and quantized to dynamic-range int8 by the
+same code paths as the CLI. Set ALBERT_EDGE_SKIP_MEDIAPIPE=1 to skip (e.g. offline); CI does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from albert_edge.data import read_tsv
+from albert_edge.runtime.classifier import TextClassifier, softmax
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "albert_tiny_zh_sentiment"
+MEDIAPIPE = ROOT / "tests" / "mediapipe"
+
+# Texts a user can throw at a classifier: empty, empty after cleaning, control characters, very
+# long (far past 128 tokens, in one script and mixed), mixed scripts, emoji, special-token lookalikes.
+EDGE_TEXTS = [
+    "",
+    "   \t\n ",
+    "\u200b\u200b\ufeff",
+    "\x00\x01\x7f",
+    "a" * 2000,
+    "好" * 2000,
+    ("酒店很好 great hotel, Привет! مرحبا こんにちは 😀 " * 60)[:2000],
+    "Hello 世界 Привет مرحبا こんにちは 😀 ÀÉÎ ñ",
+    "[CLS] [SEP] [PAD] [UNK] [MASK]",
+    "ＡＢＣ全角字母",
+    "\U0001f600" * 300,
+]
+
+
+def _same_preprocessing(text: str) -> bool:
+    """True when MediaPipe's ASCII-only lower-casing (and no accent stripping) sees what our BERT
+    basic tokenizer sees: no non-ASCII cased letters, no accents."""
+    ascii_lower = "".join(c.lower() if c.isascii() else c for c in text)
+    return text.lower() == ascii_lower and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
+
+
+@pytest.fixture(scope="module")
+def mediapipe_python() -> Path:
+    if os.environ.get("ALBERT_EDGE_SKIP_MEDIAPIPE") == "1":
+        pytest.skip("ALBERT_EDGE_SKIP_MEDIAPIPE=1: MediaPipe compatibility not checked")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mediapipe_venv", MEDIAPIPE / "venv.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ensure_venv()
+
+
+@pytest.fixture(scope="module")
+def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """fp32 via convert, dynamic int8 via quantize: the files a user of the CLI gets."""
+    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+
+    out = tmp_path_factory.mktemp("mediapipe_sample")
+    labels = (SAMPLE / "labels.txt").read_text(encoding="utf-8").split()
+    convert_checkpoint(SAMPLE, out / "fp32", formats="tflite", labels=labels)
+    quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", labels=labels, rounds=1,
+                        num_threads=1)
+    return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite"}
+
+
+def _mediapipe(python: Path, model: Path, texts: list[str]) -> list[dict]:
+    proc = subprocess.run([str(python), str(MEDIAPIPE / "run_text_classifier.py")], capture_output=True, text=True,
+                          input=json.dumps({"model": str(model), "texts": texts}), timeout=1200)
+    assert proc.returncode == 0, f"MediaPipe refused {model.name}: {proc.stderr.strip().splitlines()[-3:]}"
+    return json.loads(proc.stdout)["results"]
+
+
+def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -> None:
+    """albert_edge/_vendor carries flatc's output verbatim, as the mediapipe wheel ships it."""
+    # find_spec of the top-level package locates it without running mediapipe's heavy __init__.
+    code = ("import importlib.util, os; s = importlib.util.find_spec('mediapipe'); print(os.path.join("
+            "s.submodule_search_locations[0], 'tasks', 'metadata', 'metadata_schema_py_generated.py'))")
+    where = subprocess.run([str(mediapipe_python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    vendored = ROOT / "src" / "albert_edge" / "_vendor" / "tflite_metadata_schema_py_generated.py"
+    assert Path(where).read_bytes() == vendored.read_bytes()
+
+
+@pytest.mark.parametrize("variant", ["fp32", "int8"])
+def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
+    model = sample_files[variant]
+    split = [e.text_a for e in read_tsv(SAMPLE / "test.tsv")]
+    results = _mediapipe(mediapipe_python, model, split + EDGE_TEXTS)
+
+    errors = [(text[:40], r["error"]) for text, r in zip(split + EDGE_TEXTS, results) if "error" in r]
+    assert not errors, f"MediaPipe failed on {len(errors)} texts, e.g. {errors[:3]}"
+    for r in results:
+        head = r["heads"][0]
+        assert head["head"] == "probabilities" and [c[0] for c in head["categories"]] == ["neg", "pos"]
+        assert abs(sum(c[1] for c in head["categories"]) - 1.0) < 1e-5
+    theirs = np.array([[c[1] for c in r["heads"][0]["categories"]] for r in results[: len(split)]])
+
+    ours = softmax(TextClassifier.from_file(model).logits_batch(split)[0].astype(np.float64))
+    agree = theirs.argmax(1) == ours.argmax(1)
+    top2 = np.sort(ours, axis=1)
+    margin = top2[:, -1] - top2[:, -2]
+    print(f"{variant}: top label agreement {agree.mean():.4%} of {len(split)}; "
+          f"max |score diff| {np.abs(theirs - ours).max():.3g}")
+    assert agree.mean() >= 0.995
+    assert np.all(margin[~agree] <= 1e-3), f"disagreements with a clear margin: {margin[~agree]}"
+    same = np.array([_same_preprocessing(t) for t in split])
+    # MediaPipe lower-cases ASCII only; texts with full-width Latin letters or accents tokenize
+    # differently there. They must stay rare in the split, or this exclusion would hide a real gap.
+    assert same.mean() > 0.99
+    diff = np.abs(theirs - ours)[same].max()
+    print(f"{variant}: max |score diff| {diff:.3g} on the {same.sum()} texts both sides preprocess alike")
+    if variant == "fp32":
+        assert diff <= 1e-4
+    # Fed exactly as MediaPipe feeds it (one text, padded to 128), our runtime computes the same numbers,
+    # int8 included: what remains above is padding/batching, not a difference in the file or its binding.
+    clf = TextClassifier.from_file(model, num_threads=1)
+    picked = [i for i in range(len(split)) if same[i]][:150]
+    padded = np.array([clf.run_inputs(clf._batch_inputs([clf.encode(split[i])], 128))[0] for i in picked])
+    gap = np.abs(softmax(padded.astype(np.float64)) - theirs[picked]).max()
+    print(f"{variant}: max |score diff| {gap:.3g} with our input padded to 128 like MediaPipe's ({len(picked)} texts)")
+    assert gap <= 1e-5
