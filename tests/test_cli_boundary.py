@@ -132,3 +132,11 @@ def test_zero_threads_or_batch_size_is_a_usage_error(models, capsys, option):
 def test_an_unwritable_temp_dir_only_loses_the_chatter_log(models):
     proc = _cli("predict", str(models["tflite"]), "好", env={"TMPDIR": "/proc/no-such-dir"})
     assert proc.returncode == 0 and proc.stderr == b"" and proc.stdout.decode().startswith("pos\t")
+
+
+def test_a_closed_stdin_without_texts_is_a_user_error(models):
+    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -m albert_edge predict "{models["tflite"]}" <&-'],
+                          capture_output=True, env=ENV, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == ("albert-edge predict: error: <stdin>: standard input is closed; "
+                                            "give TEXT arguments or --file")
