@@ -202,3 +202,11 @@ def test_an_edited_weight_shape_that_no_longer_matches_its_data_is_refused(sampl
     bad.write_bytes(bytes(data))
     assert main(["predict", str(bad), "好"]) == 2
     assert "has shape [3, 128] (1536 bytes) but 10817536 bytes of data" in _one_error_line(capfd, str(bad))
+
+
+def test_bench_refuses_a_seq_len_beyond_the_position_table_before_any_worker(sample_models, tmp_path):
+    from albert_edge.bench_latency.runner import run_benchmark
+    from albert_edge.errors import DataError
+
+    with pytest.raises(DataError, match=f"--seq-len 1000 exceeds the 512 positions of {sample_models.fp32_tflite}"):
+        run_benchmark([sample_models.fp32_tflite], threads=[1], seq_lens=[16, 1000], runs=1, warmup=0, progress=False)
