@@ -28,6 +28,12 @@ def _cli(*argv: str, stdin: bytes = b"", env: dict | None = None) -> subprocess.
                           env={**ENV, **(env or {})}, timeout=120)
 
 
+def _shell(command_line: str) -> subprocess.CompletedProcess:
+    """``python -m albert_edge COMMAND_LINE`` through sh, for redirections such as ``>&-``."""
+    return subprocess.run(["sh", "-c", f'"{sys.executable}" -m albert_edge {command_line}'],
+                          capture_output=True, env=ENV, timeout=120)
+
+
 def _raising(exc: BaseException):
     def run(args):
         raise exc
@@ -108,8 +114,7 @@ def test_a_line_of_only_nul_names_the_file_and_line(models, tmp_path, capfd):
 
 
 def test_a_closed_stdout_is_a_user_error_not_a_bug(models):
-    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -m albert_edge predict "{models["tflite"]}" 好 >&-'],
-                          capture_output=True, env=ENV, timeout=120)
+    proc = _shell(f'predict "{models["tflite"]}" 好 >&-')
     assert proc.returncode == 2
     assert proc.stderr.decode().strip() == ("albert-edge predict: error: standard output is closed; "
                                             "nothing could be printed (redirect it to a file instead)")
@@ -132,3 +137,10 @@ def test_zero_threads_or_batch_size_is_a_usage_error(models, capsys, option):
 def test_an_unwritable_temp_dir_only_loses_the_chatter_log(models):
     proc = _cli("predict", str(models["tflite"]), "好", env={"TMPDIR": "/proc/no-such-dir"})
     assert proc.returncode == 0 and proc.stderr == b"" and proc.stdout.decode().startswith("pos\t")
+
+
+def test_a_closed_stdin_without_texts_is_a_user_error(models):
+    proc = _shell(f'predict "{models["tflite"]}" <&-')
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == ("albert-edge predict: error: <stdin>: standard input is closed; "
+                                            "give TEXT arguments or --file")

@@ -203,3 +203,27 @@ def test_an_edited_weight_shape_that_no_longer_matches_its_data_is_refused(sampl
     bad.write_bytes(bytes(data))
     assert main(["predict", str(bad), "好"]) == 2
     assert "has shape [3, 128] (1536 bytes) but 10817536 bytes of data" in _one_error_line(capfd, str(bad))
+
+
+def test_bench_refuses_a_seq_len_beyond_the_position_table_before_any_worker(sample_models, tmp_path):
+    from albert_edge.bench_latency.runner import run_benchmark
+    from albert_edge.errors import DataError
+
+    with pytest.raises(DataError, match=f"--seq-len 1000 exceeds the 512 positions of {sample_models.fp32_tflite}"):
+        run_benchmark([sample_models.fp32_tflite], threads=[1], seq_lens=[16, 1000], runs=1, warmup=0, progress=False)
+
+
+@pytest.mark.parametrize("variant", ["onnx_dynamic_int8", "onnx_qdq_int8"])
+def test_quantized_onnx_tables_are_found_through_dequantize(sample_models, variant):
+    pytest.importorskip("onnxruntime.quantization")
+    from albert_edge.quantize.calibration import encode_calibration
+    from albert_edge.quantize.onnx_quant import onnx_variant
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+    from sample_models import SAMPLE
+
+    pack = read_pack(sample_models.fp32_onnx)
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, "vocab")
+    texts = (SAMPLE / "calib.txt").read_text(encoding="utf-8").splitlines()[:4]
+    data = onnx_variant(sample_models.fp32_onnx.read_bytes(), variant, encode_calibration(texts, Preprocessor(tokenizer, 32)))
+    facts, problem = graph_facts(data, variant)
+    assert (facts.embedding_rows, facts.position_rows, problem) == (21128, 512, None)

@@ -56,6 +56,18 @@ class Variant:
                 "sha256": self.sha256, "pack_variant": self.pack_variant, "is_baseline": is_baseline}
 
 
+def _check_lengths_fit(variants: Sequence[Variant], lengths: Sequence[int]) -> None:
+    """Refuse a --seq-len longer than a model's position table before any worker fails on it mid-run."""
+    from albert_edge.runtime.consistency import graph_facts
+
+    if not lengths:
+        return
+    for v in variants:
+        rows = graph_facts(v.path.read_bytes(), str(v.path))[0].position_rows
+        if rows is not None and max(lengths) > rows:
+            raise DataError(f"--seq-len {max(lengths)} exceeds the {rows} positions of {v.path}")
+
+
 def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]:
     """Name each model by its pack's ``variant`` tag, else its file stem; names are made unique."""
     from albert_edge.runtime.consistency import checked_pack
@@ -265,6 +277,7 @@ def run_benchmark(
         if s != "real" and (not isinstance(s, int) or s < 1):
             raise DataError(f"--seq-len {s!r}: expected a positive int or 'real'")
     variants = describe_variants(models)
+    _check_lengths_fit(variants, [s for s in seq_lens if s != "real"])
     base = choose_baseline(variants, baseline)
     machine = describe_machine()
     cores = physical_cores()

@@ -68,6 +68,9 @@ def _decode(data: bytes, source: str) -> str:
 def _read_lines(path: str | None) -> tuple[list[str], str]:
     """Lines of ``--file`` or stdin, decoded as strict UTF-8 whatever the locale or PYTHONIOENCODING."""
     if path is None:
+        if sys.stdin is None:
+            # Python sets it to None when fd 0 was closed at start (`cmd <&-`).
+            raise DataError("<stdin>: standard input is closed; give TEXT arguments or --file")
         raw = getattr(sys.stdin, "buffer", None)
         # A text-only stdin (an embedding app, a test) has been decoded already.
         text = sys.stdin.read() if raw is None else _decode(raw.read(), "<stdin>")

@@ -64,6 +64,7 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
            ops: Iterable[tuple[str, tuple, tuple]]) -> GraphFacts:
     """Trace ids and lengths from the inputs through ``ops`` (in topological order) to the tables."""
     ops = [(_op(name), ins, outs) for name, ins, outs in ops]
+    tensors = dict(tensors)
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
     const = {key for key, t in tensors.items() if t.constant}
@@ -81,6 +82,10 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
             ids.update(outs)
         if name in _CONST_PASS and ins and ins[0] in const:
             const.update(outs)
+            # A dequantized or cast table keeps its shape (ONNX intermediates carry none of their own).
+            for out in outs:
+                if out not in tensors and ins[0] in tensors:
+                    tensors[out] = tensors[ins[0]]
         if name == "SHAPE" and ins and (ins[0] in feeds or ins[0] in ids):
             lengths.update(outs)
         elif (name in _LEN_DATA_FIRST and ins and ins[0] in lengths) or (name in _LEN_ANY and any(k in lengths for k in present)):
@@ -192,10 +197,11 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
     undeclared = sorted(set(facts.inputs) - set(pack.inputs))
     if undeclared:
         raise fail(f"the graph wants input(s) {undeclared} that the pack does not declare ({list(pack.inputs)})")
+    onnx = model_kind(data) == "onnx"
     for name, (dtype, shape) in facts.inputs.items():
         if dtype not in INDEX_DTYPES or (shape and len(shape) != 2):
             raise fail(f"graph input {name!r} is {dtype} with shape {list(shape)}, expected int32/int64 [batch, sequence]")
-        if model_kind(data) == "onnx" and any(d > 0 for d in shape):
+        if onnx and any(d > 0 for d in shape):
             # LiteRT resizes fixed inputs; ONNX Runtime rejects any other shape at every request.
             raise ModelFileError(f"{source}: graph input {name!r} has the fixed shape {list(shape)}; the runtime feeds "
                                  "each batch at its own size and length, so re-export with dynamic batch and sequence dims")

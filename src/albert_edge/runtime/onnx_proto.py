@@ -1,7 +1,8 @@
-"""The few facts of an ONNX graph that the load-time check needs, read from the protobuf bytes.
+"""What the runtime reads of an ONNX file without onnx: its pack and the graph's shape facts.
 
-The runtime must not import ``onnx`` (an app ships onnxruntime only), and onnxruntime's session
-does not expose initializer shapes or nodes. So this walks ModelProto -> GraphProto by hand:
+The pack lives in ``metadata_props``; the load-time check needs the graph's shapes. The runtime
+must not import ``onnx`` (an app ships onnxruntime only), and onnxruntime's session does not
+expose initializer shapes or nodes. So this walks ModelProto -> GraphProto by hand:
 node op types and tensor names, initializer names/dims/dtypes, graph input/output types and
 shapes. Large fields (raw weight bytes) are skipped by length, never copied. Field numbers are
 from onnx/onnx.proto3. Every malformed byte becomes a ModelFileError naming the file.
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 
 from albert_edge.errors import ModelFileError
 
-# ModelProto.graph; GraphProto.node / initializer / input / output.
-_MODEL_GRAPH = 7
+# ModelProto.graph / metadata_props, and StringStringEntryProto.key / value.
+_MODEL_GRAPH, _MODEL_METADATA_PROPS, _ENTRY_KEY, _ENTRY_VALUE = 7, 14, 1, 2
+# GraphProto.node / initializer / input / output.
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT = 1, 5, 11, 12
 # NodeProto.input / output / op_type; TensorProto.dims / data_type / name.
 _NODE_INPUT, _NODE_OUTPUT, _NODE_OP_TYPE = 1, 2, 4
@@ -180,3 +182,14 @@ def read_onnx_graph(data: bytes, source: str = "<bytes>") -> OnnxGraph:
     # Older exporters list initializers among the inputs too; those are weights, not feeds.
     inputs = {k: v for k, v in inputs.items() if k not in inits}
     return OnnxGraph(tuple(nodes), inits, inputs, outputs)
+
+
+def read_onnx_metadata(data: bytes, source: str = "<bytes>") -> dict[str, str]:
+    """ModelProto.metadata_props as a dict (top-level fields only; the graph is skipped by length)."""
+    p = _Proto(data, source)
+    props: dict[str, str] = {}
+    for number, wire, a, b in p.fields(0, len(data)):
+        if number == _MODEL_METADATA_PROPS and wire == 2:
+            entry = {n: p.text(a2, b2) for n, w, a2, b2 in p.fields(a, b) if w == 2}
+            props[entry.get(_ENTRY_KEY, "")] = entry.get(_ENTRY_VALUE, "")
+    return props

@@ -27,6 +27,7 @@ from typing import Any
 from albert_edge import __version__
 from albert_edge.errors import ModelFileError
 from albert_edge.jsonfile import load_json_text
+from albert_edge.runtime.onnx_proto import read_onnx_metadata
 
 PACK_FORMAT = 1
 SETTINGS_MEMBER = "albert_edge.json"
@@ -407,79 +408,14 @@ def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
         raise ModelFileError(f"{p}: cannot read model file ({exc.strerror or exc})") from None
 
 
-def _onnx_metadata_props(data: bytes, source: str) -> dict[str, str]:
-    """Read ModelProto.metadata_props (field 14) straight from the protobuf bytes.
-
-    Used by ``read_pack`` so that inspecting an .onnx needs neither onnx nor onnxruntime.
-    Only top-level fields are walked; graph contents are skipped by length.
-    """
-    props: dict[str, str] = {}
-    pos, end = 0, len(data)
-
-    def varint(p: int) -> tuple[int, int]:
-        return _varint_in(data, p, source)
-
-    def parse_entry(blob: bytes) -> tuple[str, str]:
-        kv: dict[int, str] = {}
-        q = 0
-        while q < len(blob):
-            key, q = _varint_in(blob, q, source)
-            if key & 7 != 2:
-                raise _fail(source, "ONNX metadata_props entry is malformed")
-            n, q = _varint_in(blob, q, source)
-            if q + n > len(blob):
-                raise _fail(source, "ONNX metadata_props entry is truncated")
-            try:
-                kv[key >> 3] = blob[q : q + n].decode("utf-8")
-            except UnicodeDecodeError:
-                raise _fail(source, "ONNX metadata_props entry is not UTF-8") from None
-            q += n
-        return kv.get(1, ""), kv.get(2, "")
-
-    while pos < end:
-        key, pos = varint(pos)
-        field_no, wire = key >> 3, key & 7
-        if wire == 0:
-            _, pos = varint(pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            n, pos = varint(pos)
-            if pos + n > end:
-                raise _fail(source, f"ONNX file is truncated (field {field_no} needs {n} bytes, {end - pos} remain)")
-            if field_no == 14:
-                k, v = parse_entry(data[pos : pos + n])
-                props[k] = v
-            pos += n
-        else:
-            raise _fail(source, "ONNX file is not a valid protobuf")
-        if pos > end:
-            raise _fail(source, "ONNX file is truncated")
-    return props
-
-
-def _varint_in(blob: bytes, p: int, source: str) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if p >= len(blob) or shift > 63:
-            raise _fail(source, "ONNX file is truncated or not a protobuf")
-        b = blob[p]
-        result |= (b & 0x7F) << shift
-        p += 1
-        if not b & 0x80:
-            return result, p
-        shift += 7
-
-
 def read_pack_bytes(data: bytes, source: str = "<bytes>") -> ModelPack:
     """Read the pack from the bytes of a .tflite or .onnx model."""
     kind = model_kind(data)
     if kind == "tflite":
         return read_tflite_pack(data, source)
     if kind == "onnx":
-        return pack_from_metadata_props(_onnx_metadata_props(data, source), source)
+        # Straight from the protobuf bytes: inspecting an .onnx needs neither onnx nor onnxruntime.
+        return pack_from_metadata_props(read_onnx_metadata(data, source), source)
     raise _fail(source, "not a model file (neither a TFLite flatbuffer with identifier 'TFL3' nor an ONNX protobuf)")
 
 
