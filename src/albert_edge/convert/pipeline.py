@@ -56,7 +56,7 @@ class ExportedFile:
         p = self.parity
         return {"file": self.file, "format": self.format, "variant": self.variant, "size_bytes": self.size_bytes,
                 "ops": self.ops, "max_abs_logit": p.max_abs_logit, "max_abs_hidden": p.max_abs_hidden,
-                "max_abs_pooled": p.max_abs_pooled, "tolerance": p.tolerance, "passed": p.passed,
+                "max_abs_pooled": p.max_abs_pooled, "max_abs": p.max_abs, "tolerance": p.tolerance, "passed": p.passed,
                 "threads": list(p.threads), "cases": p.cases}
 
 
@@ -86,13 +86,16 @@ class ConversionReport:
         return out
 
     def table(self) -> str:
-        """The printed summary: one row per file."""
-        header = f"{'file':<22} {'size MB':>8} {'ops':>5} {'max|dlogit|':>12} {'max|dhidden|':>13} {'tol logit':>10}  result"
+        """The printed summary: one row per file; the judged output is the task's first required one."""
+        header = (f"{'file':<22} {'size MB':>8} {'ops':>5} {'judged':>9} {'max|d|':>9} {'tol':>9} "
+                  f"{'max|dhidden|':>13}  result")
         rows = [header, "-" * len(header)]
         for f in self.files:
             p = f.parity
-            rows.append(f"{f.file:<22} {f.size_bytes / 1e6:>8.2f} {sum(f.ops.values()):>5} {_num(p.max_abs_logit):>12} "
-                        f"{_num(p.max_abs_hidden):>13} {_num(p.tolerance.get('logits')):>10}  "
+            key = p.required[0] if p.required else "logits"
+            value = p.max_abs.get(key, p.max_abs_logit if key == "logits" else None)
+            rows.append(f"{f.file:<22} {f.size_bytes / 1e6:>8.2f} {sum(f.ops.values()):>5} {key:>9} {_num(value):>9} "
+                        f"{_num(p.tolerance.get(key, p.tolerance.get('hidden'))):>9} {_num(p.max_abs_hidden):>13}  "
                         f"{'pass' if p.passed else 'FAIL'}")
         return "\n".join(rows)
 
