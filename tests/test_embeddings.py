@@ -191,3 +191,16 @@ def test_quantize_judges_an_embedding_model_on_cosine(st_models, tmp_path):
     assert "cos mean" in report.table()
     embedder = TextEmbedder.from_file(tmp_path / "q" / "model_dynamic_int8.tflite", num_threads=1)
     assert embedder.pack.variant == "dynamic_int8" and embedder.normalized
+
+
+def test_bench_drift_of_an_embedding_model_is_cosine_against_baseline_and_reference(st_models, tmp_path):
+    from albert_edge.bench_latency.drift import measure_drift
+
+    ckpt, _, out = st_models
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n")
+    entries = measure_drift([("fp32", out / "model_fp32.tflite"), ("onnx", out / "model_fp32.onnx")], "fp32", texts,
+                            reference=ckpt, threads=1)
+    assert [e["variant"] for e in entries] == ["fp32", "onnx"] and entries[0]["accuracy"] is None
+    assert entries[0]["mean_cosine"] == pytest.approx(1.0) and entries[1]["min_cosine"] > 0.99999
+    assert entries[1]["neighbour_agreement"] == 1.0 and entries[1]["reference"]["min_cosine"] > 0.99999
