@@ -37,9 +37,8 @@ class SentencePooling:
 
 def read_pooling(checkpoint: str | os.PathLike[str]) -> SentencePooling | None:
     """The folder's pooling, or None when it is not a sentence-transformers folder (no modules.json)."""
-    from albert_edge.convert.assets import checkpoint_dir
-
-    root = checkpoint_dir(checkpoint)
+    path = Path(checkpoint)
+    root = path if path.is_dir() else path.parent  # a directory, or a file / TF1 prefix inside one
     path = root / MODULES_FILE
     if not path.is_file():
         return None
