@@ -102,8 +102,12 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
              f"p50 {_p50(best):.3g} ms at seq {seq_len}"]
     if speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
+    cosine = (accuracy.get(best["variant"]) or {}).get("mean_cosine")
     if drop is not None:
         parts.append(f"accuracy {0.0 - drop:+.2f} points vs {baseline} (budget: at most {max_drop:g} lower)")
+    elif cosine is not None:
+        parts.append(f"embedding cosine to {baseline} {cosine:.5f} mean, "
+                     f"{accuracy[best['variant']]['min_cosine']:.5f} min (not a budget: see quantize --min-cosine)")
     elif not measured:
         parts.append("accuracy not measured (pass --eval)")
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],
