@@ -177,14 +177,14 @@ def test_embed_cli_on_a_missing_file_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_quantize_judges_an_embedding_model_on_cosine(st_models, tmp_path):
-    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from albert_edge.quantize.pipeline import QuantizeOptions, quantize_checkpoint
 
     ckpt, _, _ = st_models
     calib = tmp_path / "calib.txt"
     rng = np.random.default_rng(0)
     calib.write_text("\n".join(" ".join(rng.choice(WORDS, size=rng.integers(3, 12))) for _ in range(40)) + "\n")
-    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=32, seq_len=32, rounds=3,
-                                 num_threads=1)
+    options = QuantizeOptions(mode="dynamic", max_seq_len=32, seq_len=32, rounds=3)
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, options, num_threads=1)  # an override on top
     dynamic = next(v for v in report.variants if v.name == "dynamic_int8")
     assert report.judge["task"] == "feature_extraction" and dynamic.drift.examples == 10
     assert 0.9 < dynamic.drift.mean_cosine <= 1.0 + 1e-9 and dynamic.drift.min_cosine <= dynamic.drift.mean_cosine

@@ -7,7 +7,7 @@ import sys
 
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.errors import QuantizationError
-from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, quantize_checkpoint
+from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
 
 
 def add_parser(subparsers) -> None:
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or str(checkpoint_dir(args.checkpoint) / "quantized")
     labels = args.labels.split(",") if args.labels else None
     try:
-        report = quantize_checkpoint(args.checkpoint, out, args.calib, mode=args.mode, max_drop=args.max_drop,
-                                     eval_tsv=args.eval, formats=args.formats, labels=labels, vocab=args.vocab,
-                                     max_seq_len=args.max_seq_len, num_threads=args.threads, rounds=args.rounds,
-                                     min_agreement=args.min_agreement, max_size_mb=args.max_size_mb,
-                                     confidence=args.confidence, task=embedding_task(args),
-                                     min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
+        options = QuantizeOptions(mode=args.mode, max_drop=args.max_drop, eval_tsv=args.eval, formats=args.formats,
+                                  labels=labels, vocab=args.vocab, max_seq_len=args.max_seq_len,
+                                  num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
+                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args),
+                                  min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
+        report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)

@@ -204,44 +204,65 @@ def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) ->
     return samples
 
 
+@dataclass(frozen=True)
+class QuantizeOptions:
+    """What ``quantize_checkpoint`` builds, how it judges and times, and the budget it chooses by.
+
+    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
+    ops to float until drift fits the budget, and marks the fastest variant within budget as
+    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all);
+    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
+    the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
+    classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
+    extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
+    mean; ``eval_tsv`` is then a text file, one text per line).
+    """
+
+    mode: str = "auto"
+    max_drop: float = 0.5
+    eval_tsv: str | os.PathLike[str] | None = None
+    formats: str | Iterable[str] = ("tflite",)
+    labels: Sequence[str] | None = None
+    vocab: str | os.PathLike[str] | None = None
+    max_seq_len: int = 128
+    num_threads: int = 2
+    seq_len: int = 128
+    rounds: int = 30
+    min_agreement: float = 0.99
+    max_size_mb: float | None = None
+    max_fallback_steps: int = 4
+    variants: Sequence[str] | None = None
+    max_eval_examples: int | None = None
+    confidence: float = 0.95
+    task: Task | str | None = None
+    min_cosine: float = 0.995
+    min_mean_cosine: float = 0.999
+
+
 def quantize_checkpoint(
     checkpoint: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     calib: str | os.PathLike[str],
-    mode: str = "auto",
-    max_drop: float = 0.5,
-    eval_tsv: str | os.PathLike[str] | None = None,
-    formats: str | Iterable[str] = ("tflite",),
-    labels: Sequence[str] | None = None,
-    vocab: str | os.PathLike[str] | None = None,
-    max_seq_len: int = 128,
-    num_threads: int = 2,
-    seq_len: int = 128,
-    rounds: int = 30,
-    min_agreement: float = 0.99,
-    max_size_mb: float | None = None,
-    max_fallback_steps: int = 4,
+    options: QuantizeOptions | None = None,
+    *,
     weights: Any = None,
-    variants: Sequence[str] | None = None,
-    max_eval_examples: int | None = None,
-    confidence: float = 0.95,
-    task: Task | str | None = None,
-    min_cosine: float = 0.995,
-    min_mean_cosine: float = 0.999,
+    **overrides: Any,
 ) -> QuantizeReport:
-    """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
+    """Build, judge and time the variants of ``options.mode``; write them and ``quantize_report.json``.
 
-    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
-    ops to float until drift fits ``max_drop`` / ``min_agreement``, and marks the fastest variant
-    within budget as chosen; if none fits it raises QuantizationError (``exc.report`` holds the
-    measurements) and writes nothing. ``variants`` overrides the mode's TFLite variant list
-    (benchmarks build them all); ``weights`` skips loading ``checkpoint`` (its directory still
-    provides the tokenizer asset). ``max_eval_examples`` judges on the first N eval rows only.
-    ``task`` (default: detected from the weights and a sentence-transformers folder) decides what
-    drift is judged on: logits for a classifier (``max_drop``, ``min_agreement``), sentence
-    embeddings for feature extraction (cosine to fp32: ``min_cosine`` for the worst text,
-    ``min_mean_cosine`` for the mean; ``eval_tsv`` is then a text file, one text per line).
+    ``options`` (a QuantizeOptions; keyword ``overrides`` replace single fields, e.g. ``mode="dynamic"``)
+    says what to build and the budget; ``weights`` skips loading ``checkpoint`` (its directory still
+    provides the tokenizer asset). In auto mode, when no variant fits the budget it raises
+    QuantizationError (``exc.report`` holds the measurements) and writes nothing.
     """
+    from dataclasses import replace
+
+    o = replace(options or QuantizeOptions(), **overrides)
+    mode, max_drop, eval_tsv, formats, labels, vocab = o.mode, o.max_drop, o.eval_tsv, o.formats, o.labels, o.vocab
+    max_seq_len, num_threads, seq_len, rounds = o.max_seq_len, o.num_threads, o.seq_len, o.rounds
+    min_agreement, max_size_mb, max_fallback_steps, variants = o.min_agreement, o.max_size_mb, o.max_fallback_steps, o.variants
+    max_eval_examples, confidence, task = o.max_eval_examples, o.confidence, o.task
+    min_cosine, min_mean_cosine = o.min_cosine, o.min_mean_cosine
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if mode not in MODES:
