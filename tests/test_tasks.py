@@ -210,3 +210,51 @@ def test_corrupt_modules_json_names_the_file(tmp_path):
     (tmp_path / "modules.json").write_text("[{")
     with pytest.raises(CheckpointError, match="modules.json"):
         read_pooling(tmp_path)
+
+
+# ------------------------------------------------------------------ a new task needs no converter change
+
+
+class _PerTokenLogits(SequenceClassification):
+    """A token-classification-shaped head defined only here: the classifier applied to every position."""
+
+    name = "per_token_logits_test"
+    head_prefixes = ("classifier.",)
+    tolerances = {"fp32": {"token_logits": 1e-4, "hidden": 1e-4}}
+
+    def __init__(self, weights) -> None:
+        self.weights = weights  # the judge below needs the head weights
+
+    def required_weights(self):
+        return ("classifier.kernel", "classifier.bias")
+
+    def outputs(self):
+        return ("token_logits",)
+
+    def tf_head(self, tf, params, sequence, attention_mask):
+        shape = tf.shape(sequence)
+        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
+        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
+        return {"token_logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]))}
+
+    def onnx_head(self, builder, sequence, attention_mask):
+        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["token_logits"])
+        return [("token_logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+
+    def parity_expected(self, reference, attention_mask):
+        kernel = self.weights.tensors["classifier.kernel"].astype(np.float64)
+        return {"token_logits": reference.last_hidden_state @ kernel + self.weights.tensors["classifier.bias"],
+                "hidden": reference.last_hidden_state}
+
+    def parity_required(self):
+        return ("token_logits",)
+
+
+def test_a_new_task_converts_and_passes_parity_without_touching_the_converter():
+    from albert_edge.convert import check_parity, convert_to_tflite_bytes, onnx_model_bytes
+
+    weights = random_weights(SMALL, num_labels=4, seed=2)
+    task = _PerTokenLogits(weights)
+    for data in (convert_to_tflite_bytes(weights, task=task), onnx_model_bytes(weights, task=task)):
+        result = check_parity(data, weights, task=task)
+        assert result.passed and result.max_abs["token_logits"] <= 1e-4 and result.max_abs_logit is None

@@ -218,7 +218,7 @@ def _tflite_runner(data: bytes, task: Task, num_threads: int, label: str, with_h
     def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         try:
             out = runner(**{name: inputs[name] for name in INPUT_NAMES})
-            got = {PARITY_KEYS[name]: out[name] for name in task.outputs()}
+            got = {PARITY_KEYS.get(name, name): out[name] for name in task.outputs()}
             if hidden_index is not None:
                 probe_runner(**{name: inputs[name] for name in INPUT_NAMES})
                 raw = probe.get_tensor(hidden_index)
@@ -245,7 +245,7 @@ def _onnx_runner(data: bytes, task: Task, num_threads: int, label: str, with_hid
     except Exception as exc:  # noqa: BLE001 - ORT raises its own untyped Fail/InvalidGraph errors
         raise ConversionError(f"{label}: ONNX Runtime cannot load the model ({str(exc).strip().splitlines()[0]})") from None
     names = [o.name for o in session.get_outputs()]
-    rename = {**PARITY_KEYS, HIDDEN_OUTPUT: "hidden"}
+    rename = {**{name: PARITY_KEYS.get(name, name) for name in task.outputs()}, HIDDEN_OUTPUT: "hidden"}
 
     def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         try:

@@ -131,7 +131,8 @@ class Task(ABC):
         """Drift of ``values`` [N, D] against ``baseline`` [N, D] (both from ``judged_values``)."""
 
 
-#: Graph output name -> parity key (how the parity report names each compared value).
+#: Graph output name -> parity key (how the parity report names each compared value); an output not
+#: listed here is its own parity key.
 PARITY_KEYS = {"logits": "logits", "last_hidden_state": "hidden", "pooled_output": "pooled",
                "sentence_embedding": "embedding"}
 
