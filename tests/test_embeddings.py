@@ -204,3 +204,38 @@ def test_bench_drift_of_an_embedding_model_is_cosine_against_baseline_and_refere
     assert [e["variant"] for e in entries] == ["fp32", "onnx"] and entries[0]["accuracy"] is None
     assert entries[0]["mean_cosine"] == pytest.approx(1.0) and entries[1]["min_cosine"] > 0.99999
     assert entries[1]["neighbour_agreement"] == 1.0 and entries[1]["reference"]["min_cosine"] > 0.99999
+
+
+def test_tf1_checkpoint_without_output_weights_converts_with_cli_pooling_flags(tmp_path, capsys):
+    from albert_edge.model.tf1 import write_tf1_checkpoint
+
+    vocab = _vocab()
+    config = AlbertConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=48, max_position_embeddings=32,
+                          embedding_order="project_then_add")
+    weights = random_weights(config, num_labels=None, seed=9)
+    prefix = write_tf1_checkpoint(weights, tmp_path / "ckpt" / "albert_model.ckpt", scheme="brightmart")
+    (tmp_path / "ckpt" / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    assert main(["convert", str(prefix), "--out", str(tmp_path / "out"), "--formats", "tflite",
+                 "--max-seq-len", "16", "--pooling", "cls", "--normalize"]) == 0
+    assert "embedding" in capsys.readouterr().out
+    embedder = TextEmbedder.from_file(tmp_path / "out" / "model_fp32.tflite", num_threads=1)
+    assert (embedder.task.pooling, embedder.normalized) == ("cls", True)
+    want = judge_embeddings(weights, embedder, TEXTS[:3], "cls", True)
+    assert np.max(np.abs(embedder.embed_batch(TEXTS[:3]) - want)) <= FP32_TOLERANCE
+
+
+def test_embed_cli_on_a_classifier_or_an_empty_file_is_one_line_exit_2(tmp_path, capsys):
+    vocab = _vocab()
+    config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    convert_checkpoint(tmp_path, tmp_path / "clf", formats="tflite", weights=random_weights(config, num_labels=2))
+    assert main(["embed", str(tmp_path / "clf" / "model_fp32.tflite"), "the cat"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model_fp32.tflite" in err[0] and "feature_extraction" in err[0]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    assert main(["embed", str(tmp_path / "clf" / "model_fp32.tflite"), "--file", str(empty)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty.txt" in err[0]
