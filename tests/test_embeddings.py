@@ -103,6 +103,12 @@ def test_sentence_transformers_folder_converts_to_a_normalised_mean_pooled_embed
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
 
 
+def test_inspect_reports_the_sentence_transformers_pooling(st_models, capsys):
+    ckpt, _, _ = st_models
+    assert main(["inspect", str(ckpt)]) == 0
+    assert "task:        feature_extraction (pooling mean, normalize True, pooling_in_graph True)" in capsys.readouterr().out
+
+
 def test_embed_single_equals_embed_batch_row_and_similarity_is_cosine(st_models):
     _, _, out = st_models
     embedder = TextEmbedder.from_file(out / "model_fp32.tflite", num_threads=1)
