@@ -27,6 +27,7 @@ def test_inspect_prints_scheme_parameter_count_and_config(tiny_checkpoint, capsy
     assert "parameters:  4,175,778 (4.18 M)" in out  # 4,175,152 for albert_tiny_zh + 626 for the 2-label head
     assert "4 layers over 1 stored block(s), project_then_add, postln, gelu_tanh" in out
     assert "ignored:     0 variable(s)" in out
+    assert "task:        sequence_classification" in out
     assert "  vocab_size: 21128" in out
 
 
@@ -35,6 +36,7 @@ def test_inspect_json_is_machine_readable(tiny_checkpoint, capsys):
     info = json.loads(capsys.readouterr().out)
     assert (info["scheme"], info["num_labels"], info["shared_blocks"]) == ("brightmart-tf1", 2, 1)
     assert info["config"]["hidden_size"] == 312
+    assert info["task"] == {"name": "sequence_classification", "config": {}}
 
 
 def test_inspect_of_a_missing_checkpoint_is_one_line_and_exit_2(tmp_path, capsys):

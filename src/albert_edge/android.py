@@ -596,8 +596,11 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
         raise ModelFileError(
             f"{model_path}: pack tokenizer is {pack.tokenizer_type}; the Android demo's Java tokenizer is WordPiece only"
         )
-    if pack.task != "sequence_classification":
-        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, so it needs sequence_classification")
+    from albert_edge.tasks import SequenceClassification
+
+    if not isinstance(pack.task_object(str(model_path)), SequenceClassification):
+        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, so it needs "
+                             f"{SequenceClassification.name}")
     return data, checked_pack(data, str(model_path), pack)
 
 

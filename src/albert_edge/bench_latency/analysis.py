@@ -71,6 +71,8 @@ def accuracy_drop_points(accuracy: dict[str, dict], variant: str, baseline: str 
     """Baseline accuracy minus the variant's, in percentage points (positive = worse)."""
     if baseline is None or variant not in accuracy or baseline not in accuracy:
         return None
+    if accuracy[baseline].get("accuracy") is None or accuracy[variant].get("accuracy") is None:
+        return None  # an embedding model: drift is cosine, not accuracy
     return (accuracy[baseline]["accuracy"] - accuracy[variant]["accuracy"]) * 100.0
 
 
@@ -83,7 +85,7 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == source]
     if not rows:
         return None
-    measured = bool(accuracy)
+    measured = any(a.get("accuracy") is not None for a in accuracy.values())
     allowed = []
     for r in rows:
         drop = accuracy_drop_points(accuracy, r["variant"], baseline)
@@ -100,8 +102,12 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
              f"p50 {_p50(best):.3g} ms at seq {seq_len}"]
     if speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
+    cosine = (accuracy.get(best["variant"]) or {}).get("mean_cosine")
     if drop is not None:
         parts.append(f"accuracy {0.0 - drop:+.2f} points vs {baseline} (budget: at most {max_drop:g} lower)")
+    elif cosine is not None:
+        parts.append(f"embedding cosine to {baseline} {cosine:.5f} mean, "
+                     f"{accuracy[best['variant']]['min_cosine']:.5f} min (not a budget: see quantize --min-cosine)")
     elif not measured:
         parts.append("accuracy not measured (pass --eval)")
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],

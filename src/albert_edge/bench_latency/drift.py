@@ -21,9 +21,16 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     """One report.json ``accuracy`` entry per variant, in ``variants`` order.
 
     ``reference`` is a checkpoint (anything ``load_checkpoint`` reads); its numpy float64 forward pass
-    on the baseline's encodings is the judge every variant is also compared with.
+    on the baseline's encodings is the judge every variant is also compared with. Models whose pack
+    task is not classification are judged by ``measure_embedding_drift`` instead.
     """
     from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
+    from albert_edge.runtime.pack import read_pack
+    from albert_edge.tasks import SequenceClassification
+
+    base_path = dict(variants)[baseline]
+    if not isinstance(read_pack(base_path).task_object(str(base_path)), SequenceClassification):
+        return measure_embedding_drift(variants, baseline, eval_path, reference, threads)
     from albert_edge.runtime.classifier import TextClassifier
 
     classifiers = {name: TextClassifier.from_file(path, num_threads=threads) for name, path in variants}
@@ -64,3 +71,50 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
                                   "accuracy": float(np.mean(ref_logits.argmax(1) == truth))}
         entries.append(entry)
     return entries
+
+
+def measure_embedding_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
+                            reference: str | os.PathLike[str] | None = None, threads: int | None = None) -> list[dict]:
+    """Embedding drift per variant on the texts of ``eval_path`` (.txt one per line, or .tsv text column).
+
+    Cosine of each text's embedding to the baseline's (mean and min) and top-k neighbour-rank
+    agreement; with ``reference`` (the checkpoint), the same against its float64 numpy forward pass
+    pooled as the pack says. Classification keys are kept (None) so report.json keeps one schema.
+    """
+    from albert_edge.quantize.calibration import read_calibration_texts
+    from albert_edge.runtime.embedder import TextEmbedder
+    from albert_edge.tasks.feature_extraction import embedding_drift
+
+    embedders = {name: TextEmbedder.from_file(path, num_threads=threads) for name, path in variants}
+    texts = read_calibration_texts(eval_path, min_texts=2)
+    vectors = {name: emb.embed_batch(texts) for name, emb in embedders.items()}
+    ref_vectors = None
+    if reference is not None:
+        ref_vectors = _reference_embeddings(reference, embedders[baseline], texts)
+    entries = []
+    for name, _ in variants:
+        d = embedding_drift(vectors[name], vectors[baseline])
+        entry = {"variant": name, "examples": len(texts), "task": "feature_extraction", "accuracy": None,
+                 "agreement": None, "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
+                 "labels": None, "mean_cosine": d.mean_cosine, "min_cosine": d.min_cosine,
+                 "neighbour_agreement": d.neighbour_agreement, "neighbours_k": d.neighbours_k, "reference": None}
+        if ref_vectors is not None:
+            r = embedding_drift(vectors[name], ref_vectors)
+            entry["reference"] = {"checkpoint": str(reference), "mean_cosine": r.mean_cosine,
+                                  "min_cosine": r.min_cosine, "neighbour_agreement": r.neighbour_agreement}
+        entries.append(entry)
+    return entries
+
+
+def _reference_embeddings(reference: str | os.PathLike[str], embedder, texts: Sequence[str]) -> np.ndarray:
+    """The float64 numpy reference's embeddings of ``texts`` (one text per forward pass, no padding)."""
+    from albert_edge.model import load_checkpoint, reference_forward
+
+    weights = load_checkpoint(reference)
+    out = []
+    for text in texts:
+        enc = embedder.encode(text)
+        ids = np.asarray([enc.input_ids[: enc.length]])
+        hidden = reference_forward(weights, ids, token_type_ids=np.asarray([enc.token_type_ids[: enc.length]]))
+        out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state}, np.ones_like(ids))[0])
+    return np.asarray(out)

@@ -24,7 +24,7 @@ def render_png(report: BenchReport, target: Path) -> Path:
     seq_len = headline_seq_len(r["seq_len"] for r in measured)
     rows = [r for r in measured if r["seq_len"] == seq_len]
     threads = sorted({r["threads"] for r in rows})
-    accuracy = {a["variant"]: a["accuracy"] * 100 for a in report.accuracy}
+    accuracy = {a["variant"]: a["accuracy"] * 100 for a in report.accuracy if a.get("accuracy") is not None}
     variants = [v["name"] for v in report.variants]
     colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
 

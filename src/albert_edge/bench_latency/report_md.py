@@ -39,6 +39,11 @@ def _seq_key(seq_len: int | str | None) -> tuple:
     return (1, 0) if seq_len == "real" else (0, seq_len if isinstance(seq_len, int) else -1)
 
 
+def _percent(entry: dict | None, key: str) -> float | None:
+    """``entry[key]`` in percent, None when absent (no --eval, or an embedding model's entry)."""
+    return None if not entry or entry.get(key) is None else entry[key] * 100
+
+
 def render_markdown(report: BenchReport) -> str:
     """The human report; every number comes from ``report`` (nothing is re-measured)."""
     baseline = report.baseline()
@@ -85,15 +90,26 @@ def render_markdown(report: BenchReport) -> str:
             out.append(
                 f"| {r['variant']} | {r['source']}{device} | {r['backend']} | {r['threads'] or '–'} | "
                 f"{_size(variant.get('size_bytes'))} | {p50} | {_fmt(r['latency_ms']['p90'])} | "
-                f"{_fmt(speedup, '.2f', 'x')} | {_fmt(acc['accuracy'] * 100 if acc else None, '.2f', '%')} | "
+                f"{_fmt(speedup, '.2f', 'x')} | {_fmt(_percent(acc, 'accuracy'), '.2f', '%')} | "
                 f"{_fmt(0.0 - drop if drop is not None else None, '+.2f')} | "
-                f"{_fmt(acc['agreement'] * 100 if acc else None, '.2f', '%')} |")
+                f"{_fmt(_percent(acc, 'agreement'), '.2f', '%')} |")
         pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5))
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
     out += _load_and_memory(report)
-    if report.accuracy:
+    embedding = [a for a in report.accuracy if a.get("mean_cosine") is not None]
+    if embedding:
+        out += ["## Embedding drift against the baseline", "",
+                "| variant | texts | mean cosine | min cosine | top-k neighbours kept | vs reference: mean / min cosine |",
+                "|---|---:|---:|---:|---:|---:|"]
+        for a in embedding:
+            ref = a.get("reference") or {}
+            out.append(f"| {a['variant']} | {a['examples']} | {a['mean_cosine']:.5f} | {a['min_cosine']:.5f} | "
+                       f"{a['neighbour_agreement'] * 100:.1f}% (k={a['neighbours_k']}) | "
+                       f"{_fmt(ref.get('mean_cosine'), '.5f')} / {_fmt(ref.get('min_cosine'), '.5f')} |")
+        out.append("")
+    elif report.accuracy:
         out += ["## Drift against the baseline", "",
                 "| variant | examples | accuracy | agreement | max abs Δlogit | mean abs Δlogit | "
                 "vs reference: max abs Δlogit |", "|---|---:|---:|---:|---:|---:|---:|"]

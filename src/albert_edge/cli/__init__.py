@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "convert": "convert_cmd",
     "quantize": "quantize_cmd",
     "predict": "predict_cmd",
+    "embed": "embed_cmd",
     "bench": "bench_cmd",
     "pretrain": "pretrain_cmd",
     "finetune": "finetune_cmd",

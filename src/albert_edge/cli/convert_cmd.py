@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint
+from albert_edge.tasks import TASK_NAMES
+from albert_edge.tasks.feature_extraction import POOLING_MODES
 
 
 def add_parser(subparsers) -> None:
@@ -24,8 +26,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--config", metavar="PATH", help="config JSON to use instead of the one beside the checkpoint")
     parser.add_argument("--cased", action="store_true", help="do not lower-case text (default: tokenizer_config.json, else lower-case)")
-    parser.add_argument("--task", choices=("sequence_classification", "feature_extraction"),
+    parser.add_argument("--task", choices=TASK_NAMES,
                         help="default: classification if the checkpoint has a classifier head")
+    add_pooling_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -33,8 +36,33 @@ def run(args: argparse.Namespace) -> int:
     labels = [label for label in args.labels.split(",")] if args.labels else None
     report = convert_checkpoint(args.checkpoint, args.out, formats=args.formats, max_seq_len=args.max_seq_len,
                                 labels=labels, fp16=args.fp16, vocab=args.vocab,
-                                do_lower_case=False if args.cased else None, task=args.task, config=args.config)
+                                do_lower_case=False if args.cased else None,
+                                task=embedding_task(args) or args.task, config=args.config)
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")
     return 0
+
+
+def add_pooling_arguments(parser: argparse.ArgumentParser) -> None:
+    """--pooling / --normalize / --pooling-in-runtime: an embedding head (feature extraction)."""
+    parser.add_argument("--pooling", choices=POOLING_MODES,
+                        help="feature extraction: pool hidden states into one embedding per text (default: the "
+                             "sentence-transformers folder's 1_Pooling, else none: hidden states + pooled output)")
+    parser.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
+                        help="L2-normalise the embedding (default: whether modules.json has a Normalize module)")
+    parser.add_argument("--pooling-in-runtime", action="store_true",
+                        help="return hidden states and pool in the runtime instead of in the graph")
+
+
+def embedding_task(args: argparse.Namespace):
+    """The FeatureExtraction task the pooling flags ask for, or None to let the checkpoint decide."""
+    if args.pooling is None and args.normalize is None and not args.pooling_in_runtime:
+        return None
+    from albert_edge.model.sentence_transformers import read_pooling
+    from albert_edge.tasks import FeatureExtraction
+
+    found = read_pooling(args.checkpoint)
+    pooling = args.pooling or (found.mode if found else "mean")
+    normalize = args.normalize if args.normalize is not None else bool(found and found.normalize)
+    return FeatureExtraction(pooling, normalize, pooling_in_graph=not args.pooling_in_runtime)

@@ -42,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
 
     if is_model_file(args.checkpoint):
         return run_model(args)
+    from albert_edge.tasks import detect_task
+
     weights = load_checkpoint(args.checkpoint, args.config)
     info = summary(weights)
+    task = detect_task(weights, args.checkpoint)  # what convert would export by default
+    info["task"] = {"name": task.name, "config": task.settings()}
     if not args.list_ignored:
         info.pop("ignored")
     if args.json:
@@ -57,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
           "stored block(s), "
           f"{cfg.embedding_order}, {cfg.ln_type}, {cfg.hidden_act}")
     print(f"head:        {'classifier, ' + str(weights.num_labels) + ' labels' if weights.num_labels else 'none'}")
+    settings = ", ".join(f"{k} {v}" for k, v in task.settings().items())
+    print(f"task:        {task.name}{' (' + settings + ')' if settings else ''}")
     print(f"ignored:     {info['ignored_count']} variable(s)")
     for name in info.get("ignored", []):
         print(f"  {name}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.errors import QuantizationError
-from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, quantize_checkpoint
+from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
 
 
 def add_parser(subparsers) -> None:
@@ -27,7 +28,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
                         help="the agreement's one-sided lower confidence bound must reach --min-agreement (default 0.95)")
     parser.add_argument("--max-size-mb", type=float, metavar="MB", help="reject variants larger than this")
-    parser.add_argument("--eval", metavar="FILE.tsv", help="labelled label<TAB>text data to judge drift on")
+    parser.add_argument("--min-cosine", type=float, default=0.995, metavar="C",
+                        help="embedding models: the worst text's cosine to fp32 must reach this (default 0.995)")
+    parser.add_argument("--min-mean-cosine", type=float, default=0.999, metavar="C",
+                        help="embedding models: the mean cosine to fp32 must reach this (default 0.999)")
+    parser.add_argument("--eval", metavar="FILE",
+                        help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line)")
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
     parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
@@ -35,6 +41,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-seq-len", type=int, default=128, metavar="N", help="tokenizer max length (default 128)")
     parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
+    add_pooling_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -44,11 +51,12 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or str(checkpoint_dir(args.checkpoint) / "quantized")
     labels = args.labels.split(",") if args.labels else None
     try:
-        report = quantize_checkpoint(args.checkpoint, out, args.calib, mode=args.mode, max_drop=args.max_drop,
-                                     eval_tsv=args.eval, formats=args.formats, labels=labels, vocab=args.vocab,
-                                     max_seq_len=args.max_seq_len, num_threads=args.threads, rounds=args.rounds,
-                                     min_agreement=args.min_agreement, max_size_mb=args.max_size_mb,
-                                     confidence=args.confidence)
+        options = QuantizeOptions(mode=args.mode, max_drop=args.max_drop, eval_tsv=args.eval, formats=args.formats,
+                                  labels=labels, vocab=args.vocab, max_seq_len=args.max_seq_len,
+                                  num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
+                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args),
+                                  min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
+        report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)

@@ -22,8 +22,6 @@ from albert_edge.lazy import lazy_getattr
 _EXPORTS = {
     "GraphOptions": "albert_edge.convert.tf_graph",
     "build_tf_module": "albert_edge.convert.tf_graph",
-    "outputs_for_task": "albert_edge.convert.tf_graph",
-    "default_task": "albert_edge.convert.tf_graph",
     "make_tflite_converter": "albert_edge.convert.tflite_export",
     "apply_fp16": "albert_edge.convert.tflite_export",
     "convert_to_tflite_bytes": "albert_edge.convert.tflite_export",

@@ -51,7 +51,7 @@ def deduplicate_initializers(model: Any) -> int:
     return len(rename)
 
 
-def onnx_model_bytes(weights: Any, pack: Any = None, fp16: bool = False, task: str | None = None) -> bytes:
+def onnx_model_bytes(weights: Any, pack: Any = None, fp16: bool = False, task: Any = None) -> bytes:
     """The serialized, checker-validated ModelProto, with ``pack`` in metadata_props when given."""
     import onnx
 
@@ -70,7 +70,7 @@ def export_onnx(
     path: str | os.PathLike[str],
     pack: Any = None,
     fp16: bool = False,
-    task: str | None = None,
+    task: Any = None,
 ) -> Path:
     """Build and write ``path`` atomically (fp16=True stores weights as float16 with Cast to float32)."""
     return write_bytes_atomic(path, onnx_model_bytes(weights, pack, fp16=fp16, task=task))

@@ -22,11 +22,10 @@ import numpy as np
 from albert_edge.convert.tf_graph import (
     INPUT_NAMES,
     MASK_VALUE,
-    default_task,
     layer_plan,
-    outputs_for_task,
 )
 from albert_edge.errors import ConversionError
+from albert_edge.tasks import Task, get_task
 
 OPSET = 17
 HIDDEN_OUTPUT = "last_hidden_state"
@@ -168,29 +167,18 @@ class OnnxGraphBuilder:
         f = self.activation(self.dense(h, prefix + "ffn.intermediate"))
         return self.layer_norm(self.op("Add", [self.dense(f, prefix + "ffn.output"), h]), prefix + "ffn.layer_norm")
 
-    def build(self, task: str):
-        """The ModelProto: inputs int32 [batch, sequence], outputs per ``outputs_for_task(task)``."""
+    def build(self, task: Task):
+        """The ModelProto: inputs int32 [batch, sequence], the encoder, then ``task``'s head and outputs."""
         from onnx import TensorProto, helper
 
-        hidden = self.config.hidden_size
         x = self.embeddings("input_ids", "token_type_ids")
         mask = self.attention_mask("attention_mask")
         for group, inner in layer_plan(self.config):
             x = self.transformer_layer(x, f"encoder.group{group}.inner{inner}.", mask)
         sequence = self.op("Identity", [x], outputs=[HIDDEN_OUTPUT])
-        first = self.op("Gather", [sequence, self.const(0, np.int64)], axis=1)
-        pooled_name = "pooled_output" if task == "feature_extraction" else None
-        pooled = self.op("Tanh", [self.dense(first, "pooler")], outputs=[pooled_name] if pooled_name else None)
-        dims = ["batch", "sequence"]
-        inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, dims) for n in INPUT_NAMES]
-        if task == "sequence_classification":
-            logits_sum = self.dense(pooled, "classifier")
-            self.op("Identity", [logits_sum], outputs=["logits"])
-            num_labels = int(np.asarray(self.weights.tensors["classifier.bias"]).shape[0])
-            outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", num_labels])]
-        else:
-            outputs = [helper.make_tensor_value_info(HIDDEN_OUTPUT, TensorProto.FLOAT, ["batch", "sequence", hidden]),
-                       helper.make_tensor_value_info("pooled_output", TensorProto.FLOAT, ["batch", hidden])]
+        inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, ["batch", "sequence"]) for n in INPUT_NAMES]
+        outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+                   for name, shape in task.onnx_head(self, sequence, "attention_mask")]
         graph = helper.make_graph(self.nodes, "albert_edge", inputs, outputs, initializer=self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="albert-edge")
         # ORT 1.32 reads IR 10; pinning it keeps the file loadable by older mobile runtimes too.
@@ -198,10 +186,8 @@ class OnnxGraphBuilder:
         return model
 
 
-def build_onnx_model(weights: Any, task: str | None = None, fp16: bool = False):
+def build_onnx_model(weights: Any, task: Task | str | None = None, fp16: bool = False):
     """An ``onnx.ModelProto`` of the forward pass (fp16=True stores weights as float16 + Cast)."""
-    task = task or default_task(weights)
-    outputs_for_task(task)
-    if task == "sequence_classification" and "classifier.kernel" not in weights.tensors:
-        raise ConversionError(f"{weights.source}: task sequence_classification needs a classifier head, checkpoint has none")
+    task = get_task(task, weights)
+    task.check_weights(weights)
     return OnnxGraphBuilder(weights, fp16=fp16).build(task)

@@ -33,10 +33,9 @@ from albert_edge.convert.parity import (
 from albert_edge.convert.tf_graph import (
     GraphOptions,
     activation_kind,
-    default_task,
-    outputs_for_task,
 )
 from albert_edge.errors import ConfigError, ConversionError
+from albert_edge.tasks import SequenceClassification, Task, get_task
 
 FORMATS = ("tflite", "onnx")
 REPORT_NAME = "conversion_report.json"
@@ -57,7 +56,7 @@ class ExportedFile:
         p = self.parity
         return {"file": self.file, "format": self.format, "variant": self.variant, "size_bytes": self.size_bytes,
                 "ops": self.ops, "max_abs_logit": p.max_abs_logit, "max_abs_hidden": p.max_abs_hidden,
-                "max_abs_pooled": p.max_abs_pooled, "tolerance": p.tolerance, "passed": p.passed,
+                "max_abs_pooled": p.max_abs_pooled, "max_abs": p.max_abs, "tolerance": p.tolerance, "passed": p.passed,
                 "threads": list(p.threads), "cases": p.cases}
 
 
@@ -68,6 +67,7 @@ class ConversionReport:
     checkpoint: str
     scheme: str
     task: str
+    task_config: dict[str, Any]
     labels: list[str] | None
     max_seq_len: int
     num_parameters: int
@@ -86,13 +86,16 @@ class ConversionReport:
         return out
 
     def table(self) -> str:
-        """The printed summary: one row per file."""
-        header = f"{'file':<22} {'size MB':>8} {'ops':>5} {'max|dlogit|':>12} {'max|dhidden|':>13} {'tol logit':>10}  result"
+        """The printed summary: one row per file; the judged output is the task's first required one."""
+        header = (f"{'file':<22} {'size MB':>8} {'ops':>5} {'judged':>9} {'max|d|':>9} {'tol':>9} "
+                  f"{'max|dhidden|':>13}  result")
         rows = [header, "-" * len(header)]
         for f in self.files:
             p = f.parity
-            rows.append(f"{f.file:<22} {f.size_bytes / 1e6:>8.2f} {sum(f.ops.values()):>5} {_num(p.max_abs_logit):>12} "
-                        f"{_num(p.max_abs_hidden):>13} {_num(p.tolerance.get('logits')):>10}  "
+            key = p.required[0] if p.required else "logits"
+            value = p.max_abs.get(key, p.max_abs_logit if key == "logits" else None)
+            rows.append(f"{f.file:<22} {f.size_bytes / 1e6:>8.2f} {sum(f.ops.values()):>5} {key:>9} {_num(value):>9} "
+                        f"{_num(p.tolerance.get(key, p.tolerance.get('hidden'))):>9} {_num(p.max_abs_hidden):>13}  "
                         f"{'pass' if p.passed else 'FAIL'}")
         return "\n".join(rows)
 
@@ -126,13 +129,13 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
 
 
-def resolve_labels(weights: Any, labels: Sequence[str] | None, task: str) -> list[str] | None:
-    """Labels for the pack; their count must equal the classifier width."""
-    if task == "feature_extraction":
+def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
+    """Labels for the pack (classification only); their count must equal the classifier width."""
+    if not isinstance(get_task(task, weights), SequenceClassification):
         if labels:
             raise ConversionError(f"{weights.source}: --labels given but the checkpoint has no classifier head")
         return None
-    width = int(weights.tensors["classifier.bias"].shape[0])
+    width = SequenceClassification.num_labels(weights)
     if labels is None:
         return [f"LABEL_{i}" for i in range(width)]
     labels = [str(label).strip() for label in labels]
@@ -144,14 +147,15 @@ def resolve_labels(weights: Any, labels: Sequence[str] | None, task: str) -> lis
     return labels
 
 
-def build_pack(weights: Any, asset: TokenizerAsset, task: str, labels: list[str] | None, max_seq_len: int,
+def build_pack(weights: Any, asset: TokenizerAsset, task: Task | str, labels: list[str] | None, max_seq_len: int,
                variant: str = "fp32"):
     """The runtime ModelPack carried by every exported file."""
     from albert_edge.runtime.pack import ModelPack
 
+    task = get_task(task, weights)
     return ModelPack(tokenizer_type=asset.kind, tokenizer_asset=asset.data, do_lower_case=asset.do_lower_case,
-                     max_seq_len=max_seq_len, labels=tuple(labels) if labels is not None else None, task=task,
-                     outputs=outputs_for_task(task), variant=variant,
+                     max_seq_len=max_seq_len, labels=tuple(labels) if labels is not None else None, task=task.name,
+                     task_config=task.settings(), outputs=task.outputs(), variant=variant,
                      source={"scheme": weights.scheme, "checkpoint": os.path.basename(str(weights.source).rstrip("/"))})
 
 
@@ -164,12 +168,14 @@ def convert_checkpoint(
     fp16: bool = False,
     vocab: str | os.PathLike[str] | None = None,
     do_lower_case: bool | None = None,
-    task: str | None = None,
+    task: Task | str | None = None,
     config: Any = None,
     weights: Any = None,
 ) -> ConversionReport:
     """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
 
+    ``task`` is a Task, a task name, or None: detected from the weights (a classifier head means
+    classification; a sentence-transformers folder's modules.json sets the embedding pooling).
     ``config`` (an AlbertConfig or config path) overrides the config found beside the checkpoint;
     ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``; ``max_seq_len``
     to 128 (or max_position_embeddings if smaller).
@@ -193,11 +199,11 @@ def convert_checkpoint(
     if max_seq_len > config.max_position_embeddings:
         raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
                           f"{config.max_position_embeddings} of {weights.source}")
-    task = task or default_task(weights)
-    outputs_for_task(task)
-    if labels is None and task == "sequence_classification":
+    task = get_task(task, weights, checkpoint)
+    task.check_weights(weights)
+    if labels is None and isinstance(task, SequenceClassification):
         named = hf_labels(checkpoint)
-        labels = named if named and len(named) == weights.tensors["classifier.bias"].shape[0] else None
+        labels = named if named and len(named) == task.num_labels(weights) else None
     labels = resolve_labels(weights, labels, task)
     asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case)
     if asset.vocab_size > config.vocab_size:
@@ -217,7 +223,7 @@ def convert_checkpoint(
             ops = census_tflite(data) if fmt == "tflite" else census_onnx(data)
             built.append((ExportedFile(name, fmt, variant, len(data), ops, parity), data))
     report = ConversionReport(
-        checkpoint=str(checkpoint), scheme=weights.scheme, task=task, labels=labels, max_seq_len=max_seq_len,
+        checkpoint=str(checkpoint), scheme=weights.scheme, task=task.name, task_config=task.settings(), labels=labels, max_seq_len=max_seq_len,
         num_parameters=weights.num_parameters(),
         tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
                    "vocab_size": asset.vocab_size},
@@ -265,7 +271,7 @@ def gelu_drift(weights: Any, samples: Any) -> dict[str, Any] | None:
     return {"graph_form": act, "other_form": other, "max_abs_logit": logit, "max_abs_hidden": hidden}
 
 
-def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: str) -> bytes:
+def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: Task) -> bytes:
     if fmt == "tflite":
         from albert_edge.convert.tflite_export import tflite_model_bytes
 

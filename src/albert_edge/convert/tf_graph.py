@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from albert_edge.errors import ConversionError
+from albert_edge.tasks import Task, get_task
 
-TASKS = ("sequence_classification", "feature_extraction")
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 GELU_FORMS = ("config", "exact", "tanh", "tanh_ops")
 ATTENTION_LAYOUTS = ("transpose_k", "adj_y")
@@ -65,20 +65,6 @@ class GraphOptions:
             )
 
 
-def outputs_for_task(task: str) -> tuple[str, ...]:
-    """Output names of the serving signature for ``task`` (the pack's ``outputs`` list)."""
-    if task == "sequence_classification":
-        return ("logits",)
-    if task == "feature_extraction":
-        return ("last_hidden_state", "pooled_output")
-    raise ConversionError(f"task {task!r}: expected one of {', '.join(TASKS)}")
-
-
-def default_task(weights: Any) -> str:
-    """Classification when the checkpoint has a classifier head, feature extraction otherwise."""
-    return "sequence_classification" if "classifier.kernel" in weights.tensors else "feature_extraction"
-
-
 def activation_kind(config: Any, options: GraphOptions) -> str:
     """The activation the graph computes: "gelu_exact", "gelu_tanh", "gelu_tanh_ops", "relu", "silu" or "tanh".
 
@@ -102,17 +88,18 @@ def layer_plan(config: Any) -> list[tuple[int, int]]:
     ]
 
 
-def graph_arrays(weights: Any, options: GraphOptions, task: str) -> dict[str, np.ndarray]:
+def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = None) -> dict[str, np.ndarray]:
     """The float32 arrays the graph captures, one per shared weight, with the query scale folded in.
 
     Keys are canonical names, except that query/key/value become ``...attention.qkv.kernel``
     ``[H, 3H]`` / ``.bias`` ``[3H]`` when ``options.fused_qkv``.
     """
+    task = get_task(task, weights)
     config = weights.config
     scale = 1.0 / math.sqrt(config.hidden_size // config.num_attention_heads)
     arrays: dict[str, np.ndarray] = {}
     for name, value in weights.tensors.items():
-        if name.startswith("classifier.") and task != "sequence_classification":
+        if not task.uses_weight(name):
             continue
         arrays[name] = np.asarray(value, dtype=np.float32)
     for group, inner in sorted(set(layer_plan(config))):
@@ -127,21 +114,19 @@ def graph_arrays(weights: Any, options: GraphOptions, task: str) -> dict[str, np
     return arrays
 
 
-def build_tf_module(weights: Any, task: str | None = None, options: GraphOptions | None = None):
+def build_tf_module(weights: Any, task: Task | str | None = None, options: GraphOptions | None = None):
     """A ``tf.Module`` whose ``serve`` tf.function is the serving signature.
 
     ``serve(input_ids, attention_mask, token_type_ids)`` takes int32 ``[batch, seq]`` tensors
-    (both dims dynamic) and returns a dict: ``{"logits": [batch, num_labels]}`` for
-    sequence_classification, ``{"last_hidden_state": [batch, seq, H], "pooled_output": [batch, H]}``
-    for feature_extraction. ``module.signatures()`` gives the dict for ``tf.saved_model.save``.
+    (both dims dynamic) and returns the dict of ``task.outputs()`` (the task adds its head to the
+    encoder; by default the task detected from the weights). ``module.signatures()`` gives the
+    dict for ``tf.saved_model.save``.
     """
     import tensorflow as tf
 
-    task = task or default_task(weights)
-    outputs_for_task(task)
+    task = get_task(task, weights)
     options = options or GraphOptions()
-    if task == "sequence_classification" and "classifier.kernel" not in weights.tensors:
-        raise ConversionError(f"{weights.source}: task sequence_classification needs a classifier head, checkpoint has none")
+    task.check_weights(weights)
     forward = _forward_fn(weights.config, options, task)
     arrays = graph_arrays(weights, options, task)
 
@@ -162,7 +147,7 @@ def build_tf_module(weights: Any, task: str | None = None, options: GraphOptions
     return AlbertServing()
 
 
-def _forward_fn(config: Any, options: GraphOptions, task: str) -> Callable:
+def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
     """The forward pass over a dict of weight tensors; closed over the static config."""
     import tensorflow as tf
 
@@ -257,10 +242,6 @@ def _forward_fn(config: Any, options: GraphOptions, task: str) -> Callable:
             x = transformer_layer(x, p, f"encoder.group{group}.inner{inner}.", mask, batch, seq)
         # Named so that parity checks can find it among a classifier's intermediate tensors.
         sequence = tf.reshape(x, tf.stack([batch, seq, hidden]), name=HIDDEN_TENSOR_NAME)
-        first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
-        pooled = tf.tanh(dense(first, p, "pooler"))
-        if task == "sequence_classification":
-            return {"logits": dense(pooled, p, "classifier")}
-        return {"last_hidden_state": sequence, "pooled_output": pooled}
+        return task.tf_head(tf, p, sequence, attention_mask)
 
     return forward

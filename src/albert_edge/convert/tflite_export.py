@@ -30,7 +30,7 @@ def _import_tf():
     return tf
 
 
-def make_tflite_converter(weights: Any, task: str | None = None, options: GraphOptions | None = None):
+def make_tflite_converter(weights: Any, task: Any = None, options: GraphOptions | None = None):
     """A ``tf.lite.TFLiteConverter`` for the serving graph, restricted to TFLite builtins.
 
     Returned unconverted so that callers (quantize) can set more options. The module is passed as
@@ -55,7 +55,7 @@ def convert_to_tflite_bytes(
     weights: Any,
     fp16: bool = False,
     converter_hook: ConverterHook | None = None,
-    task: str | None = None,
+    task: Any = None,
     options: GraphOptions | None = None,
 ) -> bytes:
     """The bare flatbuffer (no pack) of the serving graph; raises ConversionError on any failure."""
@@ -81,7 +81,7 @@ def export_tflite(
     pack: Any = None,
     fp16: bool = False,
     converter_hook: ConverterHook | None = None,
-    task: str | None = None,
+    task: Any = None,
     options: GraphOptions | None = None,
 ) -> Path:
     """Convert ``weights`` and write ``path`` atomically, with ``pack`` (a runtime ModelPack) appended.

@@ -9,12 +9,13 @@ drift and picks the fastest within the accuracy budget.
 
 from albert_edge.quantize.auto import Budget, budget_failures, choose
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
-from albert_edge.quantize.pipeline import MODES, QuantizeReport, VariantResult, quantize_checkpoint
+from albert_edge.quantize.pipeline import MODES, QuantizeOptions, QuantizeReport, VariantResult, quantize_checkpoint
 
 __all__ = [
     "Budget",
     "CalibrationSet",
     "MODES",
+    "QuantizeOptions",
     "QuantizeReport",
     "VariantResult",
     "budget_failures",

@@ -7,9 +7,12 @@ this module says whether a variant meets the budget, why not, and which one wins
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
+
+from albert_edge.tasks.sequence_classification import agreement_lower_bound
+
+__all__ = ["Budget", "agreement_lower_bound", "budget_failures", "choose", "fallback_steps"]
 
 
 @dataclass(frozen=True)
@@ -17,39 +20,18 @@ class Budget:
     """``max_drop``: accuracy points a variant may lose vs fp32 (or, unlabelled, its disagreement
     in points); ``min_agreement``: share of predictions equal to fp32's, required of the one-sided
     ``confidence`` lower bound of the measured agreement (so that 800/800 on the choice set is not
-    taken for 100 % on new data); ``max_size_bytes``: optional."""
+    taken for 100 % on new data); ``max_size_bytes``: optional. Embedding tasks are judged on
+    ``min_cosine`` (the worst text's cosine to fp32) and ``min_mean_cosine`` instead."""
 
     max_drop: float = 0.5
     min_agreement: float = 0.99
     max_size_bytes: int | None = None
     confidence: float = 0.95
+    min_cosine: float = 0.995
+    min_mean_cosine: float = 0.999
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
-    """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
-    if n <= 0:
-        return 0.0
-    if confidence <= 0.5:
-        return agreement
-    z = _normal_quantile(confidence)
-    centre = agreement + z * z / (2 * n)
-    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
-
-
-def _normal_quantile(p: float) -> float:
-    # Bisection on the normal CDF: exact enough for a confidence level, no scipy needed.
-    lo, hi = 0.0, 10.0
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:
@@ -59,13 +41,7 @@ def budget_failures(result: Any, budget: Budget) -> list[str]:
     d = result.drift
     if d is None:
         return ["no drift measured"]
-    reasons = []
-    if d.accuracy_drop > budget.max_drop + 1e-9:
-        reasons.append(f"accuracy drop {d.accuracy_drop:.2f} pt > {budget.max_drop:g}")
-    bound = agreement_lower_bound(d.agreement, d.examples, budget.confidence)
-    if bound < budget.min_agreement - 1e-9:
-        reasons.append(f"agreement {100 * d.agreement:.2f}% of {d.examples} (lower bound {100 * bound:.2f}% at "
-                       f"{100 * budget.confidence:g}% confidence) < {100 * budget.min_agreement:g}%")
+    reasons = d.budget_failures(budget)  # the task's own metrics (albert_edge.tasks)
     if budget.max_size_bytes is not None and result.size_bytes > budget.max_size_bytes:
         reasons.append(f"size {result.size_bytes / 1e6:.2f} MB > {budget.max_size_bytes / 1e6:.2f} MB")
     return reasons
@@ -88,8 +64,8 @@ def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32 but rejected: {'; '.join(failures)}")
         elif chosen is None:
             chosen = r
-            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, drop {r.drift.accuracy_drop:.2f} pt, agreement "
-                       f"{100 * r.drift.agreement:.1f}%, {r.size_bytes / 1e6:.2f} MB: fastest within budget, CHOSEN")
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, {r.drift.summary()}, "
+                       f"{r.size_bytes / 1e6:.2f} MB: fastest within budget, CHOSEN")
         else:
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, within budget but slower than {chosen.name}")
     for r in results:

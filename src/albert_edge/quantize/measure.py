@@ -7,29 +7,16 @@ many rounds) and compared as ratios of medians taken in the same session.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from albert_edge.tasks.sequence_classification import ClassificationDrift, classification_drift
 
-@dataclass
-class Drift:
-    """Drift of a variant against the fp32 model on the same inputs.
 
-    ``accuracy`` is None without labels; ``accuracy_drop`` is then bounded by the disagreement
-    (a prediction that agrees with fp32 cannot change accuracy), in percentage points.
-    """
-
-    examples: int
-    agreement: float
-    max_abs_logit: float
-    mean_abs_logit: float
-    accuracy: float | None
-    accuracy_drop: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+#: Classification drift lives with its task; the names are kept for existing callers.
+Drift = ClassificationDrift
+drift = classification_drift
 
 
 def latency_inputs(seq_len: int = 128, vocab_size: int = 21128, seed: int = 0) -> dict[str, np.ndarray]:
@@ -99,20 +86,16 @@ def _timing_backend(data: bytes, name: str, num_threads: int):
 
 def variant_logits(model: bytes, samples: Sequence[Mapping[str, np.ndarray]], num_threads: int = 2) -> np.ndarray:
     """Logits ``[N, num_labels]`` of ``model`` on batch-1 ``samples`` (each at its real length)."""
+    from albert_edge.tasks import SequenceClassification
+
+    return variant_values(model, samples, SequenceClassification(), num_threads)
+
+
+def variant_values(model: bytes, samples: Sequence[Mapping[str, np.ndarray]], task: Any,
+                   num_threads: int = 2) -> np.ndarray:
+    """``task.judged_values`` ``[N, D]`` of ``model`` on batch-1 ``samples`` (each at its real length):
+    logits for a classifier, sentence embeddings for feature extraction."""
     from albert_edge.runtime.backends import open_backend
 
     backend = open_backend(model, source="<variant>", num_threads=num_threads)
-    return np.concatenate([np.asarray(backend.run(s)["logits"], dtype=np.float64) for s in samples])
-
-
-def drift(logits: np.ndarray, reference: np.ndarray, labels: np.ndarray | None = None) -> Drift:
-    """Agreement and logit error of ``logits`` against ``reference`` ``[N, C]``; accuracy if ``labels`` [N]."""
-    pred, ref_pred = logits.argmax(-1), reference.argmax(-1)
-    agreement = float(np.mean(pred == ref_pred))
-    delta = np.abs(logits - reference)
-    if labels is not None:
-        accuracy = float(np.mean(pred == labels))
-        drop = 100.0 * (float(np.mean(ref_pred == labels)) - accuracy)
-    else:
-        accuracy, drop = None, 100.0 * (1.0 - agreement)
-    return Drift(len(pred), agreement, float(delta.max()), float(delta.mean()), accuracy, drop)
+    return np.concatenate([task.judged_values(backend.run(s), s["attention_mask"]) for s in samples])

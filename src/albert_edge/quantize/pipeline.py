@@ -26,7 +26,8 @@ from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_te
 from albert_edge.errors import AlbertEdgeError, DataError, QuantizationError
 from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
-from albert_edge.quantize.measure import Drift, drift, interleaved_latency, latency_inputs, variant_logits
+from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+from albert_edge.tasks import SequenceClassification, Task, TaskDrift, get_task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 FORMATS = ("tflite", "onnx")
@@ -58,7 +59,7 @@ class VariantResult:
     census: dict[str, Any] = field(default_factory=dict)
     latency: dict[str, float] | None = None
     ratio_vs_fp32: float | None = None
-    drift: Drift | None = None
+    drift: TaskDrift | None = None
     error: str | None = None
     float_fallback: list[str] = field(default_factory=list)
     file: str | None = None
@@ -99,8 +100,13 @@ class QuantizeReport:
                 "variants": [v.to_dict() for v in self.variants], "seconds": round(self.seconds, 1)}
 
     def table(self) -> str:
-        header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'acc':>7}{'drop pt':>8}"
-                  f"{'agree %':>8}{'max|dlogit|':>12}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
+        embedding = any(hasattr(v.drift, "mean_cosine") for v in self.variants)
+        if embedding:
+            header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'cos mean':>9}"
+                      f"{'cos min':>9}{'top-k %':>8}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
+        else:
+            header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'acc':>7}{'drop pt':>8}"
+                      f"{'agree %':>8}{'max|dlogit|':>12}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
         rows = [header, "-" * len(header)]
         for v in self.variants:
             d, c, lat = v.drift, v.census, v.latency
@@ -110,9 +116,14 @@ class QuantizeReport:
             if v.error:
                 rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
                 continue
+            timing = f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}" \
+                     f"{_f(v.ratio_vs_fp32, 2):>7}"
+            if embedding:
+                rows.append(f"{timing}{_f(d and d.mean_cosine, 5):>9}{_f(d and d.min_cosine, 5):>9}"
+                            f"{_f(d and 100 * d.neighbour_agreement, 1):>8}{qdq:>8}{xnn:>9}  {mark}")
+                continue
             rows.append(
-                f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}"
-                f"{_f(v.ratio_vs_fp32, 2):>7}{_f(d and d.accuracy, 4):>7}{_f(d and d.accuracy_drop, 2):>8}"
+                f"{timing}{_f(d and d.accuracy, 4):>7}{_f(d and d.accuracy_drop, 2):>8}"
                 f"{_f(d and 100 * d.agreement, 1):>8}{_f(d and d.max_abs_logit, 4):>12}{qdq:>8}{xnn:>9}  {mark}")
         return "\n".join(rows + ["", *self.decision_log])
 
@@ -159,9 +170,9 @@ def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_pa
     from albert_edge.convert.assets import checkpoint_dir
     from albert_edge.convert.pipeline import hf_labels, resolve_labels
 
-    width = int(weights.tensors["classifier.bias"].shape[0])
+    width = SequenceClassification.num_labels(weights)
     if labels:
-        return resolve_labels(weights, labels, "sequence_classification"), "--labels"
+        return resolve_labels(weights, labels, SequenceClassification()), "--labels"
     named = hf_labels(checkpoint)
     if named and len(named) == width:
         return named, "config.json id2label"
@@ -193,37 +204,65 @@ def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) ->
     return samples
 
 
+@dataclass(frozen=True)
+class QuantizeOptions:
+    """What ``quantize_checkpoint`` builds, how it judges and times, and the budget it chooses by.
+
+    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
+    ops to float until drift fits the budget, and marks the fastest variant within budget as
+    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all);
+    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
+    the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
+    classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
+    extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
+    mean; ``eval_tsv`` is then a text file, one text per line).
+    """
+
+    mode: str = "auto"
+    max_drop: float = 0.5
+    eval_tsv: str | os.PathLike[str] | None = None
+    formats: str | Iterable[str] = ("tflite",)
+    labels: Sequence[str] | None = None
+    vocab: str | os.PathLike[str] | None = None
+    max_seq_len: int = 128
+    num_threads: int = 2
+    seq_len: int = 128
+    rounds: int = 30
+    min_agreement: float = 0.99
+    max_size_mb: float | None = None
+    max_fallback_steps: int = 4
+    variants: Sequence[str] | None = None
+    max_eval_examples: int | None = None
+    confidence: float = 0.95
+    task: Task | str | None = None
+    min_cosine: float = 0.995
+    min_mean_cosine: float = 0.999
+
+
 def quantize_checkpoint(
     checkpoint: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     calib: str | os.PathLike[str],
-    mode: str = "auto",
-    max_drop: float = 0.5,
-    eval_tsv: str | os.PathLike[str] | None = None,
-    formats: str | Iterable[str] = ("tflite",),
-    labels: Sequence[str] | None = None,
-    vocab: str | os.PathLike[str] | None = None,
-    max_seq_len: int = 128,
-    num_threads: int = 2,
-    seq_len: int = 128,
-    rounds: int = 30,
-    min_agreement: float = 0.99,
-    max_size_mb: float | None = None,
-    max_fallback_steps: int = 4,
+    options: QuantizeOptions | None = None,
+    *,
     weights: Any = None,
-    variants: Sequence[str] | None = None,
-    max_eval_examples: int | None = None,
-    confidence: float = 0.95,
+    **overrides: Any,
 ) -> QuantizeReport:
-    """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
+    """Build, judge and time the variants of ``options.mode``; write them and ``quantize_report.json``.
 
-    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
-    ops to float until drift fits ``max_drop`` / ``min_agreement``, and marks the fastest variant
-    within budget as chosen; if none fits it raises QuantizationError (``exc.report`` holds the
-    measurements) and writes nothing. ``variants`` overrides the mode's TFLite variant list
-    (benchmarks build them all); ``weights`` skips loading ``checkpoint`` (its directory still
-    provides the tokenizer asset). ``max_eval_examples`` judges on the first N eval rows only.
+    ``options`` (a QuantizeOptions; keyword ``overrides`` replace single fields, e.g. ``mode="dynamic"``)
+    says what to build and the budget; ``weights`` skips loading ``checkpoint`` (its directory still
+    provides the tokenizer asset). In auto mode, when no variant fits the budget it raises
+    QuantizationError (``exc.report`` holds the measurements) and writes nothing.
     """
+    from dataclasses import replace
+
+    o = replace(options or QuantizeOptions(), **overrides)
+    mode, max_drop, eval_tsv, formats, labels, vocab = o.mode, o.max_drop, o.eval_tsv, o.formats, o.labels, o.vocab
+    max_seq_len, num_threads, seq_len, rounds = o.max_seq_len, o.num_threads, o.seq_len, o.rounds
+    min_agreement, max_size_mb, max_fallback_steps, variants = o.min_agreement, o.max_size_mb, o.max_fallback_steps, o.variants
+    max_eval_examples, confidence, task = o.max_eval_examples, o.confidence, o.task
+    min_cosine, min_mean_cosine = o.min_cosine, o.min_mean_cosine
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if mode not in MODES:
@@ -232,20 +271,30 @@ def quantize_checkpoint(
         raise QuantizationError(f"--max-drop {max_drop!r}: expected accuracy points between 0 and 100")
     formats = parse_formats(formats)
     reject_model_file(checkpoint)
+    for name, value in (("--min-cosine", min_cosine), ("--min-mean-cosine", min_mean_cosine)):
+        if not (isinstance(value, (int, float)) and -1 <= value <= 1):
+            raise QuantizationError(f"{name} {value!r}: expected a cosine between -1 and 1")
     texts = read_calibration_texts(calib)
-    examples = None
-    if eval_tsv is not None:
-        from albert_edge.data import read_tsv
-
-        examples = read_tsv(eval_tsv)
-    out = ensure_writable_dir(out_dir)
     if weights is None:
         from albert_edge.model import load_checkpoint
 
         weights = load_checkpoint(checkpoint)
-    if "classifier.kernel" not in weights.tensors:
-        raise QuantizationError(f"{weights.source}: quantize judges drift on logits; the checkpoint has no classifier head")
-    names, labels_source = _labels(checkpoint, weights, labels, eval_tsv)
+    try:
+        task = get_task(task, weights, checkpoint)
+        task.check_weights(weights)
+    except AlbertEdgeError as exc:
+        raise QuantizationError(str(exc)) from None
+    classify = isinstance(task, SequenceClassification)
+    examples = None
+    if eval_tsv is not None and classify:
+        from albert_edge.data import read_tsv
+
+        examples = read_tsv(eval_tsv)
+    eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not classify else None
+    out = ensure_writable_dir(out_dir)
+    names, labels_source = _labels(checkpoint, weights, labels, eval_tsv) if classify else (None, None)
+    if labels and not classify:
+        raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
     y = None
     if examples is not None:
         from albert_edge.data import label_ids, read_tsv
@@ -260,7 +309,11 @@ def quantize_checkpoint(
     asset = find_tokenizer_asset(checkpoint, vocab, None)
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
-    if examples is not None:
+    if eval_texts is not None:
+        calibration = encode_calibration(texts, preprocessor, str(calib))
+        judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
+        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": "texts, one per line"}
+    elif examples is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = _encode_examples(examples, preprocessor, str(eval_tsv))
         judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
@@ -271,18 +324,21 @@ def quantize_checkpoint(
         calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
-                 "labels": names, "labels_from": labels_source,
-                 "kind": "unlabelled: accuracy drop bounded by disagreement"}
+                 "kind": "unlabelled: accuracy drop bounded by disagreement" if classify else "unlabelled texts"}
+        if classify:
+            judge.update({"labels": names, "labels_from": labels_source})
+    judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     budget = Budget(float(max_drop), float(min_agreement),
-                    None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence))
+                    None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence),
+                    float(min_cosine), float(min_mean_cosine))
 
-    results = _build_variants(weights, mode, formats, calibration, variants)
-    reference = variant_logits(results[0].data, judge_samples, num_threads)
+    results = _build_variants(weights, mode, formats, calibration, variants, task)
+    reference = variant_values(results[0].data, judge_samples, task, num_threads)
     for r in results:
-        _judge(r, judge_samples, reference, y, num_threads)
+        _judge(r, judge_samples, reference, y, num_threads, task)
     if mode == "auto":
         results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
-                                    num_threads, max_fallback_steps)
+                                    num_threads, max_fallback_steps, task)
     runnable = {r.key: r.data for r in results if not r.error}
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
@@ -301,7 +357,7 @@ def quantize_checkpoint(
     for r in results:
         if r.error:
             continue
-        pack = build_pack(weights, asset, "sequence_classification", names, max_seq_len, r.name)
+        pack = build_pack(weights, asset, task, names, max_seq_len, r.name)
         if r.format == "tflite":
             data = attach_standard_metadata(r.data, pack)
         else:
@@ -318,8 +374,9 @@ def quantize_checkpoint(
     report.chosen = chosen.key if chosen else None
     report.seconds = time.perf_counter() - started
     if mode == "auto" and chosen is None:
-        error = QuantizationError(f"no quantized variant meets --max-drop {max_drop:g} / agreement "
-                                  f"{100 * min_agreement:g}%; nothing written (see the table)")
+        limits = (f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%" if classify else
+                  f"--min-cosine {min_cosine:g} / --min-mean-cosine {min_mean_cosine:g}")
+        error = QuantizationError(f"no quantized variant meets {limits}; nothing written (see the table)")
         for r in results:
             r.file = None  # nothing is written
         error.report = report
@@ -342,7 +399,7 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
 
 
 def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration: CalibrationSet,
-                    variants: Sequence[str] | None = None) -> list[VariantResult]:
+                    variants: Sequence[str] | None = None, task: Task | None = None) -> list[VariantResult]:
     """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
     from albert_edge.quantize.tflite_quant import tflite_variant
@@ -352,7 +409,8 @@ def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
-            r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None)
+            r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None,
+                                    task=task)
             r.census = census_tflite_variant(r.data).to_dict()
         except AlbertEdgeError as exc:
             if name == "fp32":
@@ -366,7 +424,7 @@ def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration
         from albert_edge.convert.onnx_export import onnx_model_bytes
         from albert_edge.quantize.onnx_quant import onnx_variant
 
-        fp32 = onnx_model_bytes(weights, task="sequence_classification")
+        fp32 = onnx_model_bytes(weights, task=task)
         onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
         for name in ONNX_MODE_VARIANTS[mode]:
             r = VariantResult(name, "onnx")
@@ -386,18 +444,18 @@ def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration
 
 
 def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
-           num_threads: int) -> None:
+           num_threads: int, task: Task) -> None:
     if r.error:
         return
     try:
-        r.drift = drift(variant_logits(r.data, samples, num_threads), reference, y)
+        r.drift = task.drift(variant_values(r.data, samples, task, num_threads), reference, y)
     except (AlbertEdgeError, RuntimeError, ValueError) as exc:
         r.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
 
 
 def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequence[VariantResult],
                      samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None, budget: Budget,
-                     num_threads: int, max_steps: int) -> list[VariantResult]:
+                     num_threads: int, max_steps: int, task: Task | None = None) -> list[VariantResult]:
     """Fall back the int8_fc ops with the largest RMSE/scale to float, more each step, until drift fits.
 
     Skipped when int8_fc already fits or did not build. Each step is a new variant
@@ -410,19 +468,20 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
     if base is None or base.error or not budget_failures(base, budget):
         return []
     fp32 = results[0].data
-    ranking = layer_errors(weights, "int8_fc", calibration, float_model=fp32)
+    ranking = layer_errors(weights, "int8_fc", calibration, float_model=fp32, task=task)
     added = []
     for k in fallback_steps(len(ranking), max_steps):
         nodes = [name for name, _, _ in ranking[:k]]
         r = VariantResult(f"int8_fc_fb{k}", "tflite", float_fallback=[f"{op} {name} (rmse/scale {e:.2f})"
                                                                       for name, op, e in ranking[:k]])
         try:
-            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes, float_model=fp32)
+            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes, float_model=fp32,
+                                    task=task)
             r.census = census_tflite_variant(r.data).to_dict()
         except AlbertEdgeError as exc:
             r.error = str(exc)
         r.size_bytes = len(r.data)
-        _judge(r, samples, reference, y, num_threads)
+        _judge(r, samples, reference, y, num_threads, task)
         added.append(r)
         if not r.error and not budget_failures(r, budget):
             break

@@ -70,7 +70,7 @@ def float_island_ops(float_model: bytes | None) -> list[str]:
 
 
 def output_nodes(float_model: bytes | None) -> list[str]:
-    """Tensor names of the model outputs (the classifier's logits) in the float graph.
+    """Tensor names of the model outputs (the classifier's logits, an embedding) in the float graph.
 
     ``int8_fc`` keeps the op producing them float: an int8 logit is dequantized right away, so
     its rounding (a 1/256 share of the calibrated logit range, measured as the worst op on every
@@ -86,8 +86,9 @@ def output_nodes(float_model: bytes | None) -> list[str]:
 
 def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
                    denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = (),
-                   float_model: bytes | None = None) -> bytes:
-    """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``.
+                   float_model: bytes | None = None, task: Any = None) -> bytes:
+    """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``, with ``task``'s head
+    (a Task or name; None: the task detected from the weights).
 
     ``denylisted_nodes`` / ``denylisted_ops`` keep more of a calibrated variant in float (the
     accuracy-aware search uses them); they go through ``tf.lite.experimental.QuantizationDebugger``.
@@ -130,7 +131,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
             converter.convert = lambda: _selective(converter, calibration, deny_ops, denylisted_nodes)
 
     try:
-        data = convert_to_tflite_bytes(weights, converter_hook=hook)
+        data = convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
     if variant in ("dynamic_int8", "int8_fc", "int8_full", "int16x8"):
@@ -180,7 +181,7 @@ def _check_input_order(model: bytes, order: Sequence[str]) -> None:
 
 
 def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
-                 float_model: bytes | None = None) -> list[tuple[str, str, float]]:
+                 float_model: bytes | None = None, task: Any = None) -> list[tuple[str, str, float]]:
     """(tensor name, op name, RMSE/scale) per quantized op output, worst first.
 
     RMSE between the int8 and float value of a tensor, in units of its quantization step, is
@@ -194,7 +195,7 @@ def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
     import tensorflow as tf
     from albert_edge.convert.tflite_export import make_tflite_converter
 
-    converter = make_tflite_converter(weights)
+    converter = make_tflite_converter(weights, task=task)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = calibration.representative_dataset
     deny = float_island_ops(float_model) if variant == "int8_fc" else None

@@ -23,6 +23,7 @@ _EXPORTS = {
     "available_backends": "albert_edge.runtime.backends",
     "TextClassifier": "albert_edge.runtime.classifier",
     "Prediction": "albert_edge.runtime.classifier",
+    "TextEmbedder": "albert_edge.runtime.embedder",
 }
 
 __all__ = list(_EXPORTS)

@@ -26,6 +26,7 @@ from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
 from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.tasks import SequenceClassification
 from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
 
 
@@ -122,8 +123,9 @@ class TextClassifier:
     ) -> None:
         self.source = source
         self.pack: ModelPack = read_pack_bytes(data, source)
-        if self.pack.task != "sequence_classification" or not self.pack.labels:
-            raise ModelFileError(f"{source}: pack task is {self.pack.task!r}; TextClassifier needs a sequence_classification model with labels")
+        if not isinstance(self.pack.task_object(source), SequenceClassification) or not self.pack.labels:
+            raise ModelFileError(f"{source}: pack task is {self.pack.task!r}; TextClassifier needs a "
+                                 f"{SequenceClassification.name} model with labels")
         self.labels: tuple[str, ...] = self.pack.labels
         self.max_seq_len = self.pack.max_seq_len
         self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case, source)

@@ -34,7 +34,6 @@ SETTINGS_MEMBER = "albert_edge.json"
 LABELS_MEMBER = "labels.txt"
 TOKENIZER_FILES: dict[str, str] = {"wordpiece": "vocab.txt", "sentencepiece": "spiece.model"}
 KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-TASKS = ("sequence_classification", "feature_extraction")
 
 # Caps on what a model file may make us read into memory. A 21128-line vocab is ~110 KB and a
 # 30k-piece spiece.model ~760 KB, so these leave two orders of magnitude of headroom.
@@ -56,8 +55,10 @@ class ModelPack:
     """Everything besides the graph that a runtime needs to turn text into a prediction.
 
     ``tokenizer_asset`` is the raw vocab.txt (UTF-8) or spiece.model bytes. ``labels`` is
-    None for feature-extraction models. ``extra`` keeps unknown settings keys so that a
-    newer writer's fields survive a read/rewrite by this version.
+    None for feature-extraction models. ``task`` names a registered task (albert_edge.tasks) and
+    ``task_config`` holds its settings (e.g. an embedding's pooling); packs written before
+    task_config existed read as ``{}``, the task's defaults. ``extra`` keeps unknown settings keys
+    so that a newer writer's fields survive a read/rewrite by this version.
     """
 
     tokenizer_type: str
@@ -72,6 +73,7 @@ class ModelPack:
     source: Mapping[str, Any] = field(default_factory=dict)
     albert_edge_version: str = __version__
     extra: Mapping[str, Any] = field(default_factory=dict)
+    task_config: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Normalise sequences so that packs compare equal however they were built.
@@ -81,7 +83,15 @@ class ModelPack:
             object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "source", dict(self.source))
         object.__setattr__(self, "extra", dict(self.extra))
+        object.__setattr__(self, "task_config", dict(self.task_config) if isinstance(self.task_config, Mapping)
+                           else self.task_config)
         _validate(self, "<ModelPack>")
+
+    def task_object(self, source: str = "<ModelPack>") -> Any:
+        """The albert_edge.tasks Task this pack's ``task`` and ``task_config`` describe."""
+        from albert_edge.tasks import task_of_pack
+
+        return task_of_pack(self.task, self.task_config, source)
 
     @property
     def tokenizer_file(self) -> str:
@@ -104,6 +114,7 @@ class ModelPack:
                 "pack_format": PACK_FORMAT,
                 "albert_edge_version": self.albert_edge_version,
                 "task": self.task,
+                **({"task_config": dict(self.task_config)} if self.task_config else {}),
                 "tokenizer": {
                     "type": self.tokenizer_type,
                     "file": self.tokenizer_file,
@@ -144,8 +155,9 @@ def _validate(pack: ModelPack, source: str) -> None:
         3 <= pack.max_seq_len <= MAX_SEQ_LEN_LIMIT
     ):
         raise _fail(source, f"pack tokenizer.max_seq_len is {pack.max_seq_len!r}, expected an int in 3..{MAX_SEQ_LEN_LIMIT}")
-    if pack.task not in TASKS:
-        raise _fail(source, f"pack task is {pack.task!r}, expected one of {list(TASKS)}")
+    if not isinstance(pack.task_config, dict):
+        raise _fail(source, f"pack task_config is {pack.task_config!r}, expected a JSON object")
+    task = pack.task_object(source)
     if not pack.inputs or any(name not in KNOWN_INPUTS for name in pack.inputs) or len(set(pack.inputs)) != len(pack.inputs):
         raise _fail(source, f"pack inputs are {list(pack.inputs)!r}, expected distinct names from {list(KNOWN_INPUTS)}")
     if "input_ids" not in pack.inputs:
@@ -157,8 +169,8 @@ def _validate(pack: ModelPack, source: str) -> None:
             raise _fail(source, f"pack labels {list(pack.labels)!r} must be non-empty strings without surrounding spaces")
         if len(set(pack.labels)) != len(pack.labels):
             raise _fail(source, f"pack labels {list(pack.labels)!r} contain duplicates")
-    if pack.task == "sequence_classification" and pack.labels is None:
-        raise _fail(source, "pack task is sequence_classification but it carries no labels")
+    if pack.labels is None and getattr(task, "needs_labels", False):
+        raise _fail(source, f"pack task is {pack.task} but it carries no labels")
     if not isinstance(pack.variant, str) or not pack.variant:
         raise _fail(source, f"pack variant is {pack.variant!r}, expected a non-empty string")
 
@@ -215,7 +227,8 @@ def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
             raise _fail(source, f"pack {key} must be a JSON list of strings, got {value!r}")
         return tuple(value)
 
-    known = {"pack_format", "albert_edge_version", "task", "tokenizer", "inputs", "outputs", "labels", "variant", "source"}
+    known = {"pack_format", "albert_edge_version", "task", "task_config", "tokenizer", "inputs", "outputs", "labels",
+             "variant", "source"}
     src = settings.get("source", {})
     try:
         return ModelPack(
@@ -231,6 +244,7 @@ def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
             source=src if isinstance(src, dict) else {"description": str(src)},
             albert_edge_version=str(settings.get("albert_edge_version", "unknown")),
             extra={k: v for k, v in settings.items() if k not in known},
+            task_config=settings.get("task_config") or {},
         )
     except ModelFileError as exc:
         raise _fail(source, str(exc).split(": ", 1)[1]) from None

@@ -1,0 +1,252 @@
+"""Feature extraction: hidden states, or one sentence embedding per text.
+
+Settings (the pack's ``task_config``): ``pooling`` is "none" (the signature returns
+``last_hidden_state`` [batch, seq, H] and the BERT ``pooled_output`` [batch, H], as packs before
+task_config did), or "cls" / "mean" / "max" (sentence-transformers' Pooling modes); ``normalize``
+L2-normalises the embedding (sentence-transformers' Normalize module); ``pooling_in_graph`` puts
+the pooling (and normalisation) into the graph, whose one output is then ``sentence_embedding``
+[batch, H], instead of returning ``last_hidden_state`` for the runtime to pool with numpy.
+
+Head weights: only ``pooler.*`` when pooling is "none"; a pooled embedding needs none.
+Drift is embedding cosine (mean and min) and top-k neighbour-rank agreement against the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from albert_edge.errors import ConversionError, ModelFileError
+from albert_edge.tasks.base import Task, TaskDrift, as_rows, check_same_shape
+
+POOLING_MODES = ("none", "cls", "mean", "max")
+#: sentence-transformers' Pooling: a masked token's value before the max, and the mean's count floor.
+MAX_POOL_MASKED = -1e9
+MEAN_POOL_MIN_COUNT = 1e-9
+#: torch.nn.functional.normalize's floor on the norm.
+NORM_EPS = 1e-12
+NEIGHBOURS = 5
+
+
+def pool(hidden: np.ndarray, attention_mask: np.ndarray, mode: str) -> np.ndarray:
+    """[B, S, H] hidden states and [B, S] 0/1 mask -> [B, H] float64, as sentence-transformers pools."""
+    h = np.asarray(hidden, dtype=np.float64)
+    m = np.asarray(attention_mask, dtype=np.float64)[:, :, None]
+    if mode == "cls":
+        return h[:, 0]
+    if mode == "mean":
+        return (h * m).sum(axis=1) / np.maximum(m.sum(axis=1), MEAN_POOL_MIN_COUNT)
+    if mode == "max":
+        return np.where(m > 0, h, MAX_POOL_MASKED).max(axis=1)
+    raise ValueError(f"pooling mode {mode!r}: expected one of cls, mean, max")
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norm (floored at 1e-12, like torch's F.normalize). [N, D] -> [N, D]."""
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), NORM_EPS)
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of [N, D] and [N, D] -> [N]."""
+    return np.sum(l2_normalize(a) * l2_normalize(b), axis=-1)
+
+
+def neighbour_agreement(values: np.ndarray, baseline: np.ndarray, k: int = NEIGHBOURS) -> float:
+    """Mean share of each row's top-k cosine neighbours (among the other rows) that both sets agree on.
+
+    1.0 when every text keeps the same k nearest texts; what a search or dedup user would notice.
+    """
+    n = values.shape[0]
+    k = min(k, n - 1)
+    if k < 1:
+        return 1.0
+
+    def top(x: np.ndarray) -> np.ndarray:
+        unit = l2_normalize(x)
+        sims = unit @ unit.T
+        np.fill_diagonal(sims, -np.inf)
+        return np.argsort(-sims, axis=1, kind="stable")[:, :k]
+
+    a, b = top(values), top(baseline)
+    return float(np.mean([len(set(a[i]) & set(b[i])) / k for i in range(n)]))
+
+
+@dataclass
+class EmbeddingDrift(TaskDrift):
+    """Embedding drift against the baseline: cosine per text (mean, min) and neighbour agreement."""
+
+    examples: int
+    mean_cosine: float
+    min_cosine: float
+    neighbour_agreement: float
+    neighbours_k: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def budget_failures(self, budget: Any) -> list[str]:
+        reasons = []
+        if self.min_cosine < budget.min_cosine - 1e-12:
+            reasons.append(f"min cosine {self.min_cosine:.5f} < {budget.min_cosine:g}")
+        if self.mean_cosine < budget.min_mean_cosine - 1e-12:
+            reasons.append(f"mean cosine {self.mean_cosine:.5f} < {budget.min_mean_cosine:g}")
+        return reasons
+
+    def summary(self) -> str:
+        return (f"cosine mean {self.mean_cosine:.5f} min {self.min_cosine:.5f}, "
+                f"top-{self.neighbours_k} neighbours {100 * self.neighbour_agreement:.1f}%")
+
+
+def embedding_drift(values: np.ndarray, baseline: np.ndarray, k: int = NEIGHBOURS) -> EmbeddingDrift:
+    """Cosine and neighbour-rank drift of embeddings [N, H] against ``baseline`` [N, H]."""
+    values, baseline = as_rows(values), as_rows(baseline)
+    check_same_shape(values, baseline, ("embeddings", "baseline embeddings"))
+    cos = cosine_rows(values, baseline)
+    return EmbeddingDrift(int(values.shape[0]), float(cos.mean()), float(cos.min()),
+                          neighbour_agreement(values, baseline, k), min(k, max(0, values.shape[0] - 1)))
+
+
+class FeatureExtraction(Task):
+    """Hidden states, or a pooled (optionally normalised) sentence embedding."""
+
+    name: ClassVar[str] = "feature_extraction"
+    # An embedding is a mean of hidden states, so it inherits the hidden bound; normalised
+    # embeddings are unit vectors and move less than that.
+    tolerances: ClassVar[dict[str, dict[str, float]]] = {
+        "fp32": {"hidden": 1e-4, "pooled": 1e-4, "embedding": 1e-4},
+        "fp16": {"hidden": 6e-2, "pooled": 2e-2, "embedding": 6e-2},
+    }
+
+    def __init__(self, pooling: str = "none", normalize: bool = False, pooling_in_graph: bool = True) -> None:
+        if pooling not in POOLING_MODES:
+            raise ConversionError(f"pooling {pooling!r}: expected one of {', '.join(POOLING_MODES)}")
+        if pooling == "none" and normalize:
+            raise ConversionError("normalize needs a pooling mode (cls, mean or max)")
+        self.pooling = pooling
+        self.normalize = bool(normalize)
+        self.pooling_in_graph = bool(pooling_in_graph) and pooling != "none"
+
+    @property
+    def head_prefixes(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("pooler.",) if self.pooling == "none" else ()
+
+    @classmethod
+    def detect(cls, weights: Any) -> bool:
+        return True
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any] | None, source: str = "<task>") -> FeatureExtraction:
+        settings = dict(settings or {})
+        pooling = settings.get("pooling", "none")
+        normalize = settings.get("normalize", False)
+        in_graph = settings.get("pooling_in_graph", pooling != "none")
+        if pooling not in POOLING_MODES or not isinstance(normalize, bool) or not isinstance(in_graph, bool) or (
+                pooling == "none" and normalize):
+            raise ModelFileError(f"{source}: pack task_config {settings!r}: expected pooling in "
+                                 f"{list(POOLING_MODES)} and boolean normalize / pooling_in_graph")
+        return cls(pooling, normalize, in_graph)
+
+    def settings(self) -> dict[str, Any]:
+        if self.pooling == "none":
+            return {}
+        return {"pooling": self.pooling, "normalize": self.normalize, "pooling_in_graph": self.pooling_in_graph}
+
+    def required_weights(self) -> tuple[str, ...]:
+        return ("pooler.kernel", "pooler.bias") if self.pooling == "none" else ()
+
+    def outputs(self) -> tuple[str, ...]:
+        if self.pooling == "none":
+            return ("last_hidden_state", "pooled_output")
+        return ("sentence_embedding",) if self.pooling_in_graph else ("last_hidden_state",)
+
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        h = int(config.hidden_size)
+        shapes: dict[str, list[str | int]] = {"last_hidden_state": ["batch", "sequence", h], "pooled_output": ["batch", h],
+                                              "sentence_embedding": ["batch", h]}
+        return {name: shapes[name] for name in self.outputs()}
+
+    # ------------------------------------------------------------------ graph heads
+    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        shape = tf.shape(sequence)
+        batch, hidden = shape[0], sequence.shape[-1]
+        if self.pooling == "none":
+            first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
+            pooled = tf.tanh(tf.matmul(first, params["pooler.kernel"]) + params["pooler.bias"])
+            return {"last_hidden_state": sequence, "pooled_output": pooled}
+        if not self.pooling_in_graph:
+            return {"last_hidden_state": sequence}
+        if self.pooling == "cls":
+            x = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
+        else:
+            # RESHAPE, not expand_dims/[..., None]: the latter can become a non-builtin StridedSlice.
+            mask = tf.reshape(tf.cast(attention_mask, tf.float32), tf.stack([batch, shape[1], 1]))
+            if self.pooling == "mean":
+                x = tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), MEAN_POOL_MIN_COUNT)
+            else:
+                x = tf.reduce_max(sequence + (mask - 1.0) * -MAX_POOL_MASKED, axis=1)
+        if self.normalize:
+            x = x * tf.math.rsqrt(tf.maximum(tf.reduce_sum(x * x, axis=-1, keepdims=True), NORM_EPS * NORM_EPS))
+        return {"sentence_embedding": tf.identity(x, name="sentence_embedding")}
+
+    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
+        shapes = self.output_shapes(builder.config, builder.weights)
+        if self.pooling == "none":
+            first = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
+            builder.op("Tanh", [builder.dense(first, "pooler")], outputs=["pooled_output"])
+            return [("last_hidden_state", shapes["last_hidden_state"]), ("pooled_output", shapes["pooled_output"])]
+        if not self.pooling_in_graph:
+            return [("last_hidden_state", shapes["last_hidden_state"])]
+        if self.pooling == "cls":
+            x = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
+        else:
+            mask = builder.op("Cast", [builder.op("Unsqueeze", [attention_mask, builder.const([2], np.int64)])], to=1)
+            axis = builder.const([1], np.int64)
+            if self.pooling == "mean":
+                total = builder.op("ReduceSum", [builder.op("Mul", [sequence, mask]), axis], keepdims=0)
+                count = builder.op("Max", [builder.op("ReduceSum", [mask, axis], keepdims=0),
+                                           builder.const(MEAN_POOL_MIN_COUNT)])
+                x = builder.op("Div", [total, count])
+            else:
+                offset = builder.op("Mul", [builder.op("Sub", [mask, builder.const(1.0)]), builder.const(-MAX_POOL_MASKED)])
+                x = builder.op("ReduceMax", [builder.op("Add", [sequence, offset])], axes=[1], keepdims=0)
+        if self.normalize:
+            squares = builder.op("ReduceSum", [builder.op("Mul", [x, x]), builder.const([-1], np.int64)], keepdims=1)
+            norm = builder.op("Max", [builder.op("Sqrt", [squares]), builder.const(NORM_EPS)])
+            x = builder.op("Div", [x, norm])
+        builder.op("Identity", [x], outputs=["sentence_embedding"])
+        return [("sentence_embedding", shapes["sentence_embedding"])]
+
+    # ------------------------------------------------------------------ post-processing and judging
+    def embeddings(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
+        """[batch, H] float64 sentence embeddings from one run's outputs (pooled here unless the graph did).
+
+        A pack without pooling ("none") is mean-pooled, sentence-transformers' default.
+        """
+        if "sentence_embedding" in outputs:
+            return np.asarray(outputs["sentence_embedding"], dtype=np.float64)
+        x = pool(outputs["last_hidden_state"], attention_mask, "mean" if self.pooling == "none" else self.pooling)
+        return l2_normalize(x) if self.normalize else x
+
+    def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
+        expected = {"hidden": reference.last_hidden_state}
+        if self.pooling == "none":
+            expected["pooled"] = reference.pooled_output
+        elif self.pooling_in_graph:
+            x = pool(reference.last_hidden_state, attention_mask, self.pooling)
+            expected["embedding"] = l2_normalize(x) if self.normalize else x
+        return expected
+
+    def parity_required(self) -> tuple[str, ...]:
+        if self.pooling == "none":
+            return ("hidden", "pooled")
+        return ("embedding",) if self.pooling_in_graph else ("hidden",)
+
+    def judged_values(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
+        return self.embeddings(outputs, attention_mask)
+
+    def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> EmbeddingDrift:
+        return embedding_drift(values, baseline)

@@ -1,0 +1,260 @@
+"""Tasks as objects: the registry, what each task declares, its drift metrics and the pack's task_config."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from albert_edge.errors import CheckpointError, ConversionError, ModelFileError
+from albert_edge.model import AlbertConfig, random_weights
+from albert_edge.model.sentence_transformers import read_pooling
+from albert_edge.quantize.auto import Budget, budget_failures, choose
+from albert_edge.runtime.pack import ModelPack, attach_tflite_pack, pack_from_members, read_pack_bytes
+from albert_edge.tasks import (
+    TASK_NAMES,
+    FeatureExtraction,
+    SequenceClassification,
+    detect_task,
+    get_task,
+    task_of_pack,
+)
+from albert_edge.tasks.feature_extraction import embedding_drift, l2_normalize, neighbour_agreement, pool
+
+SMALL = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=24, max_position_embeddings=32)
+VOCAB = "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"]).encode()
+FAKE_FLATBUFFER = b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40
+
+
+def test_registry_names_every_task_once():
+    assert TASK_NAMES == ("sequence_classification", "feature_extraction")
+
+
+def test_classifier_head_is_detected_as_sequence_classification_and_headless_as_feature_extraction():
+    assert isinstance(detect_task(random_weights(SMALL, num_labels=3)), SequenceClassification)
+    task = detect_task(random_weights(SMALL, num_labels=None))
+    assert isinstance(task, FeatureExtraction) and task.pooling == "none"
+
+
+def test_classification_declares_outputs_shapes_and_head_weights():
+    weights = random_weights(SMALL, num_labels=3)
+    task = SequenceClassification()
+    assert task.outputs() == ("logits",)
+    assert task.output_shapes(SMALL, weights) == {"logits": ["batch", 3]}
+    assert task.uses_weight("classifier.kernel") and task.uses_weight("pooler.bias")
+    assert task.uses_weight("encoder.group0.inner0.ffn.output.kernel")
+    assert task.tolerances["fp32"]["logits"] == 1e-4
+
+
+@pytest.mark.parametrize("pooling,in_graph,outputs", [
+    ("none", True, ("last_hidden_state", "pooled_output")),
+    ("mean", True, ("sentence_embedding",)),
+    ("max", False, ("last_hidden_state",)),
+])
+def test_feature_extraction_outputs_follow_pooling(pooling, in_graph, outputs):
+    task = FeatureExtraction(pooling, pooling_in_graph=in_graph)
+    assert task.outputs() == outputs
+    assert task.uses_weight("pooler.kernel") == (pooling == "none")
+    assert not task.uses_weight("classifier.kernel")
+
+
+def test_classification_on_a_headless_checkpoint_names_the_checkpoint():
+    weights = random_weights(SMALL, num_labels=None)
+    with pytest.raises(ConversionError, match="classifier head"):
+        SequenceClassification().check_weights(weights)
+
+
+def test_unknown_task_name_is_refused():
+    with pytest.raises(ConversionError, match="token_classification"):
+        get_task("token_classification")
+
+
+def test_normalize_without_pooling_is_refused():
+    with pytest.raises(ConversionError, match="normalize"):
+        FeatureExtraction("none", normalize=True)
+
+
+# ------------------------------------------------------------------ pooling and drift metrics
+
+
+def test_pooling_matches_sentence_transformers_formulas():
+    hidden = np.array([[[1.0, 2.0], [3.0, -4.0], [100.0, 100.0]]])
+    mask = np.array([[1, 1, 0]])
+    np.testing.assert_allclose(pool(hidden, mask, "mean"), [[2.0, -1.0]])
+    np.testing.assert_allclose(pool(hidden, mask, "max"), [[3.0, 2.0]])
+    np.testing.assert_allclose(pool(hidden, mask, "cls"), [[1.0, 2.0]])
+    np.testing.assert_allclose(np.linalg.norm(l2_normalize(np.array([[3.0, 4.0]])), axis=1), [1.0])
+
+
+def test_embedding_drift_is_one_for_identical_vectors_and_catches_a_rotated_text():
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((12, 8))
+    same = embedding_drift(base * 2.0, base)
+    assert same.min_cosine == pytest.approx(1.0) and same.neighbour_agreement == 1.0
+    moved = base.copy()
+    moved[3] = -moved[3]
+    d = embedding_drift(moved, base)
+    assert d.min_cosine == pytest.approx(-1.0) and d.mean_cosine < 0.9
+
+
+def test_neighbour_agreement_drops_when_neighbours_are_shuffled():
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((20, 16))
+    assert neighbour_agreement(rng.standard_normal((20, 16)), base, k=3) < 0.5
+
+
+def test_embedding_budget_rejects_low_cosine_and_choose_logs_the_summary():
+    from albert_edge.quantize.pipeline import VariantResult
+
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal((10, 8))
+    good = VariantResult("dynamic_int8", "tflite", size_bytes=1, ratio_vs_fp32=0.4,
+                         drift=embedding_drift(base + 1e-4 * rng.standard_normal(base.shape), base))
+    bad = VariantResult("int8_full", "tflite", size_bytes=1, ratio_vs_fp32=0.3,
+                        drift=embedding_drift(base + 0.5 * rng.standard_normal(base.shape), base))
+    budget = Budget(min_cosine=0.995, min_mean_cosine=0.999)
+    assert any("min cosine" in reason for reason in budget_failures(bad, budget))
+    chosen, log = choose([bad, good], budget)
+    assert chosen is good and "cosine mean" in " ".join(log)
+
+
+# ------------------------------------------------------------------ the pack
+
+
+def _pack(**kw) -> ModelPack:
+    base = dict(tokenizer_type="wordpiece", tokenizer_asset=VOCAB, labels=None, task="feature_extraction",
+                outputs=("sentence_embedding",), max_seq_len=16)
+    base.update(kw)
+    return ModelPack(**base)
+
+
+def test_pack_records_pooling_and_reads_it_back_as_the_task():
+    task = FeatureExtraction("mean", normalize=True)
+    pack = _pack(task_config=task.settings())
+    again = read_pack_bytes(attach_tflite_pack(FAKE_FLATBUFFER, pack), "m.tflite")
+    assert again.task_config == {"pooling": "mean", "normalize": True, "pooling_in_graph": True}
+    assert again.task_object() == task
+
+
+def test_pack_without_task_config_reads_as_the_task_defaults():
+    pack = _pack(outputs=("last_hidden_state", "pooled_output"))
+    settings = json.loads(pack.members()["albert_edge.json"])
+    assert "task_config" not in settings
+    assert read_pack_bytes(attach_tflite_pack(FAKE_FLATBUFFER, pack)).task_object() == FeatureExtraction()
+
+
+def test_pack_with_bad_pooling_is_one_model_file_error_naming_the_file():
+    members = _pack(task_config={"pooling": "mean"}).members()
+    members["albert_edge.json"] = members["albert_edge.json"].replace(b'"mean"', b'"mode"')
+    with pytest.raises(ModelFileError, match=r"m\.tflite: pack task_config"):
+        pack_from_members(members, "m.tflite")
+
+
+def test_pack_with_unknown_task_names_the_task():
+    with pytest.raises(ModelFileError, match="translation"):
+        task_of_pack("translation", {}, "m.onnx")
+
+
+# ------------------------------------------------------------------ sentence-transformers folders
+
+
+def _st_folder(tmp_path, modules, pooling):
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    (tmp_path / "1_Pooling").mkdir(exist_ok=True)
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    return tmp_path
+
+
+ST = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+      {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+NORMALIZE = {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
+MEAN = {"word_embedding_dimension": 16, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True,
+        "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}
+
+
+def test_sentence_transformers_folder_gives_mean_pooling_and_normalize(tmp_path):
+    found = read_pooling(_st_folder(tmp_path, [*ST, NORMALIZE], MEAN))
+    assert (found.mode, found.normalize) == ("mean", True)
+
+
+def test_sentence_transformers_cls_pooling_without_normalize(tmp_path):
+    found = read_pooling(_st_folder(tmp_path, ST, {**MEAN, "pooling_mode_mean_tokens": False,
+                                                   "pooling_mode_cls_token": True}))
+    assert (found.mode, found.normalize) == ("cls", False)
+
+
+def test_plain_folder_has_no_pooling(tmp_path):
+    assert read_pooling(tmp_path) is None
+
+
+def test_dense_module_is_refused_by_name(tmp_path):
+    dense = {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+    with pytest.raises(CheckpointError, match="models.Dense"):
+        read_pooling(_st_folder(tmp_path, [*ST, dense], MEAN))
+
+
+def test_sqrt_len_pooling_is_refused(tmp_path):
+    with pytest.raises(CheckpointError, match="mean_sqrt_len"):
+        read_pooling(_st_folder(tmp_path, ST, {**MEAN, "pooling_mode_mean_sqrt_len_tokens": True}))
+
+
+def test_pooling_path_outside_the_folder_is_refused(tmp_path):
+    modules = [ST[0], {**ST[1], "path": "../elsewhere"}]
+    with pytest.raises(CheckpointError, match="not a folder inside"):
+        read_pooling(_st_folder(tmp_path, modules, MEAN))
+
+
+def test_corrupt_modules_json_names_the_file(tmp_path):
+    (tmp_path / "modules.json").write_text("[{")
+    with pytest.raises(CheckpointError, match="modules.json"):
+        read_pooling(tmp_path)
+
+
+# ------------------------------------------------------------------ a new task needs no converter change
+
+
+class _PerTokenLogits(SequenceClassification):
+    """A token-classification-shaped head defined only here: the classifier applied to every position."""
+
+    name = "per_token_logits_test"
+    head_prefixes = ("classifier.",)
+    tolerances = {"fp32": {"token_logits": 1e-4, "hidden": 1e-4}}
+
+    def __init__(self, weights) -> None:
+        self.weights = weights  # the judge below needs the head weights
+
+    def required_weights(self):
+        return ("classifier.kernel", "classifier.bias")
+
+    def outputs(self):
+        return ("token_logits",)
+
+    def tf_head(self, tf, params, sequence, attention_mask):
+        shape = tf.shape(sequence)
+        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
+        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
+        return {"token_logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]))}
+
+    def onnx_head(self, builder, sequence, attention_mask):
+        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["token_logits"])
+        return [("token_logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+
+    def parity_expected(self, reference, attention_mask):
+        kernel = self.weights.tensors["classifier.kernel"].astype(np.float64)
+        return {"token_logits": reference.last_hidden_state @ kernel + self.weights.tensors["classifier.bias"],
+                "hidden": reference.last_hidden_state}
+
+    def parity_required(self):
+        return ("token_logits",)
+
+
+def test_a_new_task_converts_and_passes_parity_without_touching_the_converter():
+    from albert_edge.convert import check_parity, convert_to_tflite_bytes, onnx_model_bytes
+
+    weights = random_weights(SMALL, num_labels=4, seed=2)
+    task = _PerTokenLogits(weights)
+    for data in (convert_to_tflite_bytes(weights, task=task), onnx_model_bytes(weights, task=task)):
+        result = check_parity(data, weights, task=task)
+        assert result.passed and result.max_abs["token_logits"] <= 1e-4 and result.max_abs_logit is None
