@@ -33,6 +33,15 @@ class ModelFileError(AlbertEdgeError):
     """A .tflite/.onnx file is corrupt, truncated, not a model, or carries no valid pack."""
 
 
+class MissingPackError(ModelFileError):
+    """A model file that carries no albert-edge pack at all (a bare graph), as opposed to a broken one.
+
+    The bench times bare graphs; every other reader refuses them. Only this subclass may be
+    taken as "no pack": a pack that is present but disagrees with itself or its graph is a
+    plain ModelFileError and is never treated as absent.
+    """
+
+
 class BackendError(AlbertEdgeError):
     """An interpreter is missing or cannot run this model (e.g. an op version it predates)."""
 

@@ -31,7 +31,7 @@ from albert_edge.bench_latency.machine import (
 )
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import summarize
-from albert_edge.errors import BackendError, DataError, ModelFileError
+from albert_edge.errors import BackendError, DataError, MissingPackError, ModelFileError
 
 DEFAULT_BACKENDS = {"tflite": ("litert",), "onnx": ("onnxruntime",)}
 FORMAT_BACKENDS = {"tflite": ("litert", "tflite_runtime", "tf"), "onnx": ("onnxruntime",)}
@@ -85,7 +85,7 @@ def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]
             raise ModelFileError(f"{path}: not a .tflite flatbuffer or .onnx protobuf")
         try:
             pack = read_pack_bytes(data, str(path))
-        except ModelFileError:
+        except MissingPackError:
             pack = None
         if pack is not None:
             # A packed model whose pack disagrees with its graph is refused here, not in a worker.

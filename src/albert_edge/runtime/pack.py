@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge import __version__
-from albert_edge.errors import ModelFileError
+from albert_edge.errors import MissingPackError, ModelFileError
 from albert_edge.jsonfile import load_json_text
 from albert_edge.runtime.onnx_proto import read_onnx_metadata
 
@@ -189,7 +189,7 @@ def _labels_from_text(text: str) -> tuple[str, ...]:
 def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
     """Build a ModelPack from raw member bytes (zip members or decoded metadata_props)."""
     if SETTINGS_MEMBER not in members:
-        raise _fail(source, f"model file carries no albert-edge pack ({SETTINGS_MEMBER} missing)")
+        raise MissingPackError(f"{source}: model file carries no albert-edge pack ({SETTINGS_MEMBER} missing)")
     # Bounded depth and size: a hostile pack must not end in a RecursionError traceback.
     settings = load_json_text(_decode_text(members[SETTINGS_MEMBER], SETTINGS_MEMBER, source),
                               f"{source}: pack {SETTINGS_MEMBER}", ModelFileError)
@@ -342,7 +342,7 @@ def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
     """Read the pack appended to a .tflite file's bytes."""
     zf = _open_tail_zip(data, source)
     if zf is None:
-        raise _fail(source, "model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
+        raise MissingPackError(f"{source}: model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
     with zf:
         members = _read_members(zf, source)
     # Standard TFLite metadata (what MediaPipe reads) is checked against the pack, or stands in
