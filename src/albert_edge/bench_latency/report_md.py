@@ -121,25 +121,46 @@ def render_markdown(report: BenchReport) -> str:
 
 
 def _load_and_memory(report: BenchReport) -> list[str]:
-    """Per variant, backend and source: median init and first-inference time, worst peak memory."""
+    """Per variant, backend and source: median init and first inference, and the model's own memory.
+
+    Host rows carry the model's memory (RSS minus a runtime-only baseline, bench_latency/memory.py):
+    after load, after the first inference and the peak during the timed runs at each length (the
+    largest over thread counts). Device rows carry benchmark_model's peak footprint.
+    """
     groups: dict[tuple, list[dict]] = {}
     for r in report.results:
         groups.setdefault((r["variant"], r["backend"], r["source"]), []).append(r)
     if not groups:
         return []
-    lines = ["## Load time and memory", "",
-             "Init is the model load (interpreter built, delegate applied); medians over every configuration; "
-             "peak memory is the worst process (host: the worker's peak RSS, Python included).", "",
-             "| variant | source | backend | size | init ms | first inference ms | peak memory MB |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    seq_lens = sorted({r["seq_len"] for r in report.results if r.get("memory")}, key=_seq_key)
+    methods = sorted({r["memory"]["method"] for r in report.results if r.get("memory")})
+    lines = ["## Load time and model memory", "",
+             "Init is the model load (file read, interpreter built, delegate applied); first inference includes "
+             "tensor allocation for its shape; medians over every configuration. Model memory is the worker's "
+             "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
+             "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "
+             "not Python. Measured with " + ("; ".join(methods) or "–") + ". Device rows: benchmark_model's "
+             "peak memory footprint.", "",
+             "| variant | source | backend | size | init ms | first inference ms | model MB after load | "
+             "model MB after 1st inference | " + " | ".join(f"model peak MB @ {s}" for s in seq_lens)
+             + (" | " if seq_lens else "") + "device peak MB |",
+             "|---|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(seq_lens) + "---:|"]
     for (variant, backend, source), rows in groups.items():
         size = (report.variant(variant) or {}).get("size_bytes")
         inits = [r["init_ms"] for r in rows if r["init_ms"] is not None]
         firsts = [r["first_inference_ms"] for r in rows if r["first_inference_ms"] is not None]
-        peaks = [r["peak_rss_mb"] for r in rows if r["peak_rss_mb"] is not None]
+        mems = [r["memory"] for r in rows if r.get("memory")]
+        loads = [m["model_after_load_mb"] for m in mems]
+        after_first = [m["model_after_first_mb"] for m in mems]
+        peaks = [_fmt(max((r["memory"]["model_peak_mb"] for r in rows if r.get("memory") and r["seq_len"] == s),
+                          default=None), ".1f") for s in seq_lens]
+        device = [r["peak_rss_mb"] for r in rows if source == "device" and r["peak_rss_mb"] is not None]
         lines.append(f"| {variant} | {source} | {backend} | {_size(size)} | "
                      f"{_fmt(float(np.median(inits)) if inits else None)} | "
-                     f"{_fmt(float(np.median(firsts)) if firsts else None)} | {_fmt(max(peaks) if peaks else None)} |")
+                     f"{_fmt(float(np.median(firsts)) if firsts else None)} | "
+                     f"{_fmt(float(np.median(loads)) if loads else None, '.1f')} | "
+                     f"{_fmt(float(np.median(after_first)) if after_first else None, '.1f')} | "
+                     + "".join(f"{p} | " for p in peaks) + f"{_fmt(max(device) if device else None)} |")
     return [*lines, ""]
 
 

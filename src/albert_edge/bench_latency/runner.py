@@ -29,6 +29,7 @@ from albert_edge.bench_latency.machine import (
     physical_cores,
     usable_cpus,
 )
+from albert_edge.bench_latency.memory import aggregate_memory
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import summarize
 from albert_edge.errors import BackendError, DataError, ModelFileError
@@ -218,6 +219,7 @@ def _aggregate(cell: _Cell, raws: list[dict], batch: int, cores: int, length_inf
         "warmup_avg_ms": None,
         "peak_rss_mb": max(raw["peak_rss_mb"] for raw in raws),
         "rss_before_load_mb": min(raw["rss_before_load_mb"] for raw in raws),
+        "memory": aggregate_memory([raw.get("memory") for raw in raws]),
         "oversubscribed": cell.threads > cores,
         "lengths": length_info, "op_profile": None,
         "affinity": raws[0].get("affinity"),
