@@ -88,7 +88,8 @@ def render_markdown(report: BenchReport) -> str:
                 f"{_fmt(speedup, '.2f', 'x')} | {_fmt(acc['accuracy'] * 100 if acc else None, '.2f', '%')} | "
                 f"{_fmt(0.0 - drop if drop is not None else None, '+.2f')} | "
                 f"{_fmt(acc['agreement'] * 100 if acc else None, '.2f', '%')} |")
-        pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5))
+        pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5),
+                         max_threads=_host_cores(report))
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
@@ -172,4 +173,10 @@ def overall_recommendation(report: BenchReport) -> dict | None:
         return None
     accuracy = {a["variant"]: a for a in report.accuracy}
     return recommend(report.results, accuracy, report.baseline(), seq_len,
-                     report.settings.get("max_drop", 0.5))
+                     report.settings.get("max_drop", 0.5), max_threads=_host_cores(report))
+
+
+def _host_cores(report: BenchReport) -> int | None:
+    """Physical cores of the host the numbers were measured on (None for a device-only report)."""
+    cores = report.machine.get("physical_cores") if report.machine.get("kind") == "host" else None
+    return int(cores) if cores else None

@@ -24,6 +24,7 @@ import numpy as np
 from albert_edge import __version__
 from albert_edge.bench_latency.analysis import thread_scaling
 from albert_edge.bench_latency.machine import (
+    default_thread_counts,
     describe_machine,
     load_average,
     physical_cores,
@@ -228,7 +229,7 @@ def _aggregate(cell: _Cell, raws: list[dict], batch: int, cores: int, length_inf
 
 def run_benchmark(
     models: Sequence[str | os.PathLike[str]],
-    threads: Sequence[int] = (1, 2, 4),
+    threads: Sequence[int] | None = None,
     seq_lens: Sequence[int | str] = (16, 32, 64, 128),
     batch: int = 1,
     runs: int = 200,
@@ -247,6 +248,7 @@ def run_benchmark(
 ) -> BenchReport:
     """Measure every configuration, the accuracy drift on ``eval_path``, and write the report files.
 
+    ``threads`` defaults to 1, 2, 4, ... up to the host's physical cores (``default_thread_counts``).
     ``seq_lens`` holds ints and/or ``"real"`` (lengths drawn from the eval set's tokenized lengths).
     ``runs`` timed runs per configuration are split across ``rounds`` processes. With ``out_dir``
     set, report.json, report.md, report.png and device_commands.sh are written there. ``on_result`` is
@@ -254,6 +256,7 @@ def run_benchmark(
     """
     if not models:
         raise DataError("bench: expected at least one model file")
+    threads = list(threads) if threads else default_thread_counts()
     if min(threads, default=0) < 1 or batch < 1 or runs < 1 or warmup < 0 or rounds < 1:
         raise DataError("bench: threads, batch, runs and rounds must be >= 1 and warmup >= 0")
     if "real" in seq_lens and eval_path is None:

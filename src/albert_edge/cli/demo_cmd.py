@@ -17,7 +17,8 @@ def add_parser(subparsers) -> None:
                     "everything went.")
     parser.add_argument("--out", default="demo_out", metavar="DIR", help="output directory (default: demo_out)")
     parser.add_argument("--sample", metavar="DIR", help="sample checkpoint directory (default: the shipped one)")
-    parser.add_argument("--threads", type=positive_int_list, default=[1, 2, 4], help="thread counts to time (default: 1,2,4)")
+    parser.add_argument("--threads", type=positive_int_list, default=None,
+                        help="thread counts to time (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
     parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
     parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
@@ -25,8 +26,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(threads=tuple(args.threads), seq_lens=tuple(args.seq_len),
-                            runs=args.runs, max_drop=args.max_drop)
+    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, max_drop=args.max_drop)
+    if args.threads:
+        settings.threads = tuple(args.threads)
     result = run_demo(args.out, sample=args.sample, settings=settings)
     print()
     print(f"models:            {result.out_dir / 'models'}")
