@@ -137,19 +137,23 @@ def _load_and_memory(report: BenchReport) -> list[str]:
     methods = sorted({r["memory"]["method"] for r in report.results if r.get("memory")})
     lines = ["## Load time and model memory", "",
              "Init is the model load (file read, interpreter built, delegate applied); first inference includes "
-             "tensor allocation for its shape; medians over every configuration. Model memory is the worker's "
+             "tensor allocation for its shape; cold start is their sum (what an app waits for its first answer; "
+             "benchmarks/cold_start.py times it in fresh processes, with and without XNNPACK's weight cache); "
+             "medians over every configuration. Model memory is the worker's "
              "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
              "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "
              "not Python. Measured with " + ("; ".join(methods) or "–") + ". Device rows: benchmark_model's "
              "peak memory footprint.", "",
-             "| variant | source | backend | size | init ms | first inference ms | model MB after load | "
+             "| variant | source | backend | size | init ms | first inference ms | cold start ms | model MB after load | "
              "model MB after 1st inference | " + " | ".join(f"model peak MB @ {s}" for s in seq_lens)
              + (" | " if seq_lens else "") + "device peak MB |",
-             "|---|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(seq_lens) + "---:|"]
+             "|---|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(seq_lens) + "---:|"]
     for (variant, backend, source), rows in groups.items():
         size = (report.variant(variant) or {}).get("size_bytes")
         inits = [r["init_ms"] for r in rows if r["init_ms"] is not None]
         firsts = [r["first_inference_ms"] for r in rows if r["first_inference_ms"] is not None]
+        colds = [r["init_ms"] + r["first_inference_ms"] for r in rows
+                 if r["init_ms"] is not None and r["first_inference_ms"] is not None]
         mems = [r["memory"] for r in rows if r.get("memory")]
         loads = [m["model_after_load_mb"] for m in mems]
         after_first = [m["model_after_first_mb"] for m in mems]
@@ -159,6 +163,7 @@ def _load_and_memory(report: BenchReport) -> list[str]:
         lines.append(f"| {variant} | {source} | {backend} | {_size(size)} | "
                      f"{_fmt(float(np.median(inits)) if inits else None)} | "
                      f"{_fmt(float(np.median(firsts)) if firsts else None)} | "
+                     f"{_fmt(float(np.median(colds)) if colds else None)} | "
                      f"{_fmt(float(np.median(loads)) if loads else None, '.1f')} | "
                      f"{_fmt(float(np.median(after_first)) if after_first else None, '.1f')} | "
                      + "".join(f"{p} | " for p in peaks) + f"{_fmt(max(device) if device else None)} |")

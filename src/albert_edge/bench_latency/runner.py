@@ -138,9 +138,20 @@ def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[in
 
 
 def sample_batch_lengths(lengths: Sequence[int], batch: int, seed: int = 0) -> list[int]:
-    """Padded widths of ``batch``-sized batches drawn from ``lengths`` (each batch pads to its longest)."""
+    """Padded widths of ``batch``-sized batches drawn from ``lengths`` (each batch pads to its longest).
+
+    Batch 1 takes the lengths at evenly spaced quantiles instead of random draws: 256 random draws
+    from the sample test set came out with median 54 for a set whose median is 46, which charged the
+    model for tokens the users never send. The quantiles are shuffled (seeded) so that consecutive
+    calls change shape, as an app's do.
+    """
     rng = np.random.default_rng(seed)
-    draws = rng.choice(np.asarray(lengths), size=(MAX_REAL_LENGTHS, batch), replace=True)
+    values = np.asarray(lengths)
+    if batch == 1:
+        quantiles = (np.arange(MAX_REAL_LENGTHS) + 0.5) / MAX_REAL_LENGTHS
+        widths = np.quantile(values, quantiles, method="inverted_cdf")
+        return [int(w) for w in rng.permutation(widths)]
+    draws = rng.choice(values, size=(MAX_REAL_LENGTHS, batch), replace=True)
     return [int(w) for w in draws.max(axis=1)]
 
 
