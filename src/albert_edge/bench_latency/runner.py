@@ -256,6 +256,7 @@ def run_benchmark(
     progress: bool = True,
     seed: int = 0,
     on_result: Callable[[dict], None] | None = None,
+    drift: bool = True,
 ) -> BenchReport:
     """Measure every configuration, the accuracy drift on ``eval_path``, and write the report files.
 
@@ -264,6 +265,7 @@ def run_benchmark(
     ``runs`` timed runs per configuration are split across ``rounds`` processes. With ``out_dir``
     set, report.json, report.md, report.png and device_commands.sh are written there. ``on_result`` is
     called with each aggregated result (a report.json ``results`` entry) once all rounds have run.
+    ``drift=False`` uses ``eval_path`` for real lengths only and skips the accuracy pass.
     """
     if not models:
         raise DataError("bench: expected at least one model file")
@@ -314,7 +316,7 @@ def run_benchmark(
             on_result(results[-1])
 
     accuracy: list[dict] = []
-    if eval_path is not None:
+    if eval_path is not None and drift:
         from albert_edge.bench_latency.drift import measure_drift
 
         accuracy = measure_drift([(v.name, v.path) for v in variants], base, eval_path, reference,
