@@ -132,6 +132,8 @@ def test_sweep_measures_every_variant_thread_and_length(tmp_path):
     assert report.recommendation["seq_len"] == "real"
     assert {p.name for p in tmp_path.iterdir()} >= {"report.json", "report.md", "report.png", "device_commands.sh"}
     assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (tmp_path / "report.md").read_text()
+    assert "## Real lengths vs padding to 8" in md and "| fp32 | host | litert | 2 |" in md
 
 
 def test_phone_commands_use_the_swept_lengths_plus_the_real_p90():

@@ -93,6 +93,7 @@ def render_markdown(report: BenchReport) -> str:
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
+    out += _real_length_ratios(report)
     out += _load_and_memory(report)
     if report.accuracy:
         out += ["## Drift against the baseline", "",
@@ -119,6 +120,34 @@ def render_markdown(report: BenchReport) -> str:
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)
+
+
+def _real_length_ratios(report: BenchReport) -> list[str]:
+    """Each variant's p50 at real lengths over its own p50 at the longest fixed length, same run.
+
+    The work shrinks with the length; a ratio well above (median real length / that length) is a
+    fixed per-call cost (new-shape preparation, dispatch, the classifier) worth hunting.
+    """
+    fixed = [r["seq_len"] for r in report.results if isinstance(r["seq_len"], int)]
+    if not fixed or not any(r["seq_len"] == "real" for r in report.results):
+        return []
+    longest = max(fixed)
+    lines = [f"## Real lengths vs padding to {longest}", "",
+             f"p50 at the eval set's real lengths divided by p50 at {longest} tokens, same variant, backend, "
+             "threads and run.", "",
+             f"| variant | source | backend | threads | p50 ms real | p50 ms @ {longest} | ratio |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for r in report.results:
+        if r["seq_len"] != "real":
+            continue
+        full = next((f for f in report.results if f["seq_len"] == longest and f["variant"] == r["variant"]
+                     and f["backend"] == r["backend"] and f["threads"] == r["threads"]
+                     and f["source"] == r["source"]), None)
+        if full is None:
+            continue
+        lines.append(f"| {r['variant']} | {r['source']} | {r['backend']} | {r['threads'] or '–'} | "
+                     f"{_fmt(_p50(r))} | {_fmt(_p50(full))} | {_p50(r) / _p50(full):.2f}x |")
+    return [*lines, ""]
 
 
 def _load_and_memory(report: BenchReport) -> list[str]:
