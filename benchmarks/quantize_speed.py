@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             return quantize_checkpoint(checkpoint, target, calib, mode="auto", max_drop=GOALS["max_drop_pt"],
                                        eval_tsv=evaluation, formats=formats, num_threads=args.threads,
                                        seq_len=args.seq_len, rounds=rounds, min_agreement=GOALS["min_agreement"],
-                                       weights=weights, variants=variants, max_eval_examples=max_eval)
+                                       weights=weights, variants=variants, max_eval_examples=max_eval,
+                                       progress=progress)
         except QuantizationError as exc:
             if getattr(exc, "report", None) is None:
                 raise

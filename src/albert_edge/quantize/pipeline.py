@@ -17,7 +17,7 @@ import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -214,6 +214,7 @@ def quantize_checkpoint(
     variants: Sequence[str] | None = None,
     max_eval_examples: int | None = None,
     confidence: float = 0.95,
+    progress: Callable[[str], None] | None = None,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``mode``; write them and ``quantize_report.json`` to ``out_dir``.
 
@@ -223,7 +224,9 @@ def quantize_checkpoint(
     measurements) and writes nothing. ``variants`` overrides the mode's TFLite variant list
     (benchmarks build them all); ``weights`` skips loading ``checkpoint`` (its directory still
     provides the tokenizer asset). ``max_eval_examples`` judges on the first N eval rows only.
+    ``progress`` receives one line per stage (build, each variant judged, fallback, timing).
     """
+    say = progress or (lambda _line: None)
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if mode not in MODES:
@@ -276,11 +279,14 @@ def quantize_checkpoint(
     budget = Budget(float(max_drop), float(min_agreement),
                     None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence))
 
+    say(f"building variants ({mode}, {', '.join(formats)})")
     results = _build_variants(weights, mode, formats, calibration, variants)
     reference = variant_logits(results[0].data, judge_samples, num_threads)
     for r in results:
+        say(f"judging {r.key} on {len(judge_samples)} rows")
         _judge(r, judge_samples, reference, y, num_threads)
     if mode == "auto":
+        say("fallback search (int8_fc ops back to float while drift exceeds the budget)")
         results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
                                     num_threads, max_fallback_steps)
     runnable = {r.key: r.data for r in results if not r.error}
@@ -288,6 +294,7 @@ def quantize_checkpoint(
     seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
     timing = {"threads": num_threads, "seq_len": seq_len, "batch": 1, "rounds": rounds, "interleaved": True,
               "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
+    say(f"timing {len(runnable)} variants, {rounds} interleaved rounds")
     latency = interleaved_latency(runnable, latency_inputs(seq_len, weights.config.vocab_size), num_threads, rounds)
     base = latency["tflite:fp32"]["median_ms"]
     for r in results:
