@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slow", default="int16x8", help="comma list of variants timed and judged with fewer "
                         "runs and rows in a separate pass (default int16x8; '' for none)")
     parser.add_argument("--slow-rounds", type=int, default=5, help="timing rounds for slow variants (default 5)")
-    parser.add_argument("--slow-eval", type=int, default=150, help="dev and test rows slow variants are judged on "
-                        "(default 150)")
+    parser.add_argument("--slow-eval", type=int, default=100, help="dev and test rows slow variants are judged on "
+                        "(default 100)")
     args = parser.parse_args(argv)
     args.max_eval, args.max_test = args.max_eval or None, args.max_test or None
     started = time.perf_counter()
