@@ -16,7 +16,7 @@ processes seconds apart (``albert-edge bench``) cannot promise. Reported per fil
 (the issue's goal: <= 0.40 for int8), batch_one / default at both, the XNNPACK partition census,
 and the logits' agreement between the two graphs.
 
-Usage: python benchmarks/real_length_tax.py [--rounds 30] [--calls 16] [--threads 2]
+Usage: python benchmarks/real_length_tax.py [--rounds 30] [--calls 16] [--threads 1,2] [--only int8]
 Run by hand; never timed in CI.
 """
 
@@ -38,7 +38,10 @@ SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 
 
 def build(out: Path) -> dict[str, Path]:
-    """The four files, packed with the sample's tokenizer so the bench can draw real lengths."""
+    """The four files, packed with the sample's tokenizer (real lengths come from it); reused if all exist."""
+    names = [f"{p}_{g}" for g in ("default", "batch_one") for p in ("fp32", "int8")]
+    if all((out / f"{n}.tflite").is_file() for n in names):
+        return {n: out / f"{n}.tflite" for n in names}
     import tensorflow as tf
 
     from albert_edge.convert import GraphOptions, convert_to_tflite_bytes
@@ -86,13 +89,18 @@ def agreement(a: Path, b: Path, texts: list[str]) -> float:
     return float(max(np.abs(ca.logits_batch([t])[0] - cb.logits_batch([t])[0]).max() for t in texts))
 
 
-def timings(paths: dict[str, Path], lengths: list[int], threads: int, rounds: int, calls: int) -> dict:
-    """name -> {"real": [ms], "128": [ms]}, interleaved call by call and model by model."""
+def timings(paths: dict[str, Path], lengths: list[int], threads: list[int], rounds: int, calls: int) -> dict:
+    """(name, threads) -> {"real": [ms], "46": [ms], "128": [ms]}, interleaved call by call and model by model.
+
+    "46" is the second of two calls with the set's median length (no shape change): real minus it
+    estimates what a new shape costs per call.
+    """
     import numpy as np
 
     from albert_edge.runtime.backends import open_backend
 
-    models = {name: open_backend(path.read_bytes(), str(path), "litert", threads, True) for name, path in paths.items()}
+    models = {(name, n): open_backend(path.read_bytes(), str(path), "litert", n, True)
+              for name, path in paths.items() for n in threads}
     rng = np.random.default_rng(0)
 
     def feed(length: int) -> dict:
@@ -100,11 +108,11 @@ def timings(paths: dict[str, Path], lengths: list[int], threads: int, rounds: in
         return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
 
     real = [feed(n) for n in lengths]
-    full = feed(128)
+    full, median = feed(128), feed(46)
     for model in models.values():   # warm-up: first allocations, delegate preparation
         for f in (full, *real[:8]):
             model.run(f)
-    out = {name: {"real": [], "128": []} for name in models}
+    out = {key: {"real": [], "46": [], "128": []} for key in models}
     names = list(models)
     k = 0
     for r in range(rounds):
@@ -112,10 +120,12 @@ def timings(paths: dict[str, Path], lengths: list[int], threads: int, rounds: in
         for name in names[r % len(names):] + names[: r % len(names)]:
             run = models[name].run
             for _ in range(calls):
-                for kind, f in (("real", real[k % len(real)]), ("128", full)):
+                # The unrecorded 46 call takes the shape change, so the recorded one repeats a shape.
+                for kind, f in (("real", real[k % len(real)]), (None, median), ("46", median), ("128", full)):
                     start = time.perf_counter()
                     run(f)
-                    out[name][kind].append((time.perf_counter() - start) * 1e3)
+                    if kind:
+                        out[name][kind].append((time.perf_counter() - start) * 1e3)
                 k += 1
     return out
 
@@ -124,8 +134,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--calls", type=int, default=16, help="real/128 call pairs per model per round")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, help="keep the four .tflite files here")
+    parser.add_argument("--threads", default="2", help="comma list of thread counts (default 2)")
+    parser.add_argument("--out", type=Path, help="keep the four .tflite files here (reused if present)")
+    parser.add_argument("--only", choices=("fp32", "int8"), help="time one precision only")
     args = parser.parse_args()
 
     import statistics
@@ -140,26 +151,34 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     print("building 4 files (TensorFlow converter)...", file=sys.stderr, flush=True)
     paths = build(out)
+    if args.only:
+        paths = {k: v for k, v in paths.items() if k.startswith(args.only)}
     test = SAMPLE / "test.tsv"
     population = real_lengths(describe_variants([paths["int8_default"]])[0], test)
     lengths = sample_batch_lengths(population, 1, seed=0)
-    times = timings(paths, lengths, args.threads, args.rounds, args.calls)
-    median = {(n, kind): statistics.median(v) for n, t in times.items() for kind, v in t.items()}
+    thread_counts = [int(n) for n in args.threads.split(",") if n]
+    times = timings(paths, lengths, thread_counts, args.rounds, args.calls)
+    med = {(key, kind): statistics.median(v) for key, t in times.items() for kind, v in t.items()}
     texts = [ex.text_a for ex in read_tsv(test)[:40]]
     files = {}
     for name, path in paths.items():
-        files[name] = {"size_bytes": path.stat().st_size, "median_ms_128": median[(name, "128")],
-                       "median_ms_real": median[(name, "real")],
-                       "ratio_real_vs_128": median[(name, "real")] / median[(name, "128")],
-                       **census(path, args.threads)}
-    for precision in ("fp32", "int8"):
+        files[name] = {"size_bytes": path.stat().st_size, **census(path, thread_counts[-1])}
+        for n in thread_counts:
+            key = (name, n)
+            files[name][f"threads_{n}"] = {
+                "median_ms_128": med[(key, "128")], "median_ms_46": med[(key, "46")],
+                "median_ms_real": med[(key, "real")], "ratio_real_vs_128": med[(key, "real")] / med[(key, "128")],
+                "ratio_46_vs_128": med[(key, "46")] / med[(key, "128")],
+                "new_shape_cost_ms": med[(key, "real")] - med[(key, "46")]}
+    for precision in [args.only] if args.only else ["fp32", "int8"]:
         a, b = f"{precision}_default", f"{precision}_batch_one"
-        files[b]["ratio_vs_default_128"] = median[(b, "128")] / median[(a, "128")]
-        files[b]["ratio_vs_default_real"] = median[(b, "real")] / median[(a, "real")]
+        for n in thread_counts:
+            files[b][f"threads_{n}"]["ratio_vs_default_128"] = med[((b, n), "128")] / med[((a, n), "128")]
+            files[b][f"threads_{n}"]["ratio_vs_default_real"] = med[((b, n), "real")] / med[((a, n), "real")]
         files[b]["max_abs_logit_diff_vs_default"] = agreement(paths[a], paths[b], texts)
     result = {"benchmark": "real_length_tax", "command": " ".join(["python", "benchmarks/real_length_tax.py",
                                                                     *sys.argv[1:]]),
-              "machine": machine, "load_average_end": load_average(), "threads": args.threads, "batch": 1,
+              "machine": machine, "load_average_end": load_average(), "threads": thread_counts, "batch": 1,
               "rounds": args.rounds, "calls_per_round": args.calls,
               "lengths": {**length_summary(population), "timed_median": statistics.median(lengths)},
               "goal": "int8 real/128 <= 0.40", "files": files, "elapsed_s": round(time.time() - started, 1)}
