@@ -66,3 +66,27 @@ def test_no_variant_within_budget_is_said_plainly():
     pick = recommend(rows, accuracy(fp32=0.9, int8=0.8), "fp32", 128, max_drop=-1.0)
     assert pick["variant"] is None
     assert "no variant is within" in pick["text"]
+
+
+def test_recommendation_never_picks_more_threads_than_physical_cores():
+    rows = [result("int8", 1, 9.0), result("int8", 2, 6.0), result("int8", 4, 5.0, oversubscribed=True)]
+    pick = recommend(rows, {}, "int8", 128, 0.5, max_threads=2)
+    assert pick["threads"] == 2 and "WARNING" not in pick["text"]
+    # Without the host's core count (a device report) the fastest row wins, whatever its threads.
+    assert recommend(rows, {}, "int8", 128, 0.5)["threads"] == 4
+
+
+def test_an_oversubscribed_pick_says_so_loudly_when_nothing_else_was_measured():
+    pick = recommend([result("int8", 4, 5.0, oversubscribed=True)], {}, "int8", 128, 0.5, max_threads=2)
+    assert pick["threads"] == 4
+    assert "WARNING: only thread counts above the 2 physical cores" in pick["text"] and "--threads 2" in pick["text"]
+
+
+def test_default_thread_sweep_follows_the_host():
+    from albert_edge.bench_latency.machine import default_thread_counts, physical_cores
+
+    assert default_thread_counts(1) == [1]
+    assert default_thread_counts(2) == [1, 2]
+    assert default_thread_counts(6) == [1, 2, 4, 6]
+    assert default_thread_counts(8) == [1, 2, 4, 8]
+    assert max(default_thread_counts()) == physical_cores()

@@ -102,6 +102,16 @@ def test_batch_lengths_pad_each_batch_to_its_longest_draw():
     assert max(widths) == 40 and sum(w == 40 for w in widths) > len(widths) / 2
 
 
+def test_batch_one_lengths_follow_the_eval_set_quantiles_in_a_shuffled_order():
+    import numpy as np
+
+    population = [5] * 10 + [20] * 50 + [90] * 40   # median 20, mean 47
+    widths = sample_batch_lengths(population, batch=1, seed=3)
+    assert len(widths) == 256 and sorted(set(widths)) == [5, 20, 90]
+    assert np.median(widths) == 20 and abs(np.mean(widths) - np.mean(population)) < 1.0
+    assert widths != sorted(widths) and widths == sample_batch_lengths(population, batch=1, seed=3)
+
+
 def test_real_lengths_without_an_eval_set_are_refused():
     with pytest.raises(DataError, match="--seq-len real needs --eval"):
         run_benchmark([shared_models()["fp32"]], threads=[1], seq_lens=["real"], runs=1, progress=False)
@@ -122,6 +132,8 @@ def test_sweep_measures_every_variant_thread_and_length(tmp_path):
     assert report.recommendation["seq_len"] == "real"
     assert {p.name for p in tmp_path.iterdir()} >= {"report.json", "report.md", "report.png", "device_commands.sh"}
     assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (tmp_path / "report.md").read_text()
+    assert "## Real lengths vs padding to 8" in md and "| fp32 | host | litert | 2 |" in md
 
 
 def test_phone_commands_use_the_swept_lengths_plus_the_real_p90():

@@ -175,3 +175,28 @@ def test_ort_transformer_optimizer_fuses_attention_and_dedup_keeps_one_weight_co
     assert before - fused.ByteSize() >= 2 * qkv_bytes
     onnx.checker.check_model(fused)
     assert_parity(fused.SerializeToString(), weights)
+
+
+def test_batch_one_graph_has_constant_reshapes_fewer_partitions_and_the_same_logits(base, choices):
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    from albert_edge.quantize.census import census_tflite_variant
+
+    one = convert_to_tflite_bytes(base, options=GraphOptions(batch_one=True))
+    ops, default_ops = census_tflite(one), census_tflite(choices["default"])
+    # Only the position-table slice still reads the runtime length (one PACK, one SHAPE).
+    assert ops.get("PACK", 0) <= 1 < default_ops["PACK"] and ops.get("SHAPE", 0) <= 1
+    assert census_tflite_variant(one).partitions < census_tflite_variant(choices["default"]).partitions
+    runners = {}
+    for name, model in (("one", one), ("default", choices["default"])):
+        interpreter = Interpreter(model_content=model, num_threads=1)
+        runners[name] = interpreter.get_signature_runner("serving_default")
+    rng = np.random.default_rng(0)
+    for length in (3, 17, 64):
+        ids = rng.integers(1, 120, size=(1, length)).astype(np.int32)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        np.testing.assert_allclose(runners["one"](**feed)["logits"], runners["default"](**feed)["logits"], atol=1e-5)
+    two = np.ones((2, 5), np.int32)
+    with pytest.raises((ValueError, RuntimeError)):
+        runners["one"](input_ids=two, attention_mask=two, token_type_ids=two)

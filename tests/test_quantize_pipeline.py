@@ -87,9 +87,20 @@ def auto_run(trained, tmp_path_factory):
 
     ckpt, calib, evaluation = trained
     out = tmp_path_factory.mktemp("auto_out")
+    lines: list[str] = []
     report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=1.0, eval_tsv=evaluation,
-                                 rounds=5, min_agreement=0.97, max_seq_len=32, seq_len=32)
+                                 rounds=5, min_agreement=0.97, max_seq_len=32, seq_len=32, progress=lines.append)
+    report.progress_lines = lines
     return report, out
+
+
+def test_progress_names_every_stage_and_every_judged_variant(auto_run):
+    report, _ = auto_run
+    lines = report.progress_lines
+    assert lines[0].startswith("building variants (auto") and lines[-1].startswith("timing ")
+    judged = {line.split()[1] for line in lines if line.startswith("judging ")}
+    assert {v.key for v in report.variants if not v.error} >= judged >= {"tflite:fp32", "tflite:dynamic_int8"}
+    assert any(line.startswith("fallback search") for line in lines)
 
 
 def test_auto_chooses_a_quantized_variant_within_the_budget(auto_run):

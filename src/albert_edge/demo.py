@@ -28,6 +28,12 @@ EXAMPLE_TEXTS = (
 )
 
 
+def _host_thread_counts() -> list[int]:
+    from albert_edge.bench_latency.machine import default_thread_counts
+
+    return default_thread_counts()
+
+
 def default_sample_dir() -> Path:
     """Where the trained sample lives in a source checkout (``examples/`` beside ``src/``)."""
     return Path(__file__).resolve().parents[2] / "examples" / SAMPLE_NAME
@@ -37,7 +43,7 @@ def default_sample_dir() -> Path:
 class DemoSettings:
     """What the demo measures; the defaults fit the 5-minute budget on a 2-core machine."""
 
-    threads: tuple[int, ...] = (1, 2, 4)
+    threads: tuple[int, ...] = field(default_factory=lambda: tuple(_host_thread_counts()))
     seq_lens: tuple[int | str, ...] = ("real", 128)
     runs: int = 100
     warmup: int = 10

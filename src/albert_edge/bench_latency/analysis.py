@@ -77,14 +77,22 @@ def accuracy_drop_points(accuracy: dict[str, dict], variant: str, baseline: str 
 
 
 def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | None, seq_len: int | str,
-              max_drop: float, source: str = "host") -> dict | None:
+              max_drop: float, source: str = "host", max_threads: int | None = None) -> dict | None:
     """The fastest (variant, backend, threads) at ``seq_len`` whose accuracy drop is within budget.
 
     Without accuracy data every variant qualifies and the text says that drift was not measured.
+    With ``max_threads`` (the host's physical cores) thread counts above it are never picked: on
+    an oversubscribed host their latency measures contention, and an app on a phone shares its
+    cores anyway. If only such counts were measured, the pick says so loudly.
     """
     rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == source]
     if not rows:
         return None
+    oversubscribed_only = False
+    if max_threads is not None:
+        within = [r for r in rows if r["threads"] is None or r["threads"] <= max_threads]
+        oversubscribed_only = not within
+        rows = within or rows
     measured = any(a.get("accuracy") is not None for a in accuracy.values())
     allowed = []
     for r in rows:
@@ -100,6 +108,10 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     plural = "s" if best["threads"] != 1 else ""
     parts = [f"ship {best['variant']} ({best['backend']}, {best['threads']} thread{plural}): "
              f"p50 {_p50(best):.3g} ms at seq {seq_len}"]
+    if oversubscribed_only:
+        parts.append(f"WARNING: only thread counts above the {max_threads} physical cores were measured, so this "
+                     f"pick is oversubscribed and its latency includes contention; re-run with --threads "
+                     f"{max_threads}")
     if speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
     cosine = (accuracy.get(best["variant"]) or {}).get("mean_cosine")

@@ -72,6 +72,20 @@ def physical_cores() -> int:
     return int(count or os.cpu_count() or 1)
 
 
+def default_thread_counts(cores: int | None = None) -> list[int]:
+    """The sweep's default: 1, 2, 4, ... up to the physical cores, and the core count itself.
+
+    More threads than physical cores measure contention, not the model (the host's own
+    oversubscription warning says so), so the default never asks for them; pass --threads to.
+    """
+    cores = max(1, physical_cores() if cores is None else cores)
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    return [*counts, cores]
+
+
 def usable_cpus() -> list[int]:
     """CPUs this process may run on (respects taskset/cgroups), sorted."""
     if hasattr(os, "sched_getaffinity"):

@@ -8,6 +8,16 @@ from albert_edge.bench_latency.analysis import _p50, headline_seq_len
 from albert_edge.bench_latency.schema import BenchReport
 
 
+def _model_memory(rows: list[dict]) -> dict[str, float]:
+    """Largest model peak memory per (variant, backend) among ``rows`` (host results carry it)."""
+    out: dict[str, float] = {}
+    for r in rows:
+        if r.get("memory"):
+            key = f"{r['variant']} ({r['backend']})"
+            out[key] = max(out.get(key, 0.0), r["memory"]["model_peak_mb"])
+    return out
+
+
 def render_png(report: BenchReport, target: Path) -> Path:
     """Draw the figure at the headline sequence length (real lengths if measured, else the longest).
 
@@ -28,7 +38,9 @@ def render_png(report: BenchReport, target: Path) -> Path:
     variants = [v["name"] for v in report.variants]
     colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
 
-    fig, axes = plt.subplots(1, len(threads) + 1, figsize=(4.2 * (len(threads) + 1), 3.8), squeeze=False)
+    memory = _model_memory(rows)
+    panels = len(threads) + 1 + (1 if memory else 0)
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.8), squeeze=False)
     # Without --eval the y axis shows what was measured instead: the file size.
     sizes = {v["name"]: (v.get("size_bytes") or 0) / 1e6 for v in report.variants}
     y_of = accuracy if accuracy else sizes
@@ -46,7 +58,7 @@ def render_png(report: BenchReport, target: Path) -> Path:
         ax.grid(alpha=0.3)
         if ax is axes[0][0] and rows:
             ax.legend(fontsize=7, loc="best")
-    ax = axes[0][-1]
+    ax = axes[0][len(threads)]
     for (variant, backend) in sorted({(r["variant"], r["backend"]) for r in rows}):
         points = sorted((r["threads"], _p50(r)) for r in rows if r["variant"] == variant and r["backend"] == backend)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors[variant],
@@ -58,6 +70,14 @@ def render_png(report: BenchReport, target: Path) -> Path:
     ax.grid(alpha=0.3)
     if rows:
         ax.legend(fontsize=7)
+    if memory:
+        ax = axes[0][-1]
+        names = list(memory)
+        ax.barh(range(len(names)), [memory[n] for n in names], color=[colors[n.split(" (")[0]] for n in names])
+        ax.set_yticks(range(len(names)), names, fontsize=7)
+        ax.set_xlabel("model peak memory (MB, RSS minus runtime baseline)")
+        ax.set_title(f"{source}: model memory, seq {seq_len}")
+        ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     fig.savefig(target, dpi=110, format="png")
     plt.close(fig)

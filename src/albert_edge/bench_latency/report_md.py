@@ -93,10 +93,12 @@ def render_markdown(report: BenchReport) -> str:
                 f"{_fmt(speedup, '.2f', 'x')} | {_fmt(_percent(acc, 'accuracy'), '.2f', '%')} | "
                 f"{_fmt(0.0 - drop if drop is not None else None, '+.2f')} | "
                 f"{_fmt(_percent(acc, 'agreement'), '.2f', '%')} |")
-        pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5))
+        pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5),
+                         max_threads=_host_cores(report))
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
+    out += _real_length_ratios(report)
     out += _load_and_memory(report)
     embedding = [a for a in report.accuracy if a.get("mean_cosine") is not None]
     if embedding:
@@ -136,26 +138,80 @@ def render_markdown(report: BenchReport) -> str:
     return "\n".join(out)
 
 
+def _real_length_ratios(report: BenchReport) -> list[str]:
+    """Each variant's p50 at real lengths over its own p50 at the longest fixed length, same run.
+
+    The work shrinks with the length; a ratio well above (median real length / that length) is a
+    fixed per-call cost (new-shape preparation, dispatch, the classifier) worth hunting.
+    """
+    fixed = [r["seq_len"] for r in report.results if isinstance(r["seq_len"], int)]
+    if not fixed or not any(r["seq_len"] == "real" for r in report.results):
+        return []
+    longest = max(fixed)
+    lines = [f"## Real lengths vs padding to {longest}", "",
+             f"p50 at the eval set's real lengths divided by p50 at {longest} tokens, same variant, backend, "
+             "threads and run.", "",
+             f"| variant | source | backend | threads | p50 ms real | p50 ms @ {longest} | ratio |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for r in report.results:
+        if r["seq_len"] != "real":
+            continue
+        full = next((f for f in report.results if f["seq_len"] == longest and f["variant"] == r["variant"]
+                     and f["backend"] == r["backend"] and f["threads"] == r["threads"]
+                     and f["source"] == r["source"]), None)
+        if full is None:
+            continue
+        lines.append(f"| {r['variant']} | {r['source']} | {r['backend']} | {r['threads'] or '–'} | "
+                     f"{_fmt(_p50(r))} | {_fmt(_p50(full))} | {_p50(r) / _p50(full):.2f}x |")
+    return [*lines, ""]
+
+
 def _load_and_memory(report: BenchReport) -> list[str]:
-    """Per variant, backend and source: median init and first-inference time, worst peak memory."""
+    """Per variant, backend and source: median init and first inference, and the model's own memory.
+
+    Host rows carry the model's memory (RSS minus a runtime-only baseline, bench_latency/memory.py):
+    after load, after the first inference and the peak during the timed runs at each length (the
+    largest over thread counts). Device rows carry benchmark_model's peak footprint.
+    """
     groups: dict[tuple, list[dict]] = {}
     for r in report.results:
         groups.setdefault((r["variant"], r["backend"], r["source"]), []).append(r)
     if not groups:
         return []
-    lines = ["## Load time and memory", "",
-             "Init is the model load (interpreter built, delegate applied); medians over every configuration; "
-             "peak memory is the worst process (host: the worker's peak RSS, Python included).", "",
-             "| variant | source | backend | size | init ms | first inference ms | peak memory MB |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    seq_lens = sorted({r["seq_len"] for r in report.results if r.get("memory")}, key=_seq_key)
+    methods = sorted({r["memory"]["method"] for r in report.results if r.get("memory")})
+    lines = ["## Load time and model memory", "",
+             "Init is the model load (file read, interpreter built, delegate applied); first inference includes "
+             "tensor allocation for its shape; cold start is their sum (what an app waits for its first answer; "
+             "benchmarks/cold_start.py times it in fresh processes, with and without XNNPACK's weight cache); "
+             "medians over every configuration. Model memory is the worker's "
+             "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
+             "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "
+             "not Python. Measured with " + ("; ".join(methods) or "–") + ". Device rows: benchmark_model's "
+             "peak memory footprint.", "",
+             "| variant | source | backend | size | init ms | first inference ms | cold start ms | model MB after load | "
+             "model MB after 1st inference | " + " | ".join(f"model peak MB @ {s}" for s in seq_lens)
+             + (" | " if seq_lens else "") + "device peak MB |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(seq_lens) + "---:|"]
     for (variant, backend, source), rows in groups.items():
         size = (report.variant(variant) or {}).get("size_bytes")
         inits = [r["init_ms"] for r in rows if r["init_ms"] is not None]
         firsts = [r["first_inference_ms"] for r in rows if r["first_inference_ms"] is not None]
-        peaks = [r["peak_rss_mb"] for r in rows if r["peak_rss_mb"] is not None]
+        colds = [r["init_ms"] + r["first_inference_ms"] for r in rows
+                 if r["init_ms"] is not None and r["first_inference_ms"] is not None]
+        mems = [r["memory"] for r in rows if r.get("memory")]
+        loads = [m["model_after_load_mb"] for m in mems]
+        after_first = [m["model_after_first_mb"] for m in mems]
+        peaks = [_fmt(max((r["memory"]["model_peak_mb"] for r in rows if r.get("memory") and r["seq_len"] == s),
+                          default=None), ".1f") for s in seq_lens]
+        device = [r["peak_rss_mb"] for r in rows if source == "device" and r["peak_rss_mb"] is not None]
         lines.append(f"| {variant} | {source} | {backend} | {_size(size)} | "
                      f"{_fmt(float(np.median(inits)) if inits else None)} | "
-                     f"{_fmt(float(np.median(firsts)) if firsts else None)} | {_fmt(max(peaks) if peaks else None)} |")
+                     f"{_fmt(float(np.median(firsts)) if firsts else None)} | "
+                     f"{_fmt(float(np.median(colds)) if colds else None)} | "
+                     f"{_fmt(float(np.median(loads)) if loads else None, '.1f')} | "
+                     f"{_fmt(float(np.median(after_first)) if after_first else None, '.1f')} | "
+                     + "".join(f"{p} | " for p in peaks) + f"{_fmt(max(device) if device else None)} |")
     return [*lines, ""]
 
 
@@ -167,4 +223,10 @@ def overall_recommendation(report: BenchReport) -> dict | None:
         return None
     accuracy = {a["variant"]: a for a in report.accuracy}
     return recommend(report.results, accuracy, report.baseline(), seq_len,
-                     report.settings.get("max_drop", 0.5))
+                     report.settings.get("max_drop", 0.5), max_threads=_host_cores(report))
+
+
+def _host_cores(report: BenchReport) -> int | None:
+    """Physical cores of the host the numbers were measured on (None for a device-only report)."""
+    cores = report.machine.get("physical_cores") if report.machine.get("kind") == "host" else None
+    return int(cores) if cores else None

@@ -19,7 +19,11 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      peak_rss_mb, rss_before_load_mb, oversubscribed (threads > physical cores),
                      lengths {min,median,p90,max,examples} | null (real-length runs),
                      op_profile [{node_type,count,avg_ms,percent,cdf_percent,mem_kb,times_called}] | null;
-                     host results add affinity [int], device results percentiles_us {p5,median,p95} | null
+                     host results add affinity [int] and memory {baseline_mb, after_load_mb,
+                     after_first_mb, peak_timed_mb, model_after_load_mb, model_after_first_mb,
+                     model_peak_mb, method, rounds} (the model's own memory: RSS minus the
+                     runtime-only baseline, medians over rounds; see bench_latency/memory.py);
+                     device results percentiles_us {p5,median,p95} | null
     accuracy[]       one per variant: variant, examples, accuracy, agreement, max_abs_logit_diff,
                      mean_abs_logit_diff, mean_kl (vs the baseline), labels, reference {checkpoint,
                      agreement, max_abs_logit_diff, mean_abs_logit_diff, accuracy} | null

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules
+
 BACKENDS = ("litert", "tflite_runtime", "tf", "onnxruntime")
 
 Runner = Callable[[dict[str, np.ndarray]], object]
@@ -42,21 +44,32 @@ _INTERPRETER_MODULES = {"litert": "ai_edge_litert.interpreter", "tflite_runtime"
                         "tf": "tensorflow", "onnxruntime": "onnxruntime"}
 
 
+def import_runtime(backend: str) -> None:
+    """Import the interpreter module and the albert_edge loader, and nothing else.
+
+    Done before the memory baseline and before the clock starts: neither the model's memory nor
+    its init time should include Python imports.
+    """
+    import importlib
+
+    import albert_edge.runtime.backends  # noqa: F401 - the loader the app runs
+
+    try:
+        importlib.import_module(_INTERPRETER_MODULES[backend])
+    except ImportError as exc:
+        raise WorkerError(f"backend {backend!r}: interpreter not installed ({exc})") from None
+
+
 def load(path: str, backend: str, threads: int, xnnpack: bool) -> tuple[Runner, str, float]:
     """Open the model through albert_edge.runtime (what an app runs).
 
     Returns (run, interpreter version, init ms): init covers reading the file, building the
     interpreter or session and, for TFLite, applying the XNNPACK delegate.
     """
-    import importlib
-
     from albert_edge.errors import AlbertEdgeError
     from albert_edge.runtime.backends import open_backend
 
-    try:
-        importlib.import_module(_INTERPRETER_MODULES[backend])
-    except ImportError as exc:
-        raise WorkerError(f"backend {backend!r}: interpreter not installed ({exc})") from None
+    import_runtime(backend)
     start = time.perf_counter()
     try:
         with open(path, "rb") as handle:
@@ -99,8 +112,12 @@ def measure(args: argparse.Namespace) -> dict:
     if args.pin:
         cpus = sorted({int(c) for c in args.pin.split(",")})
         os.sched_setaffinity(0, cpus)
+    import_runtime(args.backend)
+    probe = MemoryProbe()
+    probe.baseline()
     rss_start = peak_rss_mb()
     run, version, init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack)
+    probe.loaded()
     rss_loaded = peak_rss_mb()
 
     rng = np.random.default_rng(args.seed)
@@ -114,14 +131,18 @@ def measure(args: argparse.Namespace) -> dict:
         start = time.perf_counter()
         run(pool[0])
         first_ms = (time.perf_counter() - start) * 1e3
+        probe.first_inference()
         for i in range(args.warmup):
             run(pool[(i + 1) % len(pool)])
         samples = []
+        probe.start_timed()
         for i in range(args.runs):
             feeds = pool[i % len(pool)]
             start = time.perf_counter()
             run(feeds)
             samples.append((time.perf_counter() - start) * 1e3)
+            probe.sample()
+        probe.end_timed()
     except Exception as exc:  # noqa: BLE001 - interpreters raise RuntimeError/ValueError with long texts
         raise WorkerError(f"{args.model}: inference failed ({str(exc).splitlines()[0]})") from None
     return {
@@ -138,6 +159,8 @@ def measure(args: argparse.Namespace) -> dict:
         "rss_before_load_mb": rss_start,
         "rss_after_load_mb": rss_loaded,
         "peak_rss_mb": peak_rss_mb(),
+        "memory": probe.to_dict(),
+        "foreign_modules": foreign_modules(allowed=("tensorflow", "keras") if args.backend == "tf" else ()),
         "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "pid": os.getpid(),
     }

@@ -15,7 +15,8 @@ def add_parser(subparsers) -> None:
                     "report.json, report.md, report.png and device_commands.sh; or fold phone logs from "
                     "TFLite's benchmark_model into a report with --import-device-log.")
     parser.add_argument("models", nargs="*", metavar="MODEL", help=".tflite or .onnx files (packed or plain)")
-    parser.add_argument("--threads", type=positive_int_list, default=[1, 2, 4], help="thread counts (default 1,2,4)")
+    parser.add_argument("--threads", type=positive_int_list, default=None,
+                        help="thread counts (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
     parser.add_argument("--batch", type=int, default=1)

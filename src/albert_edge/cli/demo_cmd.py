@@ -17,17 +17,27 @@ def add_parser(subparsers) -> None:
                     "everything went.")
     parser.add_argument("--out", default="demo_out", metavar="DIR", help="output directory (default: demo_out)")
     parser.add_argument("--sample", metavar="DIR", help="sample checkpoint directory (default: the shipped one)")
-    parser.add_argument("--threads", type=positive_int_list, default=[1, 2, 4], help="thread counts to time (default: 1,2,4)")
+    parser.add_argument("--threads", type=positive_int_list, default=None,
+                        help="thread counts to time (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
     parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
     parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow/absl/LiteRT/ONNX Runtime output (default: kept in OUT/demo_chatter.log)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(threads=tuple(args.threads), seq_lens=tuple(args.seq_len),
-                            runs=args.runs, max_drop=args.max_drop)
-    result = run_demo(args.out, sample=args.sample, settings=settings)
+    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, max_drop=args.max_drop)
+    if args.threads:
+        settings.threads = tuple(args.threads)
+    from albert_edge.atomic import ensure_writable_dir
+    from albert_edge.demo_console import quiet_console
+
+    log_path = ensure_writable_dir(args.out) / "demo_chatter.log"
+    with quiet_console(log_path, enabled=not args.verbose) as console:
+        result = run_demo(args.out, sample=args.sample, settings=settings,
+                          log=lambda line: print(line, file=console, flush=True))
     print()
     print(f"models:            {result.out_dir / 'models'}")
     print(f"conversion report: {result.conversion_report}")
@@ -36,4 +46,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"predictions:       {result.out_dir / 'predictions.json'}")
     print(f"chosen variant:    {result.chosen}")
     print("seconds per stage: " + ", ".join(f"{k} {v:g}" for k, v in result.seconds.items()))
+    if not args.verbose:
+        print(f"library output:    {log_path} (--verbose shows it)")
     return 0

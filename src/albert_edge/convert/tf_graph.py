@@ -37,6 +37,7 @@ ATTENTION_LAYOUTS = ("transpose_k", "adj_y")
 # Google's BERT/ALBERT code and Hugging Face both add this to masked scores; exp() of it is 0.
 MASK_VALUE = -10000.0
 HIDDEN_TENSOR_NAME = "albert_edge_last_hidden_state"
+_SEQ = object()  # GraphOptions.batch_one: "the sequence axis", written -1 in constant reshape targets
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,15 @@ class GraphOptions:
     attention_layout: "transpose_k" transposes K to [batch, heads, head_dim, seq] and runs a plain
         BATCH_MATMUL; "adj_y" keeps K as [batch, heads, seq, head_dim] and sets adj_y. The converter
         emits the same op census for both and they time alike (ratio 1.00 with rotated order).
+    batch_one: a [1, seq] signature whose reshapes take constant shapes with a single -1, so they
+        need no SHAPE/STRIDED_SLICE/PACK ops and XNNPACK can take them (fewer partitions); the file
+        then accepts batch 1 only (benchmarks/real_length_tax.py weighs it).
     """
 
     fused_qkv: bool = False
     gelu: str = "config"
     attention_layout: str = "transpose_k"
+    batch_one: bool = False
 
     def __post_init__(self) -> None:
         if self.gelu not in GELU_FORMS:
@@ -136,7 +141,8 @@ def build_tf_module(weights: Any, task: Task | str | None = None, options: Graph
             self.params = {name: tf.Variable(value, trainable=False, name=name.replace(".", "_"))
                            for name, value in arrays.items()}
 
-        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES])
+        @tf.function(input_signature=[tf.TensorSpec([1 if options.batch_one else None, None], tf.int32, name=n)
+                                      for n in INPUT_NAMES])
         def serve(self, input_ids, attention_mask, token_type_ids):
             params = {name: var.read_value() for name, var in self.params.items()}
             return forward(params, input_ids, attention_mask, token_type_ids)
@@ -159,6 +165,10 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
     act = activation_kind(config, options)
     plan = layer_plan(config)
     preln = str(getattr(config, "ln_type", "postln")) == "preln"
+
+    def dims(*parts):
+        """A reshape target: constant with seq as -1 when batch_one, else stacked from the runtime shape."""
+        return [-1 if d is _SEQ else d for d in parts] if options.batch_one else tf.stack(parts)
 
     def layer_norm(x, p, prefix):
         mean = tf.reduce_mean(x, axis=-1, keepdims=True)
@@ -191,7 +201,7 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
 
     def split_heads(x2d, batch, seq):
         """[batch*seq, H] -> [batch, heads, seq, head_dim]."""
-        return tf.transpose(tf.reshape(x2d, tf.stack([batch, seq, heads, head_dim])), [0, 2, 1, 3])
+        return tf.transpose(tf.reshape(x2d, dims(batch, seq, heads, head_dim)), [0, 2, 1, 3])
 
     def attention(x2d, p, prefix, mask, batch, seq):
         if options.fused_qkv:
@@ -221,13 +231,14 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
         """int32 [batch, seq] -> [batch*seq, H] following config.embedding_order."""
         word = tf.gather(p["embeddings.word"], tf.reshape(input_ids, [-1]))
         width = p["embeddings.position"].shape[-1]
-        position = tf.slice(p["embeddings.position"], [0, 0], tf.stack([seq, width]))
+        length = tf.shape(input_ids)[1] if seq is _SEQ else seq
+        position = tf.slice(p["embeddings.position"], [0, 0], tf.stack([length, width]))
         token_type = tf.gather(p["embeddings.token_type"], tf.reshape(token_type_ids, [-1]))
         if config.embedding_order == "project_then_add":
             word = tf.matmul(word, p["embeddings.projection.kernel"])
             if "embeddings.projection.bias" in p:
                 word = word + p["embeddings.projection.bias"]
-        summed = tf.reshape(word + token_type, tf.stack([batch, seq, width])) + position
+        summed = tf.reshape(word + token_type, dims(batch, seq, width)) + position
         x = layer_norm(tf.reshape(summed, [-1, width]), p, "embeddings.layer_norm")
         if config.embedding_order == "add_then_project":
             x = dense(x, p, "embeddings.projection")
@@ -235,13 +246,13 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
 
     def forward(p, input_ids, attention_mask, token_type_ids):
         shape = tf.shape(input_ids)
-        batch, seq = shape[0], shape[1]
-        mask = tf.reshape((1.0 - tf.cast(attention_mask, tf.float32)) * MASK_VALUE, tf.stack([batch, 1, 1, seq]))
+        batch, seq = (1, _SEQ) if options.batch_one else (shape[0], shape[1])
+        mask = tf.reshape((1.0 - tf.cast(attention_mask, tf.float32)) * MASK_VALUE, dims(batch, 1, 1, seq))
         x = embeddings(p, input_ids, token_type_ids, batch, seq)
         for group, inner in plan:
             x = transformer_layer(x, p, f"encoder.group{group}.inner{inner}.", mask, batch, seq)
         # Named so that parity checks can find it among a classifier's intermediate tensors.
-        sequence = tf.reshape(x, tf.stack([batch, seq, hidden]), name=HIDDEN_TENSOR_NAME)
+        sequence = tf.reshape(x, dims(batch, seq, hidden), name=HIDDEN_TENSOR_NAME)
         return task.tf_head(tf, p, sequence, attention_mask)
 
     return forward

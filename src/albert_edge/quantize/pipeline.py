@@ -17,7 +17,7 @@ import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -246,6 +246,7 @@ def quantize_checkpoint(
     options: QuantizeOptions | None = None,
     *,
     weights: Any = None,
+    progress: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``options.mode``; write them and ``quantize_report.json``.
@@ -254,6 +255,7 @@ def quantize_checkpoint(
     says what to build and the budget; ``weights`` skips loading ``checkpoint`` (its directory still
     provides the tokenizer asset). In auto mode, when no variant fits the budget it raises
     QuantizationError (``exc.report`` holds the measurements) and writes nothing.
+    ``progress`` receives one line per stage (build, each variant judged, fallback, timing).
     """
     from dataclasses import replace
 
@@ -263,6 +265,7 @@ def quantize_checkpoint(
     min_agreement, max_size_mb, max_fallback_steps, variants = o.min_agreement, o.max_size_mb, o.max_fallback_steps, o.variants
     max_eval_examples, confidence, task = o.max_eval_examples, o.confidence, o.task
     min_cosine, min_mean_cosine = o.min_cosine, o.min_mean_cosine
+    say = progress or (lambda _line: None)
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if mode not in MODES:
@@ -332,11 +335,14 @@ def quantize_checkpoint(
                     None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence),
                     float(min_cosine), float(min_mean_cosine))
 
+    say(f"building variants ({mode}, {', '.join(formats)})")
     results = _build_variants(weights, mode, formats, calibration, variants, task)
     reference = variant_values(results[0].data, judge_samples, task, num_threads)
     for r in results:
+        say(f"judging {r.key} on {len(judge_samples)} rows")
         _judge(r, judge_samples, reference, y, num_threads, task)
     if mode == "auto":
+        say("fallback search (int8_fc ops back to float while drift exceeds the budget)")
         results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
                                     num_threads, max_fallback_steps, task)
     runnable = {r.key: r.data for r in results if not r.error}
@@ -344,6 +350,7 @@ def quantize_checkpoint(
     seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
     timing = {"threads": num_threads, "seq_len": seq_len, "batch": 1, "rounds": rounds, "interleaved": True,
               "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
+    say(f"timing {len(runnable)} variants, {rounds} interleaved rounds")
     latency = interleaved_latency(runnable, latency_inputs(seq_len, weights.config.vocab_size), num_threads, rounds)
     base = latency["tflite:fp32"]["median_ms"]
     for r in results:

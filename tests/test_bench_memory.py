@@ -1,0 +1,108 @@
+"""The model's own memory: a runtime-only baseline, then load / first inference / peak, minus it."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_bench_support import _pack, shared_models
+
+from albert_edge.bench_latency.memory import METHOD_HWM, METHOD_SAMPLED, aggregate_memory, foreign_modules
+from albert_edge.runtime.pack import attach_tflite_pack
+
+WIDTH = 1024   # three 1024x1024 float layers: ~12.6 MB of fp32 weights, ~3.2 MB as int8
+
+
+def heavy_tflite_bytes(quantize: bool) -> bytes:
+    """A model whose weights dwarf the runtime's noise, so fp32 and int8 memory must differ."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    emb = rng.normal(0, 1, (128, WIDTH)).astype(np.float32)
+    layers = [rng.normal(0, 0.03, (WIDTH, WIDTH)).astype(np.float32) for _ in range(3)]
+    head = rng.normal(0, 0.1, (WIDTH, 2)).astype(np.float32)
+
+    class Heavy(tf.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = tf.Variable(emb)
+            self.layers = [tf.Variable(w) for w in layers]
+            self.head = tf.Variable(head)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=n)
+                                      for n in ("input_ids", "attention_mask", "token_type_ids")])
+        def serve(self, input_ids, attention_mask, token_type_ids):
+            h = tf.gather(self.emb, input_ids) + tf.expand_dims(tf.cast(token_type_ids, tf.float32), -1)
+            for w in self.layers:
+                h = tf.nn.relu(tf.matmul(h, w))
+            mask = tf.expand_dims(tf.cast(attention_mask, tf.float32), -1)
+            return {"logits": tf.matmul(tf.reduce_sum(h * mask, 1), self.head)}
+
+    module = Heavy()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()], module)
+    if quantize:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter.convert()
+
+
+@functools.cache
+def heavy_models() -> dict[str, Path]:
+    directory = Path(tempfile.mkdtemp(prefix="albert-edge-bench-memory-"))
+    paths = {"fp32": directory / "heavy_fp32.tflite", "int8": directory / "heavy_int8.tflite"}
+    for key, path in paths.items():
+        path.write_bytes(attach_tflite_pack(heavy_tflite_bytes(key == "int8"), _pack(key)))
+    return paths
+
+
+def worker(model: Path, backend: str = "litert", seq: int = 32) -> dict:
+    argv = [sys.executable, "-m", "albert_edge.bench_latency.worker", "--model", str(model), "--backend", backend,
+            "--threads", "1", "--seq-len", str(seq), "--runs", "5", "--warmup", "1"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"], result
+    return result
+
+
+@pytest.mark.parametrize("key,backend", [("fp32", "litert"), ("onnx", "onnxruntime")])
+def test_worker_imports_only_its_runtime_and_reports_every_reading(key, backend):
+    result = worker(shared_models()[key], backend)
+    memory = result["memory"]
+    assert result["foreign_modules"] == [] and memory["imported_before_baseline"] == []
+    assert 0 < memory["baseline_mb"] <= memory["after_load_mb"]
+    assert memory["peak_timed_mb"] >= memory["after_first_mb"] * 0.95
+    assert memory["model_peak_mb"] == pytest.approx(memory["peak_timed_mb"] - memory["baseline_mb"])
+    if Path("/proc/self/status").exists():
+        assert memory["method"] in (METHOD_HWM, METHOD_SAMPLED)
+
+
+def test_model_memory_follows_the_weights_not_the_process():
+    """fp32 holds ~4x the weight bytes of int8: its model memory must exceed int8's by most of that gap."""
+    paths = heavy_models()
+    sizes = {k: p.stat().st_size / 2**20 for k, p in paths.items()}
+    memory = {k: worker(p)["memory"] for k, p in paths.items()}
+    assert memory["fp32"]["model_after_load_mb"] > 0.8 * sizes["fp32"]
+    gap = memory["fp32"]["model_peak_mb"] - memory["int8"]["model_peak_mb"]
+    assert gap > 0.7 * (sizes["fp32"] - sizes["int8"]), (sizes, memory)
+    # Same runtime, same imports: the baselines agree within a few MB whatever the model.
+    assert abs(memory["fp32"]["baseline_mb"] - memory["int8"]["baseline_mb"]) < 8
+
+
+def test_aggregate_takes_the_median_per_figure_and_keeps_the_method():
+    readings = [{"baseline_mb": 40.0 + i, "model_after_load_mb": v, "model_after_first_mb": v + 1,
+                 "model_peak_mb": v + 2, "method": METHOD_HWM} for i, v in enumerate((10.0, 30.0, 12.0))]
+    out = aggregate_memory([*readings, None])
+    assert out["model_after_load_mb"] == 12.0 and out["model_peak_mb"] == 14.0 and out["baseline_mb"] == 41.0
+    assert out["method"] == METHOD_HWM and len(out["rounds"]) == 3
+    assert aggregate_memory([None]) is None
+
+
+def test_foreign_module_check_sees_an_imported_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", object())
+    assert "torch" in foreign_modules()
+    assert "torch" not in foreign_modules(allowed=("torch",))
