@@ -140,10 +140,23 @@ def _deb_file(directory: Path, package: str, version: str) -> Path:
     return directory / f"{package}_{version.replace(':', '%3a')}_arm64.deb"
 
 
-def _candidate(package: str) -> str | None:
-    out = subprocess.run(["apt-cache", "policy", f"{package}:arm64"], capture_output=True, text=True).stdout
-    match = re.search(r"Candidate:\s*(\S+)", out)
-    return match.group(1) if match and match.group(1) != "(none)" else None
+def _policies(packages: list[str]) -> dict[str, tuple[str | None, set[str]]]:
+    """package -> (candidate version, versions apt knows) for arm64, from one apt-cache call."""
+    out = subprocess.run(["apt-cache", "policy", *(f"{p}:arm64" for p in packages)], capture_output=True, text=True).stdout
+    result: dict[str, tuple[str | None, set[str]]] = {}
+    for block in re.split(r"^(?=\S)", out, flags=re.M):
+        head = re.match(r"(\S+?)(?::arm64)?:\n", block)
+        if not head:
+            continue
+        candidate = re.search(r"Candidate:\s*(\S+)", block)
+        known = set(re.findall(r"^\s+(?:\*\*\* )?(\S+) \d+\n", block, flags=re.M))
+        result[head.group(1)] = (candidate.group(1) if candidate and candidate.group(1) != "(none)" else None, known)
+    return result
+
+
+def _download(directory: Path, specs: list[str]) -> subprocess.CompletedProcess:
+    # One apt-get call for all packages: each call re-reads apt's cache (seconds on a busy machine).
+    return subprocess.run(["apt-get", "download", *specs], cwd=directory, capture_output=True, text=True)
 
 
 def ensure_debs(lock: dict, directory: Path) -> dict[str, Path]:
@@ -155,31 +168,40 @@ def ensure_debs(lock: dict, directory: Path) -> dict[str, Path]:
     """
     directory.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
-    updated = False
+    wanted: dict[str, str] = {}
     for entry in lock["debs"]:
-        package, version = entry["package"], entry["version"]
-        path = _deb_file(directory, package, version)
+        path = _deb_file(directory, entry["package"], entry["version"])
         if path.exists() and sha256(path) == entry["sha256"]:
-            files[package] = path
-            continue
-        path.unlink(missing_ok=True)
-        proc = subprocess.run(["apt-get", "download", f"{package}:arm64={version}"], cwd=directory, capture_output=True, text=True)
-        if proc.returncode != 0 and not updated:
-            _run("apt-get update", ["apt-get", "update", "-q"], env=_apt_env())
-            updated = True
-            proc = subprocess.run(["apt-get", "download", f"{package}:arm64={version}"], cwd=directory, capture_output=True, text=True)
-        if proc.returncode == 0:
-            if sha256(path) != entry["sha256"]:
-                path.unlink(missing_ok=True)
-                raise ArmSetupError(f"arm setup: {package}:arm64 {version}: sha256 differs from arm_lock.json")
-            files[package] = path
-            continue
-        current = _candidate(package)
-        if current is None:
-            raise ArmSetupError(f"arm setup: apt-get download {package}:arm64 failed and apt knows no arm64 {package}")
-        _log(f"warning: {package}:arm64 {version} (pinned) is no longer on the mirror; using {current}")
-        _run(f"apt-get download {package}:arm64", ["apt-get", "download", f"{package}:arm64={current}"], cwd=directory)
-        files[package] = _deb_file(directory, package, current)
+            files[entry["package"]] = path
+        else:
+            path.unlink(missing_ok=True)
+            wanted[entry["package"]] = entry["version"]
+    if not wanted:
+        return files
+    _log(f"downloading {len(wanted)} arm64 package(s) with apt-get")
+    if _download(directory, [f"{p}:arm64={v}" for p, v in wanted.items()]).returncode != 0:
+        _run("apt-get update", ["apt-get", "update", "-q"], env=_apt_env())
+        if _download(directory, [f"{p}:arm64={v}" for p, v in wanted.items()]).returncode != 0:
+            policies = _policies(list(wanted))
+            for package, version in list(wanted.items()):
+                candidate, known = policies.get(package, (None, set()))
+                if version in known:
+                    continue
+                if candidate is None:
+                    raise ArmSetupError(f"arm setup: apt knows no arm64 {package} (pinned {version} in arm_lock.json)")
+                _log(f"warning: {package}:arm64 {version} (pinned) is no longer on the mirror; using {candidate}")
+                wanted[package] = candidate
+            _run("apt-get download (arm64 packages)", ["apt-get", "download", *(f"{p}:arm64={v}" for p, v in wanted.items())],
+                 cwd=directory)
+    pinned = {e["package"]: e for e in lock["debs"]}
+    for package, version in wanted.items():
+        path = _deb_file(directory, package, version)
+        if not path.exists():
+            raise ArmSetupError(f"arm setup: apt-get download left no {path.name}")
+        if version == pinned[package]["version"] and sha256(path) != pinned[package]["sha256"]:
+            path.unlink()
+            raise ArmSetupError(f"arm setup: {package}:arm64 {version}: sha256 differs from arm_lock.json")
+        files[package] = path
     return files
 
 
