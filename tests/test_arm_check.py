@@ -97,6 +97,19 @@ def test_import_arm_joins_the_bench_report_beside_host_numbers(tmp_path, capsys)
     assert "fp asimd" in md   # the report names the CPU features
 
 
+def test_import_arm_keeps_the_host_results_of_an_existing_bench_report(tmp_path, capsys):
+    models = shared_models()
+    out = tmp_path / "report"
+    assert main(["bench", str(models["fp32"]), "--threads", "1", "--seq-len", "8", "--runs", "2", "--warmup", "0",
+                 "--rounds", "1", "--out", str(out), "--no-progress"]) == 0
+    assert main(["bench", "--import-arm", str(_arm_report(tmp_path)), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert [r["source"] for r in report["results"]] == ["host"] and report["arm_emulated"]["rows"]
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.index("## Sequence length: 8 tokens") < md.index("ARM-emulated numerics")
+    capsys.readouterr()
+
+
 def test_import_arm_rejects_a_file_that_is_not_an_arm_check(tmp_path, capsys):
     bad = tmp_path / "x.json"
     bad.write_text('{"tool": "something else"}', encoding="utf-8")
