@@ -17,7 +17,7 @@ import pytest
 
 from albert_edge.arm.check import instruction_counts, parse_counts
 from albert_edge.arm.cpus import CpuModel, CpuModelError, check_spec
-from albert_edge.arm.report import load, markdown_section
+from albert_edge.arm.report import load
 from albert_edge.arm.setup_env import load_lock
 from albert_edge.cli import main
 from albert_edge.cli.arm_cmd import _cpu_list
