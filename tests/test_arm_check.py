@@ -169,3 +169,21 @@ def test_smoke_int8_model_on_an_emulated_dot_product_cpu(arm_env, tmp_path, caps
     assert real["max"] - real["min"] < 20_000 and padded["count"] == 2 and padded["max"] - padded["min"] < 20_000
     assert padded["median"] > real["min"]   # 128 tokens cost more than the short texts' real lengths
     assert np.isfinite(arm["accuracy"])
+
+
+def test_a_crashing_pair_is_a_failed_row_not_a_lost_report(arm_env, tmp_path, capsys, monkeypatch):
+    import albert_edge.arm.check as check
+
+    def crash(env, cpu, root, job, workdir, timeout):
+        raise check.ArmCheckError(f"{job['model']}: under -cpu {cpu.spec} the emulated run failed (exit -4): Illegal instruction")
+
+    monkeypatch.setattr(check, "run_emulated", crash)
+    paths = shared_models()
+    out = tmp_path / "arm"
+    code = main(["arm-check", str(paths["int8"]), "--eval", str(paths["eval"]), "--limit", "2", "--cpu", "cortex-a72",
+                 "--out", str(out)])
+    assert code == 1
+    data = load(out / "arm_check.json")
+    assert "Illegal instruction" in data["rows"][1]["error"] and data["rows"][1]["accuracy"] is None
+    assert data["rows"][0]["source"] == "host" and data["rows"][0]["accuracy"] is not None
+    assert "✗ failed" in (out / "arm_check.md").read_text(encoding="utf-8")

@@ -180,7 +180,16 @@ def arm_check(
                 job = {"model": str(v.path.resolve()), "texts": texts, "count_limit": count_limit,
                        "count_padded": count_padded, "pad_to": pad_to}
                 timeout = 300 + 30.0 * (len(texts) + 2 * min(count_limit, len(texts)) + 2 * count_padded)
-                result, counts, wall = run_emulated(env, cpu, root, job, workdir, timeout)
+                try:
+                    result, counts, wall = run_emulated(env, cpu, root, job, workdir, timeout)
+                except ArmCheckError as exc:
+                    # One crashed pair must not throw away an hour of other pairs: record it and go on.
+                    log(f"arm-check: error: {exc}")
+                    rows.append({"variant": v.name, "cpu": cpu.spec, "source": "arm-emulated",
+                                 "int8_kernels": cpu.kernel_family, "error": str(exc),
+                                 **{k: None for k in ("accuracy", "agreement_vs_x86", "max_abs_logit_diff_vs_x86",
+                                                      "agreement_vs_fp32", "instructions_real", "instructions_padded")}})
+                    continue
                 logits = np.array(result["logits"], np.float32)
                 vs_x86 = compare_logits(logits, host[v.name]["logits"])
                 real = instruction_counts(result, counts, "counted")

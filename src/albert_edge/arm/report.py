@@ -84,12 +84,15 @@ def markdown_section(data: dict, level: int = 2) -> str:
         padded = _millions(row.get("instructions_padded"))
         if row.get("instructions_padded"):
             padded += f" at {row.get('padded_length')}"
-        flag = " ⚠ suspect" if row.get("suspect") else ""
+        flag = " ⚠ suspect" if row.get("suspect") else (" ✗ failed" if row.get("error") else "")
         lines.append(
             f"| {row['variant']} | {row['cpu']}{flag} | {row.get('int8_kernels', 'x86')} | {_pct(row['accuracy'])} "
             f"| {_pct(row['agreement_vs_x86'])} | {_delta(row['max_abs_logit_diff_vs_x86'])} | {_pct(row['agreement_vs_fp32'])} "
             f"| {_millions(row['instructions_real'])} | {padded} |"
         )
+    failed = [row for row in data["rows"] if row.get("error")]
+    if failed:
+        lines += [""] + [f"- failed: {row['error']}" for row in failed]
     lines += ["", "| emulated CPU | MIDR | features (Linux HWCAP names) |", "|---|---|---|"]
     for cpu in data["cpus"]:
         lines.append(f"| {cpu['cpu']} | {cpu['midr']} | {' '.join(cpu['features'])} |")

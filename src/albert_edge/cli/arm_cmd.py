@@ -62,4 +62,5 @@ def run(args: argparse.Namespace) -> int:
     write(data, args.out)
     print(markdown_section(data))
     print(f"wrote {args.out}/arm_check.json, arm_check.md")
-    return 0
+    # Non-zero when some model/CPU pair could not run: the report is complete but has failed rows.
+    return 1 if any(row.get("error") for row in data["rows"]) else 0
