@@ -187,3 +187,21 @@ def test_a_crashing_pair_is_a_failed_row_not_a_lost_report(arm_env, tmp_path, ca
     assert "Illegal instruction" in data["rows"][1]["error"] and data["rows"][1]["accuracy"] is None
     assert data["rows"][0]["source"] == "host" and data["rows"][0]["accuracy"] is not None
     assert "✗ failed" in (out / "arm_check.md").read_text(encoding="utf-8")
+
+
+def test_apt_policy_parsing_and_epoch_file_names(monkeypatch, tmp_path):
+    import subprocess
+
+    from albert_edge.arm import setup_env
+
+    canned = ("libc6:arm64:\n  Installed: (none)\n  Candidate: 2.36-9+deb12u14\n  Version table:\n"
+              "     2.36-9+deb12u14 500\n        500 http://mirror bookworm/main arm64 Packages\n"
+              "     2.36-9+deb12u7 500\n        500 http://mirror bookworm/main arm64 Packages\n"
+              "zlib1g:arm64:\n  Installed: (none)\n  Candidate: 1:1.2.13.dfsg-1+deb12u1\n  Version table:\n"
+              " *** 1:1.2.13.dfsg-1+deb12u1 500\n        500 http://mirror bookworm/main arm64 Packages\n")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, canned, ""))
+    policies = setup_env._policies(["libc6", "zlib1g"])
+    assert policies["libc6"] == ("2.36-9+deb12u14", {"2.36-9+deb12u14", "2.36-9+deb12u7"})
+    assert policies["zlib1g"] == ("1:1.2.13.dfsg-1+deb12u1", {"1:1.2.13.dfsg-1+deb12u1"})
+    # apt-get download writes an epoch's ':' as %3a; the lock's versions keep the ':'.
+    assert setup_env._deb_file(tmp_path, "zlib1g", "1:1.2.13").name == "zlib1g_1%3a1.2.13_arm64.deb"
