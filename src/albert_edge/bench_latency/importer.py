@@ -62,3 +62,25 @@ def import_device_logs(logs: Sequence[str | os.PathLike[str]], out_dir: str | os
     report.recommendation = overall_recommendation(report)
     write_report(report, out)
     return report
+
+
+def import_arm_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> BenchReport:
+    """Fold an ``albert-edge arm-check`` result into ``out_dir``/report.json (created if absent).
+
+    The ARM rows replace any earlier import; the host and device results are kept as they are.
+    """
+    from albert_edge.arm.report import load
+
+    data = load(path)
+    out = Path(out_dir)
+    existing = out / "report.json"
+    if existing.exists():
+        report = load_report(existing)
+    else:
+        report = BenchReport(settings={"threads": [], "seq_lens": [], "max_drop": 0.5, "baseline": None},
+                             machine={"kind": "arm-emulated-only"},
+                             created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             albert_edge_version=__version__)
+    report.arm_emulated = data
+    write_report(report, out)
+    return report

@@ -64,7 +64,7 @@ def render_markdown(report: BenchReport) -> str:
                 f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
                 f"Accuracy on {settings.get('eval') or '– (no --eval)'}; budget {settings.get('max_drop')} points.",
                 ""]
-    else:
+    elif report.results:
         out += ["Device-only report: numbers parsed from TFLite benchmark_model logs (p50 is the log's "
                 "median when it prints one, else its average, marked \"(avg)\").", ""]
     for seq_len in sorted({r["seq_len"] for r in report.results}, key=_seq_key):
@@ -133,6 +133,10 @@ def render_markdown(report: BenchReport) -> str:
             out.append(f"| {s['variant']} | {s['backend']} | {s['seq_len']} | {s['source']} | "
                        + " | ".join(cells) + " |")
         out.append("")
+    if report.arm_emulated:
+        from albert_edge.arm.report import markdown_section
+
+        out += [markdown_section(report.arm_emulated)]
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)

@@ -31,6 +31,8 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      warnings [str]
     warnings[]       every warning, as printed
     recommendation   {variant, backend, threads, seq_len, median_ms, accuracy_drop_points, text} | null
+    arm_emulated     optional: the arm_check.json last folded in with ``bench --import-arm`` (ARM kernels
+                     under qemu: accuracy, drift vs x86, instruction counts; see albert_edge.arm.report)
 
 Additions keep ``schema_version``; renames or removals bump it. The same schema, as tables, is in
 benchmarks/README.md.
@@ -69,6 +71,7 @@ class BenchReport:
     thread_scaling: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     recommendation: dict | None = None
+    arm_emulated: dict | None = None
     created_utc: str = ""
     albert_edge_version: str = ""
     tool: str = "albert-edge bench"
@@ -83,7 +86,7 @@ class BenchReport:
     @classmethod
     def from_dict(cls, data: dict, source: str = "<report>") -> BenchReport:
         validate_report(data, source)
-        return cls(**{k: data[k] for k in TOP_LEVEL_KEYS})
+        return cls(**{k: data[k] for k in TOP_LEVEL_KEYS}, arm_emulated=data.get("arm_emulated"))
 
     def variant(self, name: str) -> dict | None:
         return next((v for v in self.variants if v["name"] == name), None)

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "demo": "demo_cmd",
     "data": "data_cmd",
     "android-assets": "android_cmd",
+    "arm-check": "arm_cmd",
 }
 
 

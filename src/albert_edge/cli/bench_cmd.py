@@ -37,6 +37,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--import-device-log", nargs="+", metavar="FILE",
                         help="parse TFLite benchmark_model output into --out/report.json instead of benchmarking")
+    parser.add_argument("--import-arm", metavar="FILE",
+                        help="fold an arm_check.json (albert-edge arm-check) into --out/report.json instead of benchmarking")
     parser.add_argument("--variant", help="with --import-device-log: the variant name (default: the graph's stem)")
     parser.add_argument("--device", help="with --import-device-log: a device label, e.g. 'Pixel 7'")
     parser.set_defaults(run=run)
@@ -58,6 +60,12 @@ def run(args: argparse.Namespace) -> int:
         report = import_device_logs(args.import_device_log, args.out, args.variant, args.device)
         _print_table(report)
         print(f"wrote {args.out}/report.json, report.md, report.png")
+        return 0
+    if args.import_arm:
+        from albert_edge.bench_latency.importer import import_arm_report
+
+        import_arm_report(args.import_arm, args.out)
+        print(f"wrote {args.out}/report.json, report.md (ARM-emulated section from {args.import_arm})")
         return 0
     if not args.models:
         raise DataError("bench: expected MODEL files (or --import-device-log FILE)")

@@ -1,0 +1,117 @@
+"""arm_check.json and arm_check.md, and the Markdown section the bench report reuses.
+
+Why one renderer: ``albert-edge bench --import-arm FILE`` folds the same rows into the bench
+report (report.json key ``arm_emulated``), so both documents show one table with one meaning.
+Instruction counts are always labelled a cost proxy: they are guest instructions counted by
+qemu, not phone time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.errors import DataError
+
+REPORT_KEYS = ("tool", "created_utc", "eval", "examples", "host_machine", "emulator", "cpus", "variants", "rows")
+ROW_KEYS = ("variant", "cpu", "source", "accuracy", "agreement_vs_x86", "max_abs_logit_diff_vs_x86",
+            "agreement_vs_fp32", "instructions_real", "instructions_padded")
+
+
+def validate(data: object, source: str) -> dict:
+    """Raise DataError naming the first missing key of an arm_check.json; return it."""
+    if not isinstance(data, dict) or data.get("tool") != "albert-edge arm-check":
+        raise DataError(f"{source}: not an arm_check.json (no 'tool': 'albert-edge arm-check')")
+    missing = [k for k in REPORT_KEYS if k not in data]
+    if missing:
+        raise DataError(f"{source}: missing keys {', '.join(missing)}")
+    for i, row in enumerate(data["rows"]):
+        if not isinstance(row, dict) or any(k not in row for k in ROW_KEYS):
+            raise DataError(f"{source}: rows[{i}] lacks one of {', '.join(ROW_KEYS)}")
+    return data
+
+
+def load(path: str | os.PathLike[str]) -> dict:
+    """Read and validate an arm_check.json."""
+    from albert_edge.jsonfile import load_json_file
+
+    return validate(load_json_file(path, DataError), str(path))
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}%"
+
+
+def _millions(summary: dict | None) -> str:
+    if not summary:
+        return "–"
+    text = f"{summary['median'] / 1e6:.1f}M"
+    if summary["count"] > 1 and summary["max"] != summary["min"]:
+        text += f" ({summary['min'] / 1e6:.1f}–{summary['max'] / 1e6:.1f}M)"
+    return text
+
+
+def _delta(value: float | None) -> str:
+    return "–" if value is None else ("0" if value == 0 else f"{value:.2g}")
+
+
+def markdown_section(data: dict, level: int = 2) -> str:
+    """The table of every (variant, CPU) row, the CPU features, and how to read them."""
+    head = "#" * level
+    machine = data["host_machine"]
+    emulator = data["emulator"]
+    real_lengths = sorted({r.get("instructions_real_median_length") for r in data["rows"] if r.get("instructions_real_median_length")})
+    lines = [
+        f"{head} ARM-emulated numerics (qemu-aarch64 {emulator['qemu']}, {data['created_utc'][:10]})",
+        "",
+        f"Eval: `{data['eval']}`, {data['examples']} examples, batch 1 at each text's real length, 1 interpreter thread. "
+        f"x86 host: {machine.get('cpu_model', '?')} ({', '.join(machine.get('simd', [])) or 'no SIMD flags read'}). "
+        "\"vs x86\" compares each file with itself on the x86 host; \"vs fp32\" with "
+        f"{data.get('fp32_reference') or 'no fp32 file given'} on the x86 host.",
+        "",
+        "**Instructions per inference are guest instructions counted by a TCG plugin around the invoke: a "
+        "deterministic cost proxy for comparing kernel paths, not a time.** "
+        f"Real-length counts are medians over the first {data.get('count_limit', '?')} texts (median length "
+        f"{', '.join(str(x) for x in real_lengths) or '–'} tokens; range in brackets); padded counts use one length for every text.",
+        "",
+        "| variant | CPU | int8 kernels | accuracy | agreement vs x86 | max \\|Δlogit\\| vs x86 | agreement vs fp32 "
+        "| instructions/inference (real lengths) | instructions/inference (padded) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in data["rows"]:
+        padded = _millions(row.get("instructions_padded"))
+        if row.get("instructions_padded"):
+            padded += f" at {row.get('padded_length')}"
+        flag = " ⚠ suspect" if row.get("suspect") else (" ✗ failed" if row.get("error") else "")
+        lines.append(
+            f"| {row['variant']} | {row['cpu']}{flag} | {row.get('int8_kernels', 'x86')} | {_pct(row['accuracy'])} "
+            f"| {_pct(row['agreement_vs_x86'])} | {_delta(row['max_abs_logit_diff_vs_x86'])} | {_pct(row['agreement_vs_fp32'])} "
+            f"| {_millions(row['instructions_real'])} | {padded} |"
+        )
+    failed = [row for row in data["rows"] if row.get("error")]
+    if failed:
+        lines += [""] + [f"- failed: {row['error']}" for row in failed]
+    lines += ["", "| emulated CPU | MIDR | features (Linux HWCAP names) |", "|---|---|---|"]
+    for cpu in data["cpus"]:
+        lines.append(f"| {cpu['cpu']} | {cpu['midr']} | {' '.join(cpu['features'])} |")
+    packages = emulator.get("packages", {})
+    interp = ", ".join(f"{k} {packages[k]}" for k in ("ai-edge-litert", "onnxruntime", "numpy") if k in packages)
+    lines += ["", f"Emulator: qemu-user {emulator['qemu']} with the insn_count TCG plugin; aarch64 wheels: {interp}; "
+              f"arm64 Python {packages.get('python3.11-minimal:arm64', '?')} from Debian."]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(data: dict) -> str:
+    return "# albert-edge arm-check\n\n" + markdown_section(data, level=2)
+
+
+def write(data: dict, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """arm_check.json + arm_check.md, each written atomically."""
+    out = ensure_writable_dir(out_dir)
+    paths = {"arm_check.json": write_text_atomic(out / "arm_check.json", json.dumps(data, indent=1) + "\n"),
+             "arm_check.md": write_text_atomic(out / "arm_check.md", render_markdown(data))}
+    for path in paths.values():
+        os.chmod(path, 0o644)
+    return paths
