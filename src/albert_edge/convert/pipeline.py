@@ -117,11 +117,16 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     """Class names from a Hugging Face config.json's ``id2label``, unless they are the LABEL_i defaults."""
     from albert_edge.convert.assets import checkpoint_dir
 
+    from albert_edge.jsonfile import load_json_file
+
     path = checkpoint_dir(checkpoint) / "config.json"
+    if not path.is_file():
+        return None
+    data = load_json_file(path, ConfigError)  # bounded: a hostile nesting is one line, not a RecursionError
     try:
-        id2label = json.loads(path.read_text(encoding="utf-8")).get("id2label")
+        id2label = data.get("id2label")
         names = [str(id2label[key]) for key in sorted(id2label, key=int)]
-    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+    except (ValueError, AttributeError, TypeError, KeyError):
         return None
     return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
 
@@ -199,10 +204,7 @@ def convert_checkpoint(
         named = hf_labels(checkpoint)
         labels = named if named and len(named) == weights.tensors["classifier.bias"].shape[0] else None
     labels = resolve_labels(weights, labels, task)
-    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case)
-    if asset.vocab_size > config.vocab_size:
-        raise ConversionError(f"{asset.path}: tokenizer has {asset.vocab_size} tokens but the model's word "
-                              f"embedding has {config.vocab_size} rows")
+    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case, config.vocab_size, str(weights.source))
     variants = ("fp32", "fp16") if fp16 else ("fp32",)
     samples = make_samples(weights, default_cases(max_seq_len))
     built: list[tuple[ExportedFile, bytes]] = []

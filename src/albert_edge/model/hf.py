@@ -20,8 +20,10 @@ import numpy as np
 from albert_edge.atomic import atomic_path, ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, hf_config_dict, load_config
+from albert_edge.model.dtypes import float32_weight
 from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORED_HF, apply_transform,
                                      map_to_canonical, name_map)
+from albert_edge.model.shard_index import read_shard_index
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
@@ -46,17 +48,18 @@ def _load_weights_file(path: Path) -> dict[str, np.ndarray]:
     """All tensors of a weights file, or of every shard a ``*.index.json`` weight map names."""
     if not path.name.endswith(".index.json"):
         return _load_safetensors(path) if path.suffix == ".safetensors" else _load_torch_bin(path)
-    try:
-        weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
-        shards = sorted(set(weight_map.values()))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise CheckpointError(f"{path}: unreadable shard index ({type(exc).__name__}: {exc})") from None
+    index = read_shard_index(path)
     tensors: dict[str, np.ndarray] = {}
-    for shard in shards:
-        shard_path = path.parent / Path(shard).name
-        if not shard_path.is_file():
-            raise CheckpointError(f"{path}: shard {shard} is missing")
-        tensors.update(_load_weights_file(shard_path))
+    for shard in index.shards:
+        part = _load_safetensors(shard) if shard.suffix == ".safetensors" else _load_torch_bin(shard)
+        expected = index.expected_names(shard)
+        stray = sorted(set(part) - expected)
+        if stray:
+            raise CheckpointError(f"{shard}: holds tensor {stray[0]} that {path.name} does not place in this shard")
+        tensors.update(part)
+    missing = sorted(set(index.weight_map) - set(tensors))
+    if missing:
+        raise CheckpointError(f"{path}: tensor {missing[0]} is not in its shard {index.weight_map[missing[0]]}")
     return tensors
 
 
@@ -86,8 +89,21 @@ def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     if not isinstance(state, dict):
         raise CheckpointError(f"{path}: pytorch_model.bin does not hold a state dict")
-    return {name: value.detach().to(torch.float32).numpy() for name, value in state.items()
-            if isinstance(value, torch.Tensor)}
+    # Floating tensors become float32 (numpy has no bfloat16); others keep their dtype, so buffers
+    # (position_ids) stay ignorable and an int tensor in a weight slot is refused by name, not cast.
+    tensors = {}
+    for name, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        if not isinstance(name, str):
+            raise CheckpointError(f"{path}: state dict key {name!r} is not a parameter name")
+        try:
+            value = value.detach()
+            tensors[name] = value.to(torch.float32).numpy() if value.is_floating_point() else value.numpy()
+        except (TypeError, RuntimeError) as exc:  # quantized, sparse or meta tensors have no numpy form
+            raise CheckpointError(f"{path}: variable {name} ({str(value.dtype).replace('torch.', '')}, "
+                                  f"{value.layout}) cannot be read as an array ({str(exc).splitlines()[0]})") from None
+    return tensors
 
 
 def _normalise_names(raw: dict[str, np.ndarray], scheme_prefix: tuple[str, ...]) -> dict[str, tuple[str, np.ndarray]]:
@@ -146,7 +162,7 @@ def read_hf_checkpoint(path: str | os.PathLike[str],
         raise CheckpointError(f"{source}: parameters are {scheme} but the config says model_type {config.model_type}")
     shapes = {name: tuple(array.shape) for name, (_, array) in named.items()}
     tensors, num_labels, ignored = map_to_canonical(
-        config, scheme, shapes, lambda name: named[name][1], source, IGNORED_HF,
+        config, scheme, shapes, lambda name: float32_weight(named[name][1], named[name][0], source), source, IGNORED_HF,
         also_ignored=_unused_group_rule(config))
     return AlbertWeights(config=config, tensors=tensors, scheme=scheme, num_labels=num_labels,
                          ignored=tuple(named[name][0] for name in ignored), source=source)

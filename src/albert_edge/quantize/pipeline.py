@@ -257,7 +257,7 @@ def quantize_checkpoint(
     from albert_edge.convert.pipeline import build_pack, model_file_name
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
-    asset = find_tokenizer_asset(checkpoint, vocab, None)
+    asset = find_tokenizer_asset(checkpoint, vocab, None, weights.config.vocab_size, str(weights.source))
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
     if examples is not None:
