@@ -64,8 +64,10 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
         probs = np.array([[float(x) for x in cells] for _, cells in rows], dtype=np.float64)
     except ValueError:
         raise DataError(f"{path}: soft targets must be numbers") from None
-    bad = np.flatnonzero((probs < 0).any(axis=1) | (np.abs(probs.sum(axis=1) - 1.0) > SUM_TOLERANCE))
+    # NaN fails every comparison, so "not (ok)" is tested, never "bad": a nan/inf row is refused too.
+    ok = np.isfinite(probs).all(axis=1) & (probs >= 0).all(axis=1) & (np.abs(probs.sum(axis=1) - 1.0) <= SUM_TOLERANCE)
+    bad = np.flatnonzero(~ok)
     if bad.size:
         raise DataError(f"{path}: line {rows[bad[0]][0]} is not a probability distribution "
-                        "(negative, or not summing to 1)")
+                        "(not a finite number, negative, or not summing to 1)")
     return (probs / probs.sum(axis=1, keepdims=True)).astype(np.float32)
