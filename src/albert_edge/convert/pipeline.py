@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge import __version__
-from albert_edge.atomic import (
-    ensure_writable_dir,
-    write_bytes_atomic,
-    write_text_atomic,
-)
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
 from albert_edge.convert.census import census_onnx, census_tflite
 from albert_edge.convert.parity import (
@@ -37,6 +33,7 @@ from albert_edge.convert.tf_graph import (
     outputs_for_task,
 )
 from albert_edge.errors import ConfigError, ConversionError
+from albert_edge.output_set import OutputSet
 
 FORMATS = ("tflite", "onnx")
 REPORT_NAME = "conversion_report.json"
@@ -228,17 +225,13 @@ def convert_checkpoint(
                "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
                "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
     )
-    written: list[Path] = []
-    try:
+    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
+    with OutputSet(out) as staged:
         for exported, data in built:
-            written.append(write_bytes_atomic(out / exported.file, data))
+            staged.write_bytes(exported.file, data)
             report.files.append(exported)
         report.seconds = round(time.perf_counter() - started, 2)
-        report.report_path = str(write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+        report.report_path = str(staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
     return report
 
 

@@ -225,7 +225,7 @@ def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str],
         names.append(name)
         arrays.append(np.ascontiguousarray(array, dtype=np.float32))
     tf = _tf()
-    tmp = directory / f".{prefix.name}.partial-{uuid.uuid4().hex[:8]}"
+    tmp = directory / f".{prefix.name}.p{os.getpid()}.partial-{uuid.uuid4().hex[:8]}"
     shard = ".data-00000-of-00001"
     try:
         tf.raw_ops.SaveV2(prefix=str(tmp), tensor_names=names, shape_and_slices=[""] * len(names),

@@ -22,8 +22,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from albert_edge import __version__
-from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.errors import AlbertEdgeError, DataError, QuantizationError
+from albert_edge.output_set import OutputSet
 from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import Drift, drift, interleaved_latency, latency_inputs, variant_logits
@@ -325,10 +326,12 @@ def quantize_checkpoint(
         error.report = report
         raise error
 
-    for path, data in files:
-        write_bytes_atomic(path, data)
-    report.report_path = str(out / REPORT_NAME)
-    write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
+    with OutputSet(out) as staged:
+        for path, data in files:
+            staged.write_bytes(path.name, data)
+        report.report_path = str(out / REPORT_NAME)
+        staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
     return report
 
 
