@@ -44,6 +44,7 @@ from albert_edge.atomic import (
     write_text_atomic,
 )
 from albert_edge.errors import DataError, ModelFileError, TokenizerError
+from albert_edge.output_set import OutputSet
 from albert_edge.runtime.pack import (
     ModelPack,
     attach_tflite_pack,
@@ -606,11 +607,11 @@ def write_android_assets(
     vocab_text = pack.tokenizer_asset.decode("utf-8")
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
     records = tokenization_records(cases, vocab_text, source=source)
-    written = [write_bytes_atomic(out / ASSET_MODEL, data)]
-    written.append(write_text_atomic(out / GOLDEN_TOKENIZATION, render_jsonl(records)))
     digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
-    written.append(write_text_atomic(out / GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))
+    logits_text = None
     if with_logits:
+        # The golden run happens before anything is written: a model LiteRT cannot run leaves the
+        # app's previous assets as they were.
         runnable = [c for c, r in zip(cases, records) if "error" not in r][:_MAX_MODEL_GOLDENS]
         labels = list(pack.labels or ())
         logit_rows = model_logits(data, pack, runnable, source)
@@ -618,5 +619,14 @@ def write_android_assets(
             logits_record(row, labels, text_a=c.text_a, text_b=c.text_b, max_seq_len=c.max_seq_len)
             for c, row in zip(runnable, logit_rows)
         ]
-        written.append(write_text_atomic(out / GOLDEN_LOGITS, render_jsonl(lines)))
+        logits_text = render_jsonl(lines)
+    # Staged and swapped in together; golden logits of a previous model never stay beside this one.
+    with OutputSet(out) as staged:
+        written = [staged.write_bytes(ASSET_MODEL, data)]
+        written.append(staged.write_text(GOLDEN_TOKENIZATION, render_jsonl(records)))
+        written.append(staged.write_text(GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))
+        if logits_text is not None:
+            written.append(staged.write_text(GOLDEN_LOGITS, logits_text))
+        else:
+            staged.remove_stale(GOLDEN_LOGITS)
     return written
