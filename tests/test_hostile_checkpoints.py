@@ -268,3 +268,33 @@ def test_padded_embedding_tables_are_accepted(tokens, rows):
 def test_vocabs_that_do_not_fit_the_table_are_refused(tokens, rows, message):
     with pytest.raises(TokenizerError, match=message):
         check_vocab_fits(_asset(tokens), rows, "ckpt")
+
+
+# --- fresh battery: non-finite weights ----------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_weights_are_refused_by_name(hf_dir, tmp_path, capsys, value):
+    """NaN/inf weights made parity "pass" (max |dlogit| 0: NaN fails no comparison) and convert exit 0."""
+    directory = Path(shutil.copytree(hf_dir, tmp_path / "c"))
+    state = load_file(str(directory / "model.safetensors"))
+    name = "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn.weight"
+    state[name][0, 0] = value
+    save_file(state, str(directory / "model.safetensors"))
+    code, err = cli(capsys, "convert", str(directory), "--out", str(tmp_path / "out"), "--formats", "onnx")
+    assert_refused(code, err, name, "NaN or infinite")
+    assert not (tmp_path / "out" / "model_fp32.onnx").exists()
+
+
+def test_float64_weights_beyond_float32_range_are_refused(tf1_dir, tmp_path):
+    prefix = retyped_tf1(tf1_dir, tmp_path / "c", "bert/embeddings/word_embeddings", "float64")
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(str(prefix))
+    names = sorted(reader.get_variable_to_shape_map())
+    tensors = [reader.get_tensor(n) * (1e300 if n == "bert/embeddings/word_embeddings" else 1) for n in names]
+    for stale in prefix.parent.glob("model.ckpt.*"):
+        stale.unlink()
+    tf.raw_ops.SaveV2(prefix=str(prefix), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(t) for t in tensors])
+    with pytest.raises(CheckpointError, match="word_embeddings holds .* once converted to float32"):
+        load_checkpoint(prefix)
