@@ -37,7 +37,7 @@ def test_empty_file_is_a_data_error_naming_the_file(tmp_path):
 
 
 def test_missing_file_is_a_data_error(tmp_path):
-    with pytest.raises(DataError, match="nope.tsv: cannot read"):
+    with pytest.raises(DataError, match="nope.tsv: data file not found"):
         read_tsv(tmp_path / "nope.tsv")
 
 

@@ -4,6 +4,8 @@ errors that name the real file line. Runs in about 3 s (one quantize CLI call on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from albert_edge import data, evaluate
@@ -96,3 +98,56 @@ def test_quantize_names_the_calibration_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "calib.txt:22:" in err[0], err
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.tflite"))
+
+
+# --- fresh battery: devices, endless files, CR line endings ------------------------------------------
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_a_data_or_json_file_is_refused_at_once(device):
+    from albert_edge.errors import ConfigError
+    from albert_edge.finetune.teacher import read_soft_targets
+    from albert_edge.model.config import load_config
+
+    if not Path(device).exists():
+        pytest.skip(f"{device} missing")
+    with pytest.raises(DataError, match=f"{device}: cannot read: a device"):
+        read_tsv(device)
+    with pytest.raises(DataError, match=f"{device}: cannot read: a device"):
+        read_soft_targets(device, ("neg", "pos"), "0" * 32, 1)
+    with pytest.raises(ConfigError, match=f"{device}: cannot read: a device"):
+        load_config(device)
+
+
+def test_a_pipe_is_read_but_bounded(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    fifo = tmp_path / "rows.tsv"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(data, "MAX_DATA_BYTES", 1000)
+
+    def feed(text: str) -> None:
+        with open(fifo, "w", encoding="utf-8") as handle:
+            try:
+                handle.write(text)
+            except BrokenPipeError:
+                pass
+
+    writer = threading.Thread(target=feed, args=("pos\t好\n",))
+    writer.start()
+    assert [ex.label for ex in read_tsv(fifo)] == ["pos"]
+    writer.join()
+    writer = threading.Thread(target=feed, args=("pos\t好\n" * 1000,))
+    writer.start()
+    with pytest.raises(DataError, match="more than the 1000 bytes"):
+        read_tsv(fifo)
+    writer.join()
+
+
+def test_cr_line_endings_are_refused_not_read_as_a_pair(tmp_path):
+    path = tmp_path / "mac.tsv"
+    path.write_bytes("pos\t好\rneg\t差\r".encode())
+    with pytest.raises(DataError, match=r"mac.tsv:1: carriage return inside a row"):
+        read_tsv(path)
+    path.write_bytes("pos\t好\r\nneg\t差\r\n".encode())
+    assert [ex.label for ex in read_tsv(path)] == ["pos", "neg"]

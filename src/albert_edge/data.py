@@ -23,6 +23,7 @@ import numpy as np
 
 from albert_edge.atomic import write_text_atomic
 from albert_edge.errors import DataError
+from albert_edge.userfile import read_user_bytes
 
 #: md5 of the bert-base-chinese vocab.txt (21128 lines) that ALBERT-Tiny (albert_zh) uses.
 VOCAB_MD5 = "3b5b76c4aef48ecf8cb3abaafe960f09"
@@ -138,15 +139,7 @@ class NumberedText(str):
 
 def _decode_lines(path: Path, expected: str) -> list[str]:
     """UTF-8 lines of ``path`` (BOM and CR dropped); ``expected`` names the content for the empty-file error."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_DATA_BYTES:
-            raise DataError(f"{path}: file is {size} bytes, more than the {MAX_DATA_BYTES} a data file may have")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: cannot read: file not found") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = read_user_bytes(path, MAX_DATA_BYTES, DataError, "data file")
     if not data.strip():
         raise DataError(f"{path}: file is empty, expected {expected}")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -186,6 +179,11 @@ def read_tsv(path: str | Path, labels: Sequence[str] | None = None) -> list[Exam
     for number, line in enumerate(_decode_lines(path, "label<TAB>text rows"), start=1):
         if not line.strip():
             continue
+        if "\r" in line:
+            # Old-Mac CR line endings made one "row" of the whole file: "pos<TAB>a<CR>neg<TAB>b" was read
+            # as a pair (label pos, texts "a<CR>neg" and "b") without a word of warning.
+            raise DataError(f"{path}:{number}: carriage return inside a row (CR line endings?); "
+                            "save the file with LF or CRLF line endings")
         columns = line.split("\t")
         if len(columns) not in (2, 3):
             raise DataError(

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from albert_edge.errors import TokenizerError
 from albert_edge.jsonfile import load_json_file
+from albert_edge.userfile import read_user_bytes
 
+#: The largest real tokenizer assets are a few MB (multilingual SentencePiece models ~5 MB).
+MAX_ASSET_BYTES = 256 << 20
 # File name -> tokenizer kind, in search order.
 ASSET_NAMES: tuple[tuple[str, str], ...] = (
     ("vocab.txt", "wordpiece"),
@@ -104,10 +107,7 @@ def find_tokenizer_asset(
             names = ", ".join(name for name, _ in ASSET_NAMES)
             raise TokenizerError(f"{directory}: no tokenizer asset beside the checkpoint (looked for {names}); "
                                  "pass --vocab PATH")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TokenizerError(f"{path}: cannot read tokenizer asset ({exc.strerror or exc})") from None
+    data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
     if do_lower_case is None:
         do_lower_case = _lower_case_from_config(directory)
     kind = kind_of_asset(path, data)

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from albert_edge.atomic import write_text_atomic
+from albert_edge.data import MAX_DATA_BYTES
 from albert_edge.errors import DataError
+from albert_edge.userfile import read_user_bytes
 
 _HEADER = re.compile(r"^# albert-edge soft targets; train data_hash ([0-9a-f]{32})$")
 #: How far a row may sum from 1 (the producer rounds to 6 decimals).
@@ -39,10 +41,8 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
     """``[examples, len(labels)]`` float32 probabilities, checked against the training set they belong to."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: teacher file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_user_bytes(path, MAX_DATA_BYTES, DataError, "teacher file").decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
         raise DataError(f"{path}: cannot read the teacher file ({exc})") from None
     match = _HEADER.match(lines[0]) if lines else None
     if match is None:

@@ -178,7 +178,7 @@ def albert_tiny_zh_google_config() -> AlbertConfig:
 def _read_json(path: Path) -> dict[str, Any]:
     """The config file's JSON object; depth and size are bounded (``jsonfile``) because a hostile
     ``[[[[...]]]]`` would otherwise end in a RecursionError traceback."""
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: config file not found")
     data = load_json_file(path, ConfigError)
     if not isinstance(data, dict):
