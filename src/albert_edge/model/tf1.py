@@ -33,6 +33,7 @@ from albert_edge.model.names import (
     name_map,
 )
 from albert_edge.model.weights import AlbertWeights
+from albert_edge.userfile import read_user_bytes
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
 _DATA_SHARD = re.compile(r"\.data-\d{5}-of-\d{5}$")
@@ -60,8 +61,9 @@ def _prefix_from_state_file(state: Path) -> Path:
     """The checkpoint a TF ``checkpoint`` state file points at (absolute paths from the training machine
     are looked up beside the state file)."""
     try:
-        text = state.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # A real state file is a few hundred bytes; 1 MB bounds a hostile one.
+        text = read_user_bytes(state, 1 << 20, CheckpointError, "checkpoint state file").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CheckpointError(f"{state}: unreadable checkpoint state file ({exc})") from None
     match = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
     if not match:
