@@ -151,3 +151,31 @@ def test_cr_line_endings_are_refused_not_read_as_a_pair(tmp_path):
         read_tsv(path)
     path.write_bytes("pos\t好\r\nneg\t差\r\n".encode())
     assert [ex.label for ex in read_tsv(path)] == ["pos", "neg"]
+
+
+def _tiny_checkpoint(tmp_path):
+    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
+    checkpoint = write_hf_checkpoint(random_weights(config, num_labels=2, seed=0), tmp_path / "ckpt")
+    (checkpoint / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    return checkpoint
+
+
+def test_a_non_utf8_labels_txt_beside_the_checkpoint_is_one_line(tmp_path, capsys):
+    checkpoint = _tiny_checkpoint(tmp_path)
+    (checkpoint / "labels.txt").write_bytes(b"neg\n\xffpos\n")
+    calib = write(tmp_path, "calib.txt", "\n".join(["好的了是在我"] * 20) + "\n")
+    code = main(["quantize", str(checkpoint), "--calib", str(calib), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "labels.txt:2: not valid UTF-8" in err[0], err
+
+
+def test_quantize_eval_errors_name_the_tsv_line(tmp_path, capsys):
+    checkpoint = _tiny_checkpoint(tmp_path)
+    calib = write(tmp_path, "calib.txt", "\n".join(["好的了是在我"] * 20) + "\n")
+    rows = "label\ttext\n" + "LABEL_0\t好的\n" * 3 + "\nLABEL_1\t\x01\x02\n"
+    evaluation = write(tmp_path, "dev.tsv", rows)
+    code = main(["quantize", str(checkpoint), "--calib", str(calib), "--eval", str(evaluation),
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "dev.tsv:6:" in err[0], err

@@ -168,7 +168,9 @@ def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_pa
         return named, "config.json id2label"
     labels_txt = checkpoint_dir(checkpoint) / "labels.txt"
     if labels_txt.is_file():
-        names = [line.strip() for line in labels_txt.read_text(encoding="utf-8").splitlines() if line.strip()]
+        from albert_edge.data import read_text_lines  # one line naming the file if it is not UTF-8
+
+        names = [str(line) for line in read_text_lines(labels_txt)]
         if len(names) == width:
             return names, str(labels_txt)
     if eval_path is not None:
@@ -187,7 +189,8 @@ def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) ->
         try:
             enc = preprocessor.encode(ex.text_a, ex.text_b)
         except AlbertEdgeError as exc:
-            raise DataError(f"{source}: example {number}: {exc}") from None
+            where = f"{source}:{ex.line}" if getattr(ex, "line", 0) else f"{source}: example {number}"
+            raise DataError(f"{where}: {exc}") from None
         samples.append({"input_ids": np.asarray([enc.input_ids], np.int32),
                         "attention_mask": np.asarray([enc.attention_mask], np.int32),
                         "token_type_ids": np.asarray([enc.token_type_ids], np.int32)})
