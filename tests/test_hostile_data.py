@@ -179,3 +179,13 @@ def test_quantize_eval_errors_name_the_tsv_line(tmp_path, capsys):
                  "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "dev.tsv:6:" in err[0], err
+
+
+@pytest.mark.parametrize("given", ["pos,neg,pos", "labels.txt"])
+def test_finetune_refuses_a_label_listed_twice(tmp_path, given):
+    train = read_tsv(write(tmp_path, "train.tsv", "pos\t好\nneg\t坏\n"))
+    write(tmp_path, "labels.txt", "neg\npos\nneg\n")
+    spec = str(tmp_path / given) if given.endswith(".txt") else given
+    with pytest.raises(DataError, match="listed more than once"):
+        resolve_labels(spec, None, train)
+    assert resolve_labels("neg,pos", None, train) == ("neg", "pos")

@@ -71,16 +71,23 @@ def resolve_vocab(vocab: str | None, init: str | None, config) -> Path:
 
 
 def resolve_labels(labels: str | None, init: str | None, train) -> tuple[str, ...]:
-    """Labels from a labels.txt path or ``a,b`` list, else the init checkpoint's labels.txt, else sorted."""
+    """Labels from a labels.txt path or ``a,b`` list, else the init checkpoint's labels.txt, else sorted.
+
+    A name given twice is refused: the second would take the id, and class 0 would never be trained.
+    """
     if labels:
-        if Path(labels).is_file():
-            return tuple(read_text_lines(labels))
-        return tuple(x.strip() for x in labels.split(",") if x.strip())
-    if init:
-        base = Path(init) if Path(init).is_dir() else Path(init).parent
-        if (base / "labels.txt").is_file():
-            return tuple(read_text_lines(base / "labels.txt"))
-    return infer_labels(train)
+        source = labels
+        names = tuple(str(x) for x in read_text_lines(labels)) if Path(labels).is_file() else \
+            tuple(x.strip() for x in labels.split(",") if x.strip())
+    elif init and (Path(init) if Path(init).is_dir() else Path(init).parent).joinpath("labels.txt").is_file():
+        source = str((Path(init) if Path(init).is_dir() else Path(init).parent) / "labels.txt")
+        names = tuple(str(x) for x in read_text_lines(source))
+    else:
+        return infer_labels(train)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(f"{source}: label {repeated[0]!r} is listed more than once in {list(names)}")
+    return names
 
 
 def finetune_files(
