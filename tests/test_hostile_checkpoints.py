@@ -310,3 +310,21 @@ def test_parity_fails_when_outputs_are_nan(hf_dir, tmp_path):
     with pytest.raises(ConversionError, match="parity check failed: max \\|dlogit\\| nan"):
         convert_checkpoint(hf_dir, tmp_path / "out", formats="onnx", max_seq_len=16, weights=weights)
     assert not (tmp_path / "out" / "model_fp32.onnx").exists()
+
+
+def test_bfloat16_safetensors_are_read_and_widened(hf_dir, tmp_path):
+    """safetensors.numpy cannot represent bfloat16 (it was refused as 'data type not understood')."""
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file as save_torch
+
+    directory = Path(shutil.copytree(hf_dir, tmp_path / "c"))
+    state = {name: torch.from_numpy(array.copy()) for name, array in load_file(str(hf_dir / "model.safetensors")).items()}
+    name = "albert.embeddings.word_embeddings.weight"
+    save_torch({**state, name: state[name].to(torch.bfloat16)}, str(directory / "model.safetensors"))
+    word = load_checkpoint(directory).tensors["embeddings.word"]
+    assert word.dtype == np.float32
+    np.testing.assert_array_equal(word, state[name].to(torch.bfloat16).float().numpy())
+    save_torch({**state, name: (state[name] * 100).to(torch.int64).to(torch.bfloat16).to(torch.int16)},
+               str(directory / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="stored as int16"):
+        load_checkpoint(directory)

@@ -71,9 +71,32 @@ def _load_safetensors(path: Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path}: reading safetensors needs the safetensors package") from None
     try:
         return load_file(str(path))
-    except (SafetensorError, OSError, ValueError, TypeError) as exc:
+    except TypeError as exc:
+        if "bfloat16" not in str(exc):
+            raise CheckpointError(f"{path}: unreadable safetensors file ({str(exc).splitlines()[0]})") from None
+    except (SafetensorError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CheckpointError(f"{path}: unreadable safetensors file ({reason})") from None
+    return _load_bfloat16_safetensors(path)
+
+
+def _load_bfloat16_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """A safetensors file holding bfloat16, which numpy (and so safetensors.numpy) cannot represent:
+    read through torch when it is installed, floating tensors widened to float32 (exact for bf16)."""
+    try:
+        import torch  # noqa: F401  (safetensors.torch needs it)
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+    except ImportError:
+        raise CheckpointError(f"{path}: holds bfloat16 tensors, which need torch to read "
+                              "(pip install torch==2.13.0), or save the weights as float32") from None
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError, ValueError, TypeError, RuntimeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: unreadable safetensors file ({reason})") from None
+    return {name: value.float().numpy() if value.is_floating_point() else value.numpy()
+            for name, value in state.items()}
 
 
 def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
