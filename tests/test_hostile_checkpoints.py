@@ -328,3 +328,49 @@ def test_bfloat16_safetensors_are_read_and_widened(hf_dir, tmp_path):
                str(directory / "model.safetensors"))
     with pytest.raises(CheckpointError, match="stored as int16"):
         load_checkpoint(directory)
+
+
+# --- fresh battery: id2label, pickles ------------------------------------------------------------------
+
+@pytest.mark.parametrize("id2label", [[1, 2], {"0": "a\nb", "1": "c"}, {"0": "a", "2": "b"}, {"0": "a", "1": "a"},
+                                      {"0": "", "1": "b"}, {"0": {"x": 1}, "1": "b"}, {"x": "a", "1": "b"}])
+def test_an_unusable_id2label_is_refused_naming_the_config(hf_dir, tmp_path, capsys, id2label):
+    directory = Path(shutil.copytree(hf_dir, tmp_path / "c"))
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, "id2label": id2label}))
+    code, err = cli(capsys, "convert", str(directory), "--out", str(tmp_path / "out"), "--formats", "onnx")
+    if isinstance(id2label, list):
+        assert code == 0, err  # not a mapping at all: no names, LABEL_i as before
+    else:
+        assert_refused(code, err, "config.json", "id2label", "--labels")
+
+
+def test_id2label_names_become_the_pack_labels(hf_dir, tmp_path, capsys):
+    directory = Path(shutil.copytree(hf_dir, tmp_path / "c"))
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, "id2label": {"1": "好", "0": "差"}}))
+    from albert_edge.convert.pipeline import hf_labels
+
+    assert hf_labels(directory) == ["差", "好"]
+
+
+def test_a_malicious_pickle_is_one_line_without_torch_warnings(hf_dir, tmp_path, capsys):
+    pytest.importorskip("torch")
+    import os
+    import pickle
+
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'pwned'}",))
+
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    shutil.copy(hf_dir / "config.json", directory)
+    (directory / "pytorch_model.bin").write_bytes(pickle.dumps(Exploit()))
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # outside pytest a warning is a second stderr line
+        warnings.simplefilter("always")
+        assert_refused(*cli(capsys, "inspect", str(directory)), "pytorch_model.bin")
+    assert not caught, [str(w.message)[:80] for w in caught]
+    assert not (tmp_path / "pwned").exists()

@@ -120,11 +120,17 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     if not path.is_file():
         return None
     data = load_json_file(path, ConfigError)  # bounded: a hostile nesting is one line, not a RecursionError
-    try:
-        id2label = data.get("id2label")
-        names = [str(id2label[key]) for key in sorted(id2label, key=int)]
-    except (ValueError, AttributeError, TypeError, KeyError):
+    id2label = data.get("id2label") if isinstance(data, dict) else None
+    if not isinstance(id2label, dict) or not id2label:
         return None
+    # Ids must be 0..n-1 and names distinct one-line strings, or the pack would pair ids with wrong names.
+    ids = sorted((int(key), value) for key, value in id2label.items() if str(key).isdigit())
+    names = [value if isinstance(value, str) else str(value) if type(value) is int else "" for _, value in ids]
+    if [i for i, _ in ids] != list(range(len(id2label))) or len(set(names)) != len(names) or \
+            not all(name and name == name.strip() and name.isprintable() for name in names):
+        shown = ", ".join(repr(v)[:20] for v in list(id2label.values())[:4])
+        raise ConfigError(f"{path}: id2label ({shown}{', ...' if len(id2label) > 4 else ''}) is not distinct "
+                          f"one-line class names for ids 0..{len(id2label) - 1}; fix it or pass --labels")
     return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
 
 

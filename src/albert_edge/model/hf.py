@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -106,7 +107,9 @@ def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path}: reading pytorch_model.bin needs torch (pip install torch==2.13.0), "
                               "or convert it to model.safetensors") from None
     try:
-        state = torch.load(str(path), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about pickle protocols on stderr: one line only
+            warnings.simplefilter("ignore")
+            state = torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, UnpicklingError, EOFError, zipfile errors ...
         raise CheckpointError(f"{path}: unreadable pytorch_model.bin ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
