@@ -41,7 +41,8 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
     """``[examples, len(labels)]`` float32 probabilities, checked against the training set they belong to."""
     path = Path(path)
     try:
-        lines = read_user_bytes(path, MAX_DATA_BYTES, DataError, "teacher file").decode("utf-8").splitlines()
+        # utf-8-sig: an editor's BOM must not make the header line unrecognisable (the TSV reader drops it too).
+        lines = read_user_bytes(path, MAX_DATA_BYTES, DataError, "teacher file").decode("utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: cannot read the teacher file ({exc})") from None
     match = _HEADER.match(lines[0]) if lines else None
