@@ -155,3 +155,12 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_run(checkpoint, small_di
     filler.unlink()
     assert convert(capsys, checkpoint, out)[0] == 0
     assert sorted(os.listdir(out)) == ["conversion_report.json", "model_fp32.onnx"]
+
+
+def test_checkpoint_writers_clean_a_killed_writers_leftovers(tmp_path):
+    dead = dead_pid()
+    leftovers = [f".model.safetensors.p{dead}.abc.partial", f".model.ckpt.p{dead}.partial-1a2b3c4d.index"]
+    for name in leftovers:
+        (tmp_path / name).write_bytes(b"half")
+    write_hf_checkpoint(random_weights(CONFIG, num_labels=2, seed=3), tmp_path)
+    assert not any((tmp_path / name).exists() for name in leftovers)

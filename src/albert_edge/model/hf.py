@@ -26,6 +26,7 @@ from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORE
                                      map_to_canonical, name_map)
 from albert_edge.model.shard_index import read_shard_index
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
+from albert_edge.output_set import clean_leftovers
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
                 "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -232,6 +233,7 @@ def write_hf_checkpoint(weights: AlbertWeights, directory: str | os.PathLike[str
                           "before the projection (add_then_project), these weights project first")
     state = _hf_tensors(weights)
     target = ensure_writable_dir(directory)
+    clean_leftovers(target)  # what a killed earlier writer left here
     if fmt == "safetensors":
         from safetensors.numpy import save_file
 

@@ -33,6 +33,7 @@ from albert_edge.model.names import (
     name_map,
 )
 from albert_edge.model.weights import AlbertWeights
+from albert_edge.output_set import clean_leftovers
 from albert_edge.userfile import read_user_bytes
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
@@ -227,6 +228,7 @@ def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str],
         names.append(name)
         arrays.append(np.ascontiguousarray(array, dtype=np.float32))
     tf = _tf()
+    clean_leftovers(directory)  # what a killed earlier writer left here
     tmp = directory / f".{prefix.name}.p{os.getpid()}.partial-{uuid.uuid4().hex[:8]}"
     shard = ".data-00000-of-00001"
     try:
