@@ -189,3 +189,10 @@ def test_finetune_refuses_a_label_listed_twice(tmp_path, given):
     with pytest.raises(DataError, match="listed more than once"):
         resolve_labels(spec, None, train)
     assert resolve_labels("neg,pos", None, train) == ("neg", "pos")
+
+
+def test_android_sentences_from_a_device_are_refused_at_once():
+    from albert_edge.android import read_sentences
+
+    with pytest.raises(DataError, match="/dev/zero: cannot read: a device"):
+        read_sentences("/dev/zero")

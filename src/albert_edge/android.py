@@ -53,6 +53,7 @@ from albert_edge.runtime.pack import (
     read_pack_bytes,
 )
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
+from albert_edge.userfile import read_user_bytes
 
 GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
 GOLDEN_LOGITS = "golden_logits.jsonl"
@@ -239,9 +240,8 @@ def review_sentences(pos_path: str | Path, neg_path: str | Path, per_file: int =
 def read_sentences(path: str | Path) -> list[str]:
     """Non-empty stripped lines of a UTF-8 text file (split on \\n only, like the vocab)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read sentences ({exc.strerror or exc})") from None
+        # Bounded while reading: a device (/dev/zero) or endless pipe is refused instead of hanging.
+        text = read_user_bytes(path, 64 << 20, DataError, "sentences file").decode("utf-8")
     except UnicodeDecodeError:
         raise DataError(f"{path}: sentences file is not UTF-8") from None
     lines = [line.strip() for line in text.split("\n") if line.strip()]
