@@ -196,3 +196,16 @@ def test_android_sentences_from_a_device_are_refused_at_once():
 
     with pytest.raises(DataError, match="/dev/zero: cannot read: a device"):
         read_sentences("/dev/zero")
+
+
+def test_finetune_applies_the_same_vocab_rule_as_convert(tmp_path):
+    from albert_edge.finetune.recipe import resolve_vocab
+
+    config = AlbertConfig(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(110)]
+    padded = write(tmp_path, "padded.txt", "\n".join(tokens) + "\n")  # 115 tokens, 120 rows: padding to 8
+    assert resolve_vocab(str(padded), None, config) == padded
+    small = write(tmp_path, "small.txt", "\n".join(tokens[:10]) + "\n")
+    with pytest.raises(DataError, match="vocab has 10 tokens, the config expects vocab_size 120"):
+        resolve_vocab(str(small), None, config)

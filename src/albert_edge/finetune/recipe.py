@@ -62,9 +62,12 @@ def resolve_vocab(vocab: str | None, init: str | None, config) -> Path:
         raise DataError(f"--vocab: no vocab.txt found (looked at {[str(p) for p in candidates] or 'nothing'})")
     from albert_edge.tokenizer import WordPieceTokenizer
 
+    from albert_edge.convert.assets import padded_sizes
+
     size = WordPieceTokenizer.from_vocab_file(path).vocab_size
-    if size != config.vocab_size:
-        raise DataError(f"{path}: vocab has {size} tokens, the config expects vocab_size {config.vocab_size}")
+    if config.vocab_size not in padded_sizes(size):  # the same rule convert and quantize apply
+        raise DataError(f"{path}: vocab has {size} tokens, the config expects vocab_size {config.vocab_size} "
+                        "(equal, or the token count rounded up to a multiple of 8-128 for a padded table)")
     if config.vocab_size == 21128 and md5_of_file(path) != VOCAB_MD5:
         raise DataError(f"{path}: md5 {md5_of_file(path)} is not the bert-base-chinese vocab ({VOCAB_MD5})")
     return path
