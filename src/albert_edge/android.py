@@ -44,7 +44,6 @@ from albert_edge.atomic import (
     write_text_atomic,
 )
 from albert_edge.errors import DataError, ModelFileError, TokenizerError
-from albert_edge.output_set import OutputSet
 from albert_edge.runtime.pack import (
     ModelPack,
     attach_tflite_pack,
@@ -53,6 +52,8 @@ from albert_edge.runtime.pack import (
     read_pack_bytes,
 )
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
+# (kept after the tokenizer import so that merging with the consistency-check import above stays clean)
+from albert_edge.output_set import OutputSet  # noqa: I001
 from albert_edge.userfile import read_user_bytes
 
 GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
