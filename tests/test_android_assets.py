@@ -128,3 +128,39 @@ def test_sentencepiece_pack_is_refused_because_java_tokenizes_wordpiece_only(tmp
 def test_cli_without_model_says_what_it_needs(capsys):
     assert main(["android-assets"]) != 0
     assert "expected MODEL and ASSETS_DIR" in capsys.readouterr().err
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.fixture()
+def quick_digests(monkeypatch):
+    """The code point digests walk all of Unicode (~10 s); these tests are about the files, not them."""
+    monkeypatch.setattr(android, "codepoint_digests", lambda vocab_text, casings: {"casings": list(casings)})
+
+
+def test_a_failed_golden_run_leaves_the_previous_assets_exactly(packed_model, tmp_path, capsys, monkeypatch,
+                                                                quick_digests):
+    assets = tmp_path / "assets"
+    assert main(["android-assets", str(packed_model), str(assets)]) == 0
+    before = _snapshot(assets)
+
+    def interpreter_fails(data, pack, cases, source):
+        raise ModelFileError(f"{source}: LiteRT cannot run this model")
+
+    monkeypatch.setattr(android, "model_logits", interpreter_fails)
+    capsys.readouterr()
+    assert main(["android-assets", str(packed_model), str(assets), "--sentences", str(VOCAB)]) == 2
+    assert "LiteRT cannot run" in capsys.readouterr().err
+    assert _snapshot(assets) == before  # model, goldens and no staging folder or .partial left
+
+
+def test_stale_golden_logits_of_a_previous_run_are_removed(packed_model, tmp_path, quick_digests):
+    assets = tmp_path / "assets"
+    android.write_android_assets(packed_model, assets)
+    assert (assets / android.GOLDEN_LOGITS).exists()
+    (assets / "app_icon.png").write_bytes(b"not ours")
+    android.write_android_assets(packed_model, assets, with_logits=False)
+    assert sorted(p.name for p in assets.iterdir()) == sorted(
+        [android.ASSET_MODEL, android.GOLDEN_TOKENIZATION, android.GOLDEN_CODEPOINTS, "app_icon.png"])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from albert_edge.data import Example, read_calibration_texts, read_tsv, write_tsv
+from albert_edge.data import Example, read_tsv, write_tsv
 from albert_edge.errors import DataError
+from albert_edge.quantize.calibration import read_calibration_texts
 
 
 def write(tmp_path, name, data: bytes):
@@ -36,7 +37,7 @@ def test_empty_file_is_a_data_error_naming_the_file(tmp_path):
 
 
 def test_missing_file_is_a_data_error(tmp_path):
-    with pytest.raises(DataError, match="nope.tsv: cannot read"):
+    with pytest.raises(DataError, match="nope.tsv: data file not found"):
         read_tsv(tmp_path / "nope.tsv")
 
 
@@ -79,5 +80,5 @@ def test_write_tsv_keeps_each_example_on_one_row(tmp_path):
 def test_calibration_texts_come_from_a_tsv_text_column_or_plain_lines(tmp_path):
     tsv = write(tmp_path, "c.tsv", "pos\t好\nneg\t差\n".encode())
     txt = write(tmp_path, "c.txt", "第一句\n\n第二句\n".encode())
-    assert read_calibration_texts(tsv) == ["好", "差"]
-    assert read_calibration_texts(txt) == ["第一句", "第二句"]
+    assert read_calibration_texts(tsv, min_texts=1) == ["好", "差"]
+    assert read_calibration_texts(txt, min_texts=1) == ["第一句", "第二句"]

@@ -38,12 +38,12 @@ def test_reads_single_and_pair_tsv(tmp_path):
 @pytest.mark.parametrize(
     "content, expected",
     [
-        ("pos\t好\nneutral\t一般\n", r"d.tsv:2: unknown label 'neutral'"),
-        ("pos\t好\npos 好\n", r"d.tsv:2: expected 2 or 3"),
-        ("pos\t好\nneg\t差\t坏\n", r"d.tsv:2: has 3 columns"),
-        ("pos\t\n", r"d.tsv:1: text column is empty"),
-        ("\tgood\n", r"d.tsv:1: label column is empty"),
-        ("\n\n", r"d.tsv: no examples"),
+        ("pos\t好\nneutral\t一般\n", r"d.tsv:2: label 'neutral' is not one of"),
+        ("pos\t好\npos 好\n", r"d.tsv:2: expected 2 \(label, text\) or 3"),
+        ("pos\t好\nneg\t差\t坏\n", r"d.tsv:2: expected 2 columns like the first row, got 3"),
+        ("pos\t\n", r"d.tsv:1: empty text column"),
+        ("\tgood\n", r"d.tsv:1: empty label"),
+        ("\n\n", r"d.tsv: file is empty"),
     ],
 )
 def test_bad_tsv_lines_raise_data_error_naming_file_and_line(tmp_path, content, expected):

@@ -31,6 +31,9 @@ def test_soft_targets_round_trip(tmp_path):
         (lambda lines: lines[:-1], "2 rows of soft targets for 3 training examples"),
         (lambda lines: [*lines[:-1], "0.7\t0.7"], "line 5 is not a probability distribution"),
         (lambda lines: [*lines[:3], "", *lines[3:-1], "0.7\t0.7"], "line 6 is not a probability distribution"),
+        (lambda lines: [*lines[:-1], "nan\tnan"], "line 5 is not a probability distribution"),
+        (lambda lines: [*lines[:-1], "inf\t-inf"], "line 5 is not a probability distribution"),
+        (lambda lines: [*lines[:-1], "1e400\t0"], "line 5 is not a probability distribution"),
         (lambda lines: [*lines[:-1], "0.5\thalf"], "soft targets must be numbers"),
         (lambda lines: [*lines[:-1], "1.0"], "line 5 holds 1 columns, expected 2 probabilities"),
     ],
@@ -125,3 +128,15 @@ def test_cli_refuses_a_distill_weight_without_a_teacher(files, capsys):
     assert _cli(files, "never2", "--distill-weight", "0.5") == 2
     assert "--distill-weight needs --teacher FILE" in capsys.readouterr().err
     assert not (files / "never2").exists()
+
+
+def test_a_byte_order_mark_and_crlf_from_an_editor_are_tolerated(tmp_path):
+    probs = np.array([[0.9, 0.1], [0.25, 0.75]])
+    path = write_soft_targets(tmp_path / "t.tsv", probs, LABELS, HASH)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    np.testing.assert_allclose(read_soft_targets(path, LABELS, HASH, 2), probs, atol=1e-6)
+
+
+def test_a_device_as_teacher_file_is_refused_at_once():
+    with pytest.raises(DataError, match="/dev/zero: cannot read: a device"):
+        read_soft_targets("/dev/zero", LABELS, HASH, 2)

@@ -85,6 +85,14 @@ def test_vocab_smaller_than_the_embedding_table_is_refused(sample_models, tmp_pa
     assert "200 tokens" in _one_error_line(capfd, str(bad))
 
 
+def test_a_table_padded_past_the_vocab_loads_like_convert_accepts_it(sample_models, tmp_path):
+    """21,121 tokens round up to the graph's 21,128 rows (a multiple of 8): padding, not another model's vocab."""
+    src = sample_models.fp32_tflite
+    lines = read_pack(src).tokenizer_asset.decode("utf-8").splitlines()[:21121]
+    padded = _repacked_tflite(src, tmp_path / "padded.tflite", tokenizer_asset=("\n".join(lines) + "\n").encode())
+    assert main(["predict", str(padded), "好"]) == 0
+
+
 @pytest.mark.parametrize("fmt", ["tflite", "onnx"])
 def test_max_seq_len_beyond_the_position_table_is_refused_before_a_long_text_runs(sample_models, tmp_path, capfd, fmt):
     src = sample_models.fp32_tflite if fmt == "tflite" else sample_models.fp32_onnx

@@ -53,6 +53,9 @@ from albert_edge.runtime.pack import (
     read_pack_bytes,
 )
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
+# (kept after the tokenizer import so that merging with the consistency-check import above stays clean)
+from albert_edge.output_set import OutputSet  # noqa: I001
+from albert_edge.userfile import read_user_bytes
 
 GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
 GOLDEN_LOGITS = "golden_logits.jsonl"
@@ -240,9 +243,8 @@ def review_sentences(pos_path: str | Path, neg_path: str | Path, per_file: int =
 def read_sentences(path: str | Path) -> list[str]:
     """Non-empty stripped lines of a UTF-8 text file (split on \\n only, like the vocab)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read sentences ({exc.strerror or exc})") from None
+        # Bounded while reading: a device (/dev/zero) or endless pipe is refused instead of hanging.
+        text = read_user_bytes(path, 64 << 20, DataError, "sentences file").decode("utf-8")
     except UnicodeDecodeError:
         raise DataError(f"{path}: sentences file is not UTF-8") from None
     lines = [line.strip() for line in text.split("\n") if line.strip()]
@@ -655,11 +657,11 @@ def write_android_assets(
     vocab_text = pack.tokenizer_asset.decode("utf-8")
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
     records = tokenization_records(cases, vocab_text, source=source)
-    written = [write_bytes_atomic(out / ASSET_MODEL, data)]
-    written.append(write_text_atomic(out / GOLDEN_TOKENIZATION, render_jsonl(records)))
     digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
-    written.append(write_text_atomic(out / GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))
+    logits_text = None
     if with_logits:
+        # The golden run happens before anything is written: a model LiteRT cannot run leaves the
+        # app's previous assets as they were.
         runnable = [c for c, r in zip(cases, records) if "error" not in r][:_MAX_MODEL_GOLDENS]
         labels = list(pack.labels or ())
         logit_rows = model_logits(data, pack, runnable, source)
@@ -667,5 +669,14 @@ def write_android_assets(
             logits_record(row, labels, text_a=c.text_a, text_b=c.text_b, max_seq_len=c.max_seq_len)
             for c, row in zip(runnable, logit_rows)
         ]
-        written.append(write_text_atomic(out / GOLDEN_LOGITS, render_jsonl(lines)))
+        logits_text = render_jsonl(lines)
+    # Staged and swapped in together; golden logits of a previous model never stay beside this one.
+    with OutputSet(out) as staged:
+        written = [staged.write_bytes(ASSET_MODEL, data)]
+        written.append(staged.write_text(GOLDEN_TOKENIZATION, render_jsonl(records)))
+        written.append(staged.write_text(GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))
+        if logits_text is not None:
+            written.append(staged.write_text(GOLDEN_LOGITS, logits_text))
+        else:
+            staged.remove_stale(GOLDEN_LOGITS)
     return written

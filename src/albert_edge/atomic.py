@@ -32,7 +32,9 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` only if the block succeeds."""
     target = Path(target)
     ensure_writable_dir(target.parent if str(target.parent) else ".")
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    # The pid in the name lets the next run tell a killed writer's leftover from a live one
+    # (output_set.clean_leftovers).
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.p{os.getpid()}.", suffix=".partial")
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -47,8 +49,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
 def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``target`` atomically and return the final path."""
-    with atomic_path(target) as tmp:
-        tmp.write_bytes(data)
+    try:
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(data)
+    except OSError as exc:  # a full disk is one line naming the file, not an OSError traceback
+        from albert_edge.output_set import write_failure
+
+        raise write_failure(target, exc) from None
     return Path(target)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from albert_edge.atomic import write_text_atomic
 from albert_edge.errors import DataError
+from albert_edge.userfile import read_user_bytes
 
 #: md5 of the bert-base-chinese vocab.txt (21128 lines) that ALBERT-Tiny (albert_zh) uses.
 VOCAB_MD5 = "3b5b76c4aef48ecf8cb3abaafe960f09"
@@ -46,11 +47,16 @@ DEFAULT_SPLIT: dict[str, float] = {"train": 0.8, "dev": 0.1, "test": 0.1}
 
 @dataclass(frozen=True)
 class Example:
-    """One labelled text, or text pair. ``text_b`` is None for single-sentence tasks."""
+    """One labelled text, or text pair. ``text_b`` is None for single-sentence tasks.
+
+    ``line`` is the 1-based line in the file it came from (0 if made in memory), so later errors can
+    point at it; it is not part of equality: the same text and label is the same example.
+    """
 
     label: str
     text_a: str
     text_b: str | None = None
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -114,12 +120,26 @@ def verify_vocab(path: str | Path) -> Path:
     return verify_md5(path, VOCAB_MD5, "bert-base-chinese vocab.txt")
 
 
+#: Larger data files are refused before reading: the biggest real task sets are a few hundred MB.
+MAX_DATA_BYTES = 512 << 20
+#: The label column of a header line (``label<TAB>text``), compared case-insensitively.
+HEADER_LABEL = "label"
+
+
+class NumberedText(str):
+    """A text that remembers the file line it came from, so encoding errors can name that line."""
+
+    line: int
+
+    def __new__(cls, text: str, line: int) -> "NumberedText":
+        obj = super().__new__(cls, text)
+        obj.line = line
+        return obj
+
+
 def _decode_lines(path: Path, expected: str) -> list[str]:
     """UTF-8 lines of ``path`` (BOM and CR dropped); ``expected`` names the content for the empty-file error."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = read_user_bytes(path, MAX_DATA_BYTES, DataError, "data file")
     if not data.strip():
         raise DataError(f"{path}: file is empty, expected {expected}")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -134,25 +154,47 @@ def _decode_lines(path: Path, expected: str) -> list[str]:
     return decoded
 
 
+def is_header(columns: Sequence[str], labels: Sequence[str] | None = None) -> bool:
+    """True if a first row is a header (``label<TAB>text[<TAB>text_b]``), not an example.
+
+    Decided here once for every command: finetune once took such a line as a class named
+    ``label`` while quantize refused it. A task that really has a class called ``label`` keeps
+    the row when that label is among the given ``labels``.
+    """
+    return columns[0].strip().lower() == HEADER_LABEL and not (labels is not None and columns[0].strip() in labels)
+
+
 def read_tsv(path: str | Path, labels: Sequence[str] | None = None) -> list[Example]:
-    """Read ``label<TAB>text`` or ``label<TAB>text_a<TAB>text_b`` rows.
+    """Read ``label<TAB>text`` or ``label<TAB>text_a<TAB>text_b`` rows: the one TSV reader of the toolkit.
 
     Every row must have the same number of columns (2 or 3) and non-empty texts; blank
-    lines are skipped. With ``labels`` given, an unknown label is an error, so a typo in one
-    row cannot silently create a third class.
+    lines are skipped, and so is a header line (see ``is_header``). With ``labels`` given, an
+    unknown label is an error, so a typo in one row cannot silently create a third class.
+    Each Example carries its file line.
     """
     path = Path(path)
     examples: list[Example] = []
     width: int | None = None
+    seen_row = False
     for number, line in enumerate(_decode_lines(path, "label<TAB>text rows"), start=1):
         if not line.strip():
             continue
+        if "\r" in line:
+            # Old-Mac CR line endings made one "row" of the whole file: "pos<TAB>a<CR>neg<TAB>b" was read
+            # as a pair (label pos, texts "a<CR>neg" and "b") without a word of warning.
+            raise DataError(f"{path}:{number}: carriage return inside a row (CR line endings?); "
+                            "save the file with LF or CRLF line endings")
         columns = line.split("\t")
         if len(columns) not in (2, 3):
             raise DataError(
                 f"{path}:{number}: expected 2 (label, text) or 3 (label, text_a, text_b) "
                 f"tab-separated columns, got {len(columns)}"
             )
+        if not seen_row:
+            seen_row = True
+            if is_header(columns, labels):
+                width = len(columns)
+                continue
         if width is None:
             width = len(columns)
         elif len(columns) != width:
@@ -165,7 +207,7 @@ def read_tsv(path: str | Path, labels: Sequence[str] | None = None) -> list[Exam
             raise DataError(f"{path}:{number}: label {label!r} is not one of {list(labels)}")
         if not all(texts):
             raise DataError(f"{path}:{number}: empty text column")
-        examples.append(Example(label, texts[0], texts[1] if len(texts) == 2 else None))
+        examples.append(Example(label, texts[0], texts[1] if len(texts) == 2 else None, number))
     if not examples:
         raise DataError(f"{path}: no rows, expected label<TAB>text rows")
     return examples
@@ -188,7 +230,8 @@ def write_tsv(path: str | Path, examples: Iterable[Example]) -> Path:
 def read_text_lines(path: str | Path) -> list[str]:
     """Read a plain one-text-per-line file (calibration data); blank lines are skipped."""
     path = Path(path)
-    texts = [line.strip() for line in _decode_lines(path, "one text per line") if line.strip()]
+    texts = [NumberedText(line.strip(), number)
+             for number, line in enumerate(_decode_lines(path, "one text per line"), start=1) if line.strip()]
     if not texts:
         raise DataError(f"{path}: no non-blank lines, expected one text per line")
     return texts
@@ -412,11 +455,3 @@ def compute_stats(examples: Sequence[Example], source: str, tokenizer=None) -> D
         pairs=sum(1 for ex in examples if ex.text_b is not None),
         extra={f"share <= {n}": float(np.mean(lengths <= n)) for n in (64, 128)},
     )
-
-
-def read_calibration_texts(path: str | Path) -> list[str]:
-    """Texts for int8 calibration: a TSV's text column, or a plain one-text-per-line file."""
-    path = Path(path)
-    if path.suffix == ".tsv":
-        return [ex.text_a for ex in read_tsv(path)]
-    return read_text_lines(path)

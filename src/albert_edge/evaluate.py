@@ -7,9 +7,9 @@ reference may be another model file, a TextClassifier, or the canonical weights 
 (run through the numpy reference), so the same call judges an fp32 export against its
 checkpoint and an int8 file against the fp32 one.
 
-Data is a UTF-8 TSV, one example per line: ``label<TAB>text`` or ``label<TAB>text_a<TAB>text_b``.
-The reader is deliberately minimal (albert_edge.data will load richer corpora); every defect
-is a DataError naming the file and line.
+Data is a UTF-8 TSV, one example per line: ``label<TAB>text`` or ``label<TAB>text_a<TAB>text_b``,
+read by the toolkit's one TSV reader (``albert_edge.data.read_tsv``, re-exported here); every
+defect is a DataError naming the file and line.
 """
 
 from __future__ import annotations
@@ -17,79 +17,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from albert_edge.data import Example, read_tsv
 from albert_edge.errors import DataError, ModelFileError
 from albert_edge.runtime.classifier import TextClassifier, softmax
 from albert_edge.tokenizer import Encoding
 
-MAX_TSV_BYTES = 512 << 20
-
-
-@dataclass(frozen=True)
-class Example:
-    """One labelled example; ``line`` is 1-based in its file, for error messages."""
-
-    label: str
-    text_a: str
-    text_b: str | None = None
-    line: int = 0
-
-
-def read_tsv(path: str | os.PathLike[str], labels: Sequence[str] | None = None) -> list[Example]:
-    """Read ``label<TAB>text[<TAB>text_b]`` lines; blank lines are skipped.
-
-    A first line whose label column is literally ``label`` is a header and skipped. All
-    lines must have the same number of columns (2 or 3). With ``labels`` given, a label
-    outside it is a DataError naming the file, line and the allowed labels.
-    """
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_TSV_BYTES:
-            raise DataError(f"{p}: file is larger than {MAX_TSV_BYTES} bytes")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{p}: data file not found") from None
-    except OSError as exc:
-        raise DataError(f"{p}: cannot read data file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{p}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
-
-    allowed = None if labels is None else set(labels)
-    examples: list[Example] = []
-    width: int | None = None
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
-        cols = line.split("\t")
-        if not examples and width is None and cols[0].strip().lower() == "label":
-            width = len(cols) if len(cols) in (2, 3) else None
-            continue
-        if len(cols) not in (2, 3):
-            raise DataError(f"{p}:{number}: expected 2 or 3 tab-separated columns (label, text[, text_b]), found {len(cols)}")
-        if width is None:
-            width = len(cols)
-        elif len(cols) != width:
-            raise DataError(f"{p}:{number}: has {len(cols)} columns but earlier lines have {width}")
-        label, *texts = (c.strip() for c in cols)
-        if not label:
-            raise DataError(f"{p}:{number}: label column is empty")
-        if allowed is not None and label not in allowed:
-            raise DataError(f"{p}:{number}: unknown label {label!r}; the model's labels are {list(labels)}")
-        for i, t in enumerate(texts):
-            if not t:
-                raise DataError(f"{p}:{number}: {'text' if i == 0 else 'text_b'} column is empty")
-        examples.append(Example(label, texts[0], texts[1] if len(texts) == 2 else None, number))
-    if not examples:
-        raise DataError(f"{p}: no examples (expected lines of label<TAB>text)")
-    return examples
+__all__ = ["Example", "read_tsv", "compare_logits", "evaluate", "reference_logits", "EvalReport", "LogitDrift"]
 
 
 @dataclass

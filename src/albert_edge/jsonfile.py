@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import AlbertEdgeError
+from albert_edge.userfile import read_user_bytes
 
 # Real configs nest 2-3 levels (id2label, pack settings' tokenizer block); 32 leaves ample room.
 MAX_DEPTH = 32
@@ -63,13 +64,9 @@ def load_json_file(path: str | os.PathLike[str], error: type[AlbertEdgeError] = 
                    max_depth: int = MAX_DEPTH) -> Any:
     """Read and parse a UTF-8 JSON file with the bounds above; every failure is ``error`` naming ``path``."""
     path = Path(path)
+    data = read_user_bytes(path, MAX_BYTES, error, "JSON file")  # bounded while reading: /dev/zero ends
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise error(f"{path}: JSON file is {size} bytes, more than the {MAX_BYTES} this reader accepts")
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     return load_json_text(text, str(path), error, max_depth)

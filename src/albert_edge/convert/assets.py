@@ -7,13 +7,17 @@ publisher puts it: brightmart albert_zh and BERT ship ``vocab.txt``, Hugging Fac
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from albert_edge.errors import TokenizerError
+from albert_edge.jsonfile import load_json_file
+from albert_edge.userfile import read_user_bytes
+from albert_edge.tokenizer.vocab_fit import vocab_fits
 
+#: The largest real tokenizer assets are a few MB (multilingual SentencePiece models ~5 MB).
+MAX_ASSET_BYTES = 256 << 20
 # File name -> tokenizer kind, in search order.
 ASSET_NAMES: tuple[tuple[str, str], ...] = (
     ("vocab.txt", "wordpiece"),
@@ -52,15 +56,34 @@ def kind_of_asset(path: Path, data: bytes) -> str:
     return "wordpiece"
 
 
+def check_vocab_fits(asset: TokenizerAsset, embedding_rows: int, source: str) -> None:
+    """Refuse a tokenizer that does not belong to an embedding table of ``embedding_rows`` rows.
+
+    More tokens than rows would index past the table. Fewer tokens means either padding (the
+    rows are the token count rounded up to a multiple of 8..128, ids never reach the extra rows)
+    or another model's vocab (a 10-token vocab for a 21,128-row table): every id would then name a
+    different word than in training, and the model would still convert, pass parity and run.
+    """
+    if vocab_fits(asset.vocab_size, embedding_rows):
+        return
+    what = "more tokens than" if asset.vocab_size > embedding_rows else "fewer tokens than"
+    raise TokenizerError(f"{asset.path}: tokenizer has {asset.vocab_size} tokens but the word embedding of {source} "
+                         f"has {embedding_rows} rows ({what} rows, and not padding to a multiple of 8-128), so it "
+                         "is not this model's vocab; pass the --vocab it was trained with")
+
+
 def find_tokenizer_asset(
     checkpoint: str | os.PathLike[str],
     vocab: str | os.PathLike[str] | None = None,
     do_lower_case: bool | None = None,
+    embedding_rows: int | None = None,
+    source: str = "the checkpoint",
 ) -> TokenizerAsset:
     """Load ``vocab`` if given, else the first of ASSET_NAMES beside ``checkpoint``; validate it.
 
     ``do_lower_case`` defaults to the checkpoint's tokenizer_config.json, else True (what the
-    Chinese and ALBERT releases were trained with).
+    Chinese and ALBERT releases were trained with). With ``embedding_rows`` (the model's
+    vocab_size) the tokenizer must fit that table (``check_vocab_fits``).
     """
     from albert_edge.tokenizer.loader import load_tokenizer
 
@@ -75,25 +98,25 @@ def find_tokenizer_asset(
             names = ", ".join(name for name, _ in ASSET_NAMES)
             raise TokenizerError(f"{directory}: no tokenizer asset beside the checkpoint (looked for {names}); "
                                  "pass --vocab PATH")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TokenizerError(f"{path}: cannot read tokenizer asset ({exc.strerror or exc})") from None
+    data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
     if do_lower_case is None:
         do_lower_case = _lower_case_from_config(directory)
     kind = kind_of_asset(path, data)
     tokenizer = load_tokenizer(kind, data, do_lower_case=do_lower_case, source=str(path))
-    return TokenizerAsset(kind=kind, data=data, path=path, do_lower_case=do_lower_case,
-                          vocab_size=int(tokenizer.vocab_size))
+    asset = TokenizerAsset(kind=kind, data=data, path=path, do_lower_case=do_lower_case,
+                           vocab_size=int(tokenizer.vocab_size))
+    if embedding_rows is not None:
+        check_vocab_fits(asset, embedding_rows, source)
+    return asset
 
 
 def _lower_case_from_config(directory: Path) -> bool:
     config = directory / "tokenizer_config.json"
     if config.is_file():
-        try:
-            value = json.loads(config.read_text(encoding="utf-8")).get("do_lower_case")
-        except (OSError, ValueError, AttributeError):
-            value = None
+        # A broken file is refused, not skipped: guessing the casing would export a model whose
+        # tokenizer silently differs from training (parity cannot see that).
+        data = load_json_file(config, TokenizerError)
+        value = data.get("do_lower_case") if isinstance(data, dict) else None
         if isinstance(value, bool):
             return value
     return True

@@ -172,7 +172,8 @@ def check_parity(
             got = runner(inputs)
             diffs = _diffs(got, task.parity_expected(ref, inputs["attention_mask"]), label, case)
             for key, value in diffs.items():
-                worst[key] = max(worst.get(key, 0.0), value)
+                # Not max(): max(0.0, nan) is 0.0, so a model with NaN outputs "passed" parity.
+                worst[key] = float(np.maximum(worst.get(key, 0.0), value))
             case_rows.append({**asdict(case), "threads": num_threads, **diffs})
     return ParityResult(file=label, format=fmt, variant=variant, task=task.name,
                         max_abs_logit=worst.get("logits"), max_abs_hidden=worst.get("hidden"),

@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge import __version__
-from albert_edge.atomic import (
-    ensure_writable_dir,
-    write_bytes_atomic,
-    write_text_atomic,
-)
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
 from albert_edge.convert.census import census_onnx, census_tflite
 from albert_edge.convert.parity import (
@@ -35,6 +31,7 @@ from albert_edge.convert.tf_graph import (
     activation_kind,
 )
 from albert_edge.errors import ConfigError, ConversionError
+from albert_edge.output_set import OutputSet
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
 FORMATS = ("tflite", "onnx")
@@ -120,12 +117,23 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     """Class names from a Hugging Face config.json's ``id2label``, unless they are the LABEL_i defaults."""
     from albert_edge.convert.assets import checkpoint_dir
 
+    from albert_edge.jsonfile import load_json_file
+
     path = checkpoint_dir(checkpoint) / "config.json"
-    try:
-        id2label = json.loads(path.read_text(encoding="utf-8")).get("id2label")
-        names = [str(id2label[key]) for key in sorted(id2label, key=int)]
-    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+    if not path.is_file():
         return None
+    data = load_json_file(path, ConfigError)  # bounded: a hostile nesting is one line, not a RecursionError
+    id2label = data.get("id2label") if isinstance(data, dict) else None
+    if not isinstance(id2label, dict) or not id2label:
+        return None
+    # Ids must be 0..n-1 and names distinct one-line strings, or the pack would pair ids with wrong names.
+    ids = sorted((int(key), value) for key, value in id2label.items() if str(key).isdigit())
+    names = [value if isinstance(value, str) else str(value) if type(value) is int else "" for _, value in ids]
+    if [i for i, _ in ids] != list(range(len(id2label))) or len(set(names)) != len(names) or \
+            not all(name and name == name.strip() and name.isprintable() for name in names):
+        shown = ", ".join(repr(v)[:20] for v in list(id2label.values())[:4])
+        raise ConfigError(f"{path}: id2label ({shown}{', ...' if len(id2label) > 4 else ''}) is not distinct "
+                          f"one-line class names for ids 0..{len(id2label) - 1}; fix it or pass --labels")
     return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
 
 
@@ -205,10 +213,7 @@ def convert_checkpoint(
         named = hf_labels(checkpoint)
         labels = named if named and len(named) == task.num_labels(weights) else None
     labels = resolve_labels(weights, labels, task)
-    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case)
-    if asset.vocab_size > config.vocab_size:
-        raise ConversionError(f"{asset.path}: tokenizer has {asset.vocab_size} tokens but the model's word "
-                              f"embedding has {config.vocab_size} rows")
+    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case, config.vocab_size, str(weights.source))
     variants = ("fp32", "fp16") if fp16 else ("fp32",)
     samples = make_samples(weights, default_cases(max_seq_len))
     built: list[tuple[ExportedFile, bytes]] = []
@@ -232,17 +237,13 @@ def convert_checkpoint(
                "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
                "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
     )
-    written: list[Path] = []
-    try:
+    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
+    with OutputSet(out) as staged:
         for exported, data in built:
-            written.append(write_bytes_atomic(out / exported.file, data))
+            staged.write_bytes(exported.file, data)
             report.files.append(exported)
         report.seconds = round(time.perf_counter() - started, 2)
-        report.report_path = str(write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+        report.report_path = str(staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
     return report
 
 

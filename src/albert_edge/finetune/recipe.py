@@ -61,26 +61,35 @@ def resolve_vocab(vocab: str | None, init: str | None, config) -> Path:
     if path is None:
         raise DataError(f"--vocab: no vocab.txt found (looked at {[str(p) for p in candidates] or 'nothing'})")
     from albert_edge.tokenizer import WordPieceTokenizer
+    from albert_edge.tokenizer.vocab_fit import vocab_fits
 
     size = WordPieceTokenizer.from_vocab_file(path).vocab_size
-    if size != config.vocab_size:
-        raise DataError(f"{path}: vocab has {size} tokens, the config expects vocab_size {config.vocab_size}")
+    if not vocab_fits(size, config.vocab_size):  # the same rule convert, quantize and the runtime apply
+        raise DataError(f"{path}: vocab has {size} tokens, the config expects vocab_size {config.vocab_size} "
+                        "(equal, or the token count rounded up to a multiple of 8-128 for a padded table)")
     if config.vocab_size == 21128 and md5_of_file(path) != VOCAB_MD5:
         raise DataError(f"{path}: md5 {md5_of_file(path)} is not the bert-base-chinese vocab ({VOCAB_MD5})")
     return path
 
 
 def resolve_labels(labels: str | None, init: str | None, train) -> tuple[str, ...]:
-    """Labels from a labels.txt path or ``a,b`` list, else the init checkpoint's labels.txt, else sorted."""
+    """Labels from a labels.txt path or ``a,b`` list, else the init checkpoint's labels.txt, else sorted.
+
+    A name given twice is refused: the second would take the id, and class 0 would never be trained.
+    """
     if labels:
-        if Path(labels).is_file():
-            return tuple(read_text_lines(labels))
-        return tuple(x.strip() for x in labels.split(",") if x.strip())
-    if init:
-        base = Path(init) if Path(init).is_dir() else Path(init).parent
-        if (base / "labels.txt").is_file():
-            return tuple(read_text_lines(base / "labels.txt"))
-    return infer_labels(train)
+        source = labels
+        names = tuple(str(x) for x in read_text_lines(labels)) if Path(labels).is_file() else \
+            tuple(x.strip() for x in labels.split(",") if x.strip())
+    elif init and (Path(init) if Path(init).is_dir() else Path(init).parent).joinpath("labels.txt").is_file():
+        source = str((Path(init) if Path(init).is_dir() else Path(init).parent) / "labels.txt")
+        names = tuple(str(x) for x in read_text_lines(source))
+    else:
+        return infer_labels(train)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(f"{source}: label {repeated[0]!r} is listed more than once in {list(names)}")
+    return names
 
 
 def finetune_files(

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from albert_edge.atomic import write_text_atomic
+from albert_edge.data import MAX_DATA_BYTES
 from albert_edge.errors import DataError
+from albert_edge.userfile import read_user_bytes
 
 _HEADER = re.compile(r"^# albert-edge soft targets; train data_hash ([0-9a-f]{32})$")
 #: How far a row may sum from 1 (the producer rounds to 6 decimals).
@@ -39,10 +41,9 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
     """``[examples, len(labels)]`` float32 probabilities, checked against the training set they belong to."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: teacher file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        # utf-8-sig: an editor's BOM must not make the header line unrecognisable (the TSV reader drops it too).
+        lines = read_user_bytes(path, MAX_DATA_BYTES, DataError, "teacher file").decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
         raise DataError(f"{path}: cannot read the teacher file ({exc})") from None
     match = _HEADER.match(lines[0]) if lines else None
     if match is None:
@@ -64,8 +65,10 @@ def read_soft_targets(path: str | Path, labels: Sequence[str], train_hash: str, 
         probs = np.array([[float(x) for x in cells] for _, cells in rows], dtype=np.float64)
     except ValueError:
         raise DataError(f"{path}: soft targets must be numbers") from None
-    bad = np.flatnonzero((probs < 0).any(axis=1) | (np.abs(probs.sum(axis=1) - 1.0) > SUM_TOLERANCE))
+    # NaN fails every comparison, so "not (ok)" is tested, never "bad": a nan/inf row is refused too.
+    ok = np.isfinite(probs).all(axis=1) & (probs >= 0).all(axis=1) & (np.abs(probs.sum(axis=1) - 1.0) <= SUM_TOLERANCE)
+    bad = np.flatnonzero(~ok)
     if bad.size:
         raise DataError(f"{path}: line {rows[bad[0]][0]} is not a probability distribution "
-                        "(negative, or not summing to 1)")
+                        "(not a finite number, negative, or not summing to 1)")
     return (probs / probs.sum(axis=1, keepdims=True)).astype(np.float32)

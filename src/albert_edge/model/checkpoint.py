@@ -17,12 +17,25 @@ def checkpoint_format(path: str | os.PathLike[str]) -> str:
     path = Path(path)
     if not path.exists() and not Path(f"{path}.index").exists():
         raise CheckpointError(f"{path}: checkpoint not found")
-    if resolve_hf_files(path) is not None:
+    hf_files = resolve_hf_files(path)
+    if hf_files is not None:
+        if path.is_dir():
+            _refuse_mixed_directory(path, hf_files[1])
         return "hf"
     if resolve_tf1_prefix(path) is not None:
         return "tf1"
     raise CheckpointError(f"{path}: unknown checkpoint format (expected a TF1 prefix/directory with a .index file, "
                           "or a Hugging Face directory with config.json and model.safetensors or pytorch_model.bin)")
+
+
+def _refuse_mixed_directory(directory: Path, hf_weights: Path) -> None:
+    """A folder with both a TF1 and a Hugging Face checkpoint is ambiguous, like one with two TF1 ones:
+    reading either silently could convert the wrong model, so the user must name one."""
+    tf1 = sorted(p.name for p in directory.glob("*.index") if p.is_file())
+    if tf1:
+        raise CheckpointError(f"{directory}: holds a TF1 checkpoint ({', '.join(tf1[:4])}) and a Hugging Face "
+                              f"checkpoint ({hf_weights.name}); pass the TF1 prefix or the Hugging Face weights "
+                              "file instead of the folder")
 
 
 def load_checkpoint(path: str | os.PathLike[str],

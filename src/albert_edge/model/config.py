@@ -16,7 +16,6 @@ Activation names are mapped to what the training code of that dialect actually c
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping
 
 from albert_edge.errors import ConfigError
+from albert_edge.jsonfile import load_json_file
 
 ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu", "silu", "tanh")
 LN_TYPES = ("postln", "preln")
@@ -100,6 +100,23 @@ class AlbertConfig:
         return replace(self, **changes)
 
 
+# Upper bounds on the sizes a config may state, checked before any loop or allocation that a size
+# drives (a per-layer loop over num_hidden_layers 1e9 hung `inspect`). Each is several times the
+# largest published ALBERT/BERT-family value, so no real checkpoint comes near them.
+FIELD_LIMITS: dict[str, int] = {
+    "vocab_size": 1_000_000,  # largest multilingual vocabs (XLM-R, mT5) are ~250 k
+    "embedding_size": 16_384,  # ALBERT uses 128; BERT-style E == H
+    "hidden_size": 16_384,  # ALBERT-xxlarge 4096; the widest published encoders 8-12 k
+    "num_hidden_layers": 256,  # BERT-large 24, the deepest ALBERT/DeBERTa experiments 48-96
+    "num_attention_heads": 512,  # 64 at ALBERT-xxlarge; heads must also divide hidden_size
+    "intermediate_size": 65_536,  # ALBERT-xxlarge 16384 (4 x H)
+    "num_hidden_groups": 256,  # at most one group per layer in practice
+    "inner_group_num": 64,  # every released ALBERT uses 1
+    "max_position_embeddings": 65_536,  # BERT 512, long-document encoders 4-16 k
+    "type_vocab_size": 1_024,  # BERT 2, a few task-specific models 16
+}
+
+
 def _validate(fields: Mapping[str, Any], source: str) -> None:
     """Raise ConfigError naming ``source`` if these fields cannot describe one working model.
 
@@ -111,26 +128,35 @@ def _validate(fields: Mapping[str, Any], source: str) -> None:
                   "type_vocab_size"):
         value = getattr(cfg, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{source}: {field} must be a positive integer, got {value!r}")
+            raise ConfigError(f"{source}: {field} must be a positive integer, got {_short(value)}")
+        if value > FIELD_LIMITS[field]:
+            raise ConfigError(f"{source}: {field} {value} is larger than any real model "
+                              f"(at most {FIELD_LIMITS[field]} accepted)")
     if cfg.hidden_size % cfg.num_attention_heads:
         raise ConfigError(f"{source}: hidden_size {cfg.hidden_size} is not divisible by "
                           f"num_attention_heads {cfg.num_attention_heads}")
     if cfg.hidden_act not in ACTIVATIONS:
-        raise ConfigError(f"{source}: unknown hidden_act {cfg.hidden_act!r}, expected one of {', '.join(ACTIVATIONS)}")
+        raise ConfigError(f"{source}: unknown hidden_act {_short(cfg.hidden_act)}, expected one of {', '.join(ACTIVATIONS)}")
     if cfg.ln_type not in LN_TYPES:
-        raise ConfigError(f"{source}: unknown ln_type {cfg.ln_type!r}, expected postln or preln")
+        raise ConfigError(f"{source}: unknown ln_type {_short(cfg.ln_type)}, expected postln or preln")
     if cfg.embedding_order not in EMBEDDING_ORDERS:
-        raise ConfigError(f"{source}: unknown embedding_order {cfg.embedding_order!r}, "
+        raise ConfigError(f"{source}: unknown embedding_order {_short(cfg.embedding_order)}, "
                           f"expected one of {', '.join(EMBEDDING_ORDERS)}")
     if cfg.model_type not in MODEL_TYPES:
-        raise ConfigError(f"{source}: unknown model_type {cfg.model_type!r}, expected albert or bert")
+        raise ConfigError(f"{source}: unknown model_type {_short(cfg.model_type)}, expected albert or bert")
     if cfg.embedding_order == "no_projection" and cfg.embedding_size != cfg.hidden_size:
         raise ConfigError(f"{source}: embedding_size {cfg.embedding_size} != hidden_size {cfg.hidden_size} "
                           "needs an embedding projection")
     if cfg.model_type == "bert" and cfg.embedding_order != "no_projection":
         raise ConfigError(f"{source}: a bert model has no embedding projection (embedding_order no_projection)")
     if not (isinstance(cfg.layer_norm_eps, (int, float)) and 0 < cfg.layer_norm_eps < 1):
-        raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {cfg.layer_norm_eps!r}")
+        raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {_short(cfg.layer_norm_eps)}")
+
+
+def _short(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters: a hostile config value must not flood the one error line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def albert_tiny_zh_config() -> AlbertConfig:
@@ -150,16 +176,11 @@ def albert_tiny_zh_google_config() -> AlbertConfig:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: config file is unreadable ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: config is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    """The config file's JSON object; depth and size are bounded (``jsonfile``) because a hostile
+    ``[[[[...]]]]`` would otherwise end in a RecursionError traceback."""
+    if not path.exists():
+        raise ConfigError(f"{path}: config file not found")
+    data = load_json_file(path, ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: config must be a JSON object")
     return data
@@ -186,7 +207,7 @@ def _need(data: Mapping[str, Any], key: str, source: str) -> Any:
 
 def _activation(name: Any, table: Mapping[str, str], dialect: str, source: str) -> str:
     if not isinstance(name, str) or name.lower() not in table:
-        raise ConfigError(f"{source}: unknown hidden_act {name!r} for a {dialect} config, "
+        raise ConfigError(f"{source}: unknown hidden_act {_short(name)} for a {dialect} config, "
                           f"expected one of {', '.join(sorted(table))}")
     return table[name.lower()]
 
@@ -208,10 +229,10 @@ def parse_config_dict(data: Mapping[str, Any], source: str = "<config>", dialect
     if dialect == "hf":
         model_type = data["model_type"]
         if model_type not in MODEL_TYPES:
-            raise ConfigError(f"{source}: unsupported model_type {model_type!r}, expected albert or bert")
+            raise ConfigError(f"{source}: unsupported model_type {_short(model_type)}, expected albert or bert")
         position_type = data.get("position_embedding_type", "absolute")
         if position_type != "absolute":
-            raise ConfigError(f"{source}: unsupported position_embedding_type {position_type!r}, expected absolute")
+            raise ConfigError(f"{source}: unsupported position_embedding_type {_short(position_type)}, expected absolute")
         act = _activation(data.get("hidden_act", "gelu_new" if model_type == "albert" else "gelu"),
                           HF_ACTIVATIONS, "Hugging Face", source)
         eps = data.get("layer_norm_eps", 1e-12)

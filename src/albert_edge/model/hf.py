@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -20,9 +21,12 @@ import numpy as np
 from albert_edge.atomic import atomic_path, ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, hf_config_dict, load_config
+from albert_edge.model.dtypes import float32_weight
 from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORED_HF, apply_transform,
                                      map_to_canonical, name_map)
+from albert_edge.model.shard_index import read_shard_index
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
+from albert_edge.output_set import clean_leftovers
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
                 "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -46,17 +50,18 @@ def _load_weights_file(path: Path) -> dict[str, np.ndarray]:
     """All tensors of a weights file, or of every shard a ``*.index.json`` weight map names."""
     if not path.name.endswith(".index.json"):
         return _load_safetensors(path) if path.suffix == ".safetensors" else _load_torch_bin(path)
-    try:
-        weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
-        shards = sorted(set(weight_map.values()))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise CheckpointError(f"{path}: unreadable shard index ({type(exc).__name__}: {exc})") from None
+    index = read_shard_index(path)
     tensors: dict[str, np.ndarray] = {}
-    for shard in shards:
-        shard_path = path.parent / Path(shard).name
-        if not shard_path.is_file():
-            raise CheckpointError(f"{path}: shard {shard} is missing")
-        tensors.update(_load_weights_file(shard_path))
+    for shard in index.shards:
+        part = _load_safetensors(shard) if shard.suffix == ".safetensors" else _load_torch_bin(shard)
+        expected = index.expected_names(shard)
+        stray = sorted(set(part) - expected)
+        if stray:
+            raise CheckpointError(f"{shard}: holds tensor {stray[0]} that {path.name} does not place in this shard")
+        tensors.update(part)
+    missing = sorted(set(index.weight_map) - set(tensors))
+    if missing:
+        raise CheckpointError(f"{path}: tensor {missing[0]} is not in its shard {index.weight_map[missing[0]]}")
     return tensors
 
 
@@ -68,9 +73,32 @@ def _load_safetensors(path: Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path}: reading safetensors needs the safetensors package") from None
     try:
         return load_file(str(path))
-    except (SafetensorError, OSError, ValueError, TypeError) as exc:
+    except TypeError as exc:
+        if "bfloat16" not in str(exc):
+            raise CheckpointError(f"{path}: unreadable safetensors file ({str(exc).splitlines()[0]})") from None
+    except (SafetensorError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CheckpointError(f"{path}: unreadable safetensors file ({reason})") from None
+    return _load_bfloat16_safetensors(path)
+
+
+def _load_bfloat16_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """A safetensors file holding bfloat16, which numpy (and so safetensors.numpy) cannot represent:
+    read through torch when it is installed, floating tensors widened to float32 (exact for bf16)."""
+    try:
+        import torch  # noqa: F401  (safetensors.torch needs it)
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+    except ImportError:
+        raise CheckpointError(f"{path}: holds bfloat16 tensors, which need torch to read "
+                              "(pip install torch==2.13.0), or save the weights as float32") from None
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError, ValueError, TypeError, RuntimeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: unreadable safetensors file ({reason})") from None
+    return {name: value.float().numpy() if value.is_floating_point() else value.numpy()
+            for name, value in state.items()}
 
 
 def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
@@ -80,14 +108,29 @@ def _load_torch_bin(path: Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path}: reading pytorch_model.bin needs torch (pip install torch==2.13.0), "
                               "or convert it to model.safetensors") from None
     try:
-        state = torch.load(str(path), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about pickle protocols on stderr: one line only
+            warnings.simplefilter("ignore")
+            state = torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, UnpicklingError, EOFError, zipfile errors ...
         raise CheckpointError(f"{path}: unreadable pytorch_model.bin ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     if not isinstance(state, dict):
         raise CheckpointError(f"{path}: pytorch_model.bin does not hold a state dict")
-    return {name: value.detach().to(torch.float32).numpy() for name, value in state.items()
-            if isinstance(value, torch.Tensor)}
+    # Floating tensors become float32 (numpy has no bfloat16); others keep their dtype, so buffers
+    # (position_ids) stay ignorable and an int tensor in a weight slot is refused by name, not cast.
+    tensors = {}
+    for name, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        if not isinstance(name, str):
+            raise CheckpointError(f"{path}: state dict key {name!r} is not a parameter name")
+        try:
+            value = value.detach()
+            tensors[name] = value.to(torch.float32).numpy() if value.is_floating_point() else value.numpy()
+        except (TypeError, RuntimeError) as exc:  # quantized, sparse or meta tensors have no numpy form
+            raise CheckpointError(f"{path}: variable {name} ({str(value.dtype).replace('torch.', '')}, "
+                                  f"{value.layout}) cannot be read as an array ({str(exc).splitlines()[0]})") from None
+    return tensors
 
 
 def _normalise_names(raw: dict[str, np.ndarray], scheme_prefix: tuple[str, ...]) -> dict[str, tuple[str, np.ndarray]]:
@@ -146,7 +189,7 @@ def read_hf_checkpoint(path: str | os.PathLike[str],
         raise CheckpointError(f"{source}: parameters are {scheme} but the config says model_type {config.model_type}")
     shapes = {name: tuple(array.shape) for name, (_, array) in named.items()}
     tensors, num_labels, ignored = map_to_canonical(
-        config, scheme, shapes, lambda name: named[name][1], source, IGNORED_HF,
+        config, scheme, shapes, lambda name: float32_weight(named[name][1], named[name][0], source), source, IGNORED_HF,
         also_ignored=_unused_group_rule(config))
     return AlbertWeights(config=config, tensors=tensors, scheme=scheme, num_labels=num_labels,
                          ignored=tuple(named[name][0] for name in ignored), source=source)
@@ -190,6 +233,7 @@ def write_hf_checkpoint(weights: AlbertWeights, directory: str | os.PathLike[str
                           "before the projection (add_then_project), these weights project first")
     state = _hf_tensors(weights)
     target = ensure_writable_dir(directory)
+    clean_leftovers(target)  # what a killed earlier writer left here
     if fmt == "safetensors":
         from safetensors.numpy import save_file
 

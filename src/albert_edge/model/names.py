@@ -24,6 +24,7 @@ import numpy as np
 
 from albert_edge.errors import CheckpointError
 from albert_edge.model.config import AlbertConfig
+from albert_edge.model.dtypes import float32_weight
 from albert_edge.model.weights import expected_shapes
 
 KEEP = "keep"
@@ -326,7 +327,8 @@ def map_to_canonical(
         if got != want:
             raise CheckpointError(f"{source}: variable {name} has shape {list(got)}, expected {list(want)} "
                                   f"(for {canonical})")
-        tensors[canonical] = np.asarray(apply_transform(np.asarray(fetch(name)), transform), dtype=np.float32)
+        tensors[canonical] = np.asarray(apply_transform(float32_weight(fetch(name), name, source), transform),
+                                        dtype=np.float32)
         used.add(name)
     leftover = sorted(set(stored_shapes) - used)
     ignored = tuple(name for name in leftover if ignore.search(name) or also_ignored(name))

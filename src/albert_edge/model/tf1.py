@@ -33,6 +33,8 @@ from albert_edge.model.names import (
     name_map,
 )
 from albert_edge.model.weights import AlbertWeights
+from albert_edge.output_set import clean_leftovers
+from albert_edge.userfile import read_user_bytes
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
 _DATA_SHARD = re.compile(r"\.data-\d{5}-of-\d{5}$")
@@ -60,8 +62,9 @@ def _prefix_from_state_file(state: Path) -> Path:
     """The checkpoint a TF ``checkpoint`` state file points at (absolute paths from the training machine
     are looked up beside the state file)."""
     try:
-        text = state.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # A real state file is a few hundred bytes; 1 MB bounds a hostile one.
+        text = read_user_bytes(state, 1 << 20, CheckpointError, "checkpoint state file").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CheckpointError(f"{state}: unreadable checkpoint state file ({exc})") from None
     match = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
     if not match:
@@ -225,7 +228,8 @@ def write_tf1_checkpoint(weights: AlbertWeights, prefix: str | os.PathLike[str],
         names.append(name)
         arrays.append(np.ascontiguousarray(array, dtype=np.float32))
     tf = _tf()
-    tmp = directory / f".{prefix.name}.partial-{uuid.uuid4().hex[:8]}"
+    clean_leftovers(directory)  # what a killed earlier writer left here
+    tmp = directory / f".{prefix.name}.p{os.getpid()}.partial-{uuid.uuid4().hex[:8]}"
     shard = ".data-00000-of-00001"
     try:
         tf.raw_ops.SaveV2(prefix=str(tmp), tensor_names=names, shape_and_slices=[""] * len(names),

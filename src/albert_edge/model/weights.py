@@ -31,6 +31,7 @@ import numpy as np
 
 from albert_edge.errors import CheckpointError
 from albert_edge.model.config import AlbertConfig
+from albert_edge.model.dtypes import float32_weight
 
 BLOCK_KEYS = (
     "attention.query.kernel", "attention.query.bias",
@@ -122,7 +123,7 @@ class AlbertWeights:
             if tuple(array.shape) != shape:
                 raise CheckpointError(f"{self.source}: {name} has shape {list(array.shape)}, expected {list(shape)}")
             if array.dtype != np.float32:
-                self.tensors[name] = array.astype(np.float32)
+                self.tensors[name] = float32_weight(array, name, self.source)
 
     def block(self, group: int, inner: int = 0) -> dict[str, np.ndarray]:
         """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...)."""

@@ -59,13 +59,13 @@ def read_calibration_texts(path: str | os.PathLike[str], min_texts: int = MIN_CA
 
     Raises DataError when the file is unreadable, not UTF-8, or holds fewer than ``min_texts`` texts.
     """
-    from albert_edge.data import read_text_lines, read_tsv
+    from albert_edge.data import NumberedText, read_text_lines, read_tsv
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: calibration file does not exist or is not a file")
     if path.suffix.lower() == ".tsv":
-        texts = [ex.text_a for ex in read_tsv(path)]
+        texts = [NumberedText(ex.text_a, ex.line) for ex in read_tsv(path)]
     else:
         texts = read_text_lines(path)
     if len(texts) < min_texts:
@@ -81,7 +81,11 @@ def encode_calibration(texts: Sequence[str], preprocessor, source: str = "<calib
         try:
             enc = preprocessor.encode(text)
         except AlbertEdgeError as exc:
-            raise DataError(f"{source}: text {number}: {exc}") from None
+            # Texts read from a file know their line (blank lines and the calibration/judge split
+            # make the position in the list a different number); others are named by position.
+            line = getattr(text, "line", None)
+            where = f"{source}:{line}" if line else f"{source}: text {number}"
+            raise DataError(f"{where}: {exc}") from None
         samples.append({
             "input_ids": np.asarray([enc.input_ids], dtype=np.int32),
             "attention_mask": np.asarray([enc.attention_mask], dtype=np.int32),

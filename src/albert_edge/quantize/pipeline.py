@@ -22,8 +22,9 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from albert_edge import __version__
-from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.errors import AlbertEdgeError, DataError, QuantizationError
+from albert_edge.output_set import OutputSet
 from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
@@ -178,7 +179,9 @@ def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_pa
         return named, "config.json id2label"
     labels_txt = checkpoint_dir(checkpoint) / "labels.txt"
     if labels_txt.is_file():
-        names = [line.strip() for line in labels_txt.read_text(encoding="utf-8").splitlines() if line.strip()]
+        from albert_edge.data import read_text_lines  # one line naming the file if it is not UTF-8
+
+        names = [str(line) for line in read_text_lines(labels_txt)]
         if len(names) == width:
             return names, str(labels_txt)
     if eval_path is not None:
@@ -197,7 +200,8 @@ def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) ->
         try:
             enc = preprocessor.encode(ex.text_a, ex.text_b)
         except AlbertEdgeError as exc:
-            raise DataError(f"{source}: example {number}: {exc}") from None
+            where = f"{source}:{ex.line}" if getattr(ex, "line", 0) else f"{source}: example {number}"
+            raise DataError(f"{where}: {exc}") from None
         samples.append({"input_ids": np.asarray([enc.input_ids], np.int32),
                         "attention_mask": np.asarray([enc.attention_mask], np.int32),
                         "token_type_ids": np.asarray([enc.token_type_ids], np.int32)})
@@ -309,7 +313,7 @@ def quantize_checkpoint(
     from albert_edge.convert.pipeline import build_pack, model_file_name
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
-    asset = find_tokenizer_asset(checkpoint, vocab, None)
+    asset = find_tokenizer_asset(checkpoint, vocab, None, weights.config.vocab_size, str(weights.source))
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
     if eval_texts is not None:
@@ -389,10 +393,12 @@ def quantize_checkpoint(
         error.report = report
         raise error
 
-    for path, data in files:
-        write_bytes_atomic(path, data)
-    report.report_path = str(out / REPORT_NAME)
-    write_text_atomic(out / REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
+    with OutputSet(out) as staged:
+        for path, data in files:
+            staged.write_bytes(path.name, data)
+        report.report_path = str(out / REPORT_NAME)
+        staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
     return report
 
 

@@ -25,6 +25,7 @@ from albert_edge.runtime.flatbuffer import TfliteGraph, read_tflite_graph
 from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
 from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, strip_tflite_pack
 from albert_edge.tokenizer import load_tokenizer
+from albert_edge.tokenizer.vocab_fit import vocab_fits
 
 INDEX_DTYPES = ("int32", "int64")
 # Ops that carry token ids through unchanged (only their layout or integer width changes).
@@ -213,9 +214,9 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
         if dtype != "float32" or (shape and (len(shape) != 2 or shape[-1] not in (-1, len(pack.labels)))):
             raise fail(f"output {output!r} is {dtype} {list(shape)} but the pack has {len(pack.labels)} labels "
                        f"(expected float32 [batch, {len(pack.labels)}])")
-    if vocab_size is not None and facts.embedding_rows is not None and vocab_size != facts.embedding_rows:
+    if vocab_size is not None and facts.embedding_rows is not None and not vocab_fits(vocab_size, facts.embedding_rows):
         raise fail(f"pack {pack.tokenizer_file} has {vocab_size} tokens but the graph's embedding table has "
-                   f"{facts.embedding_rows} rows")
+                   f"{facts.embedding_rows} rows (neither equal nor padding to a multiple of 8-128)")
     if facts.position_rows is not None and pack.max_seq_len > facts.position_rows:
         raise fail(f"pack max_seq_len is {pack.max_seq_len} but the graph has only {facts.position_rows} positions")
     return facts

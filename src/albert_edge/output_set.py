@@ -1,0 +1,162 @@
+"""A run's output files, written beside the previous run's and swapped in only when all are written.
+
+``convert`` and ``quantize`` each write several model files plus a report that lists them. Writing
+them one by one over the previous set meant that a failure half-way (a full disk, Ctrl-C) left a
+mix: an earlier version deleted the previous ``model_fp32.tflite`` on failure while the old
+``conversion_report.json`` still listed it. Here the new files go into a hidden staging folder
+inside the output directory (same filesystem, so the final renames cannot run out of space), and
+only when every file is complete are they renamed over the old ones, the report last. A failure
+before that leaves the previous files and report exactly as they were.
+
+A killed run leaves its staging folder or ``.partial`` files behind; the next run in the same
+directory removes those whose process is gone (names carry the writer's pid).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+from albert_edge.errors import OutputError
+
+STAGING_PREFIX = ".albert-edge-staging-"
+# Leftovers of a killed writer: our staging folders, atomic.py's ``.NAME.p<pid>.XXXX.partial`` files
+# and the TF1 writer's ``.PREFIX.partial-XXXX.*`` files (older versions wrote them without a pid).
+_LEFTOVER = re.compile(r"^\.(?:albert-edge-staging-|.*\.partial(?:$|-))")
+_PID = re.compile(r"(?:^\.albert-edge-staging-|\.p)(\d+)[.-]")
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_failure(path: str | os.PathLike[str], exc: OSError) -> OutputError:
+    """The one-line error for a failed write of ``path``: a full disk says so in plain words."""
+    if exc.errno in _NO_SPACE:
+        return OutputError(f"{path}: cannot write: no space left on device")
+    return OutputError(f"{path}: cannot write ({exc.strerror or exc})")
+
+
+def _alive(pid: int) -> bool:
+    """True if process ``pid`` exists on this machine (a concurrent writer's files are left alone)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_leftovers(directory: str | os.PathLike[str]) -> list[Path]:
+    """Remove staging folders and ``.partial`` files that killed runs left in ``directory``; return them.
+
+    Entries whose name carries the pid of a live process belong to a run in progress and stay.
+    """
+    removed = []
+    try:
+        entries = list(Path(directory).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _LEFTOVER.match(entry.name):
+            continue
+        pid = _PID.search(entry.name)
+        if pid and _alive(int(pid.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        except OSError:
+            continue  # not ours to fight over; the next run tries again
+        removed.append(entry)
+    return removed
+
+
+class OutputSet:
+    """Stage files for ``directory`` and swap them in together.
+
+    Use as a context manager: ``write_bytes``/``write_text`` stage a file under its final name;
+    leaving the block normally renames every staged file into ``directory`` in the order written
+    (write the report last) and deletes the names given to ``remove_stale``; leaving it by an
+    exception discards them all. Every OSError while
+    writing becomes one OutputError line naming the final file.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.names: list[str] = []
+        self.stale: list[str] = []
+        self.staging: Path | None = None
+
+    def __enter__(self) -> "OutputSet":
+        clean_leftovers(self.directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self.directory))
+        except OSError as exc:
+            raise write_failure(self.directory, exc) from None
+        return self
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        """Stage ``data`` as ``name`` (a plain file name); return the path it will have once swapped in."""
+        if self.staging is None:
+            raise RuntimeError("OutputSet.write_bytes outside its with-block")
+        if Path(name).name != name or name in self.names:
+            raise ValueError(f"output name {name!r} must be a new plain file name")
+        try:
+            (self.staging / name).write_bytes(data)
+            # mkdtemp makes 0700 folders; outputs are read by apps, asset copies and other users.
+            os.chmod(self.staging / name, 0o644)
+        except OSError as exc:
+            raise write_failure(self.directory / name, exc) from None
+        self.names.append(name)
+        return self.directory / name
+
+    def write_text(self, name: str, text: str) -> Path:
+        """Stage UTF-8 ``text`` as ``name``."""
+        return self.write_bytes(name, text.encode("utf-8"))
+
+    def remove_stale(self, name: str) -> None:
+        """Delete ``name`` from the directory at commit: a file of the previous set this set does not
+        replace (e.g. golden logits of another model) must not survive beside the new files."""
+        if Path(name).name != name:
+            raise ValueError(f"output name {name!r} must be a plain file name")
+        self.stale.append(name)
+
+    def commit(self) -> list[Path]:
+        """Rename every staged file over its final name (renames in one filesystem need no space)."""
+        assert self.staging is not None
+        final = []
+        for name in self.names:
+            try:
+                os.replace(self.staging / name, self.directory / name)
+            except OSError as exc:
+                raise write_failure(self.directory / name, exc) from None
+            final.append(self.directory / name)
+        for name in self.stale:
+            try:
+                (self.directory / name).unlink(missing_ok=True)
+            except OSError as exc:
+                raise write_failure(self.directory / name, exc) from None
+        return final
+
+    def discard(self) -> None:
+        """Remove the staging folder and whatever it still holds."""
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if exc_type is None:
+                self.commit()
+        finally:
+            self.discard()
