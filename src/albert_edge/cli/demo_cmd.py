@@ -22,8 +22,6 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
     parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
     parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
-    parser.add_argument("--verbose", action="store_true",
-                        help="show TensorFlow/absl/LiteRT/ONNX Runtime output (default: kept in OUT/demo_chatter.log)")
     parser.set_defaults(run=run)
 
 
@@ -35,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from albert_edge.demo_console import quiet_console
 
     log_path = ensure_writable_dir(args.out) / "demo_chatter.log"
-    with quiet_console(log_path, enabled=not args.verbose) as console:
+    with quiet_console(log_path, enabled=not getattr(args, "verbose", False)) as console:
         result = run_demo(args.out, sample=args.sample, settings=settings,
                           log=lambda line: print(line, file=console, flush=True))
     print()
@@ -46,6 +44,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"predictions:       {result.out_dir / 'predictions.json'}")
     print(f"chosen variant:    {result.chosen}")
     print("seconds per stage: " + ", ".join(f"{k} {v:g}" for k, v in result.seconds.items()))
-    if not args.verbose:
+    if not getattr(args, "verbose", False):
         print(f"library output:    {log_path} (--verbose shows it)")
     return 0
