@@ -78,6 +78,11 @@ class Task(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings()})"
 
+    def bind_labels(self, labels: Sequence[str] | None) -> Task:
+        """This task with the pack's label names known (a metric that decodes them, like entity F1,
+        needs them); tasks whose drift ignores names return themselves."""
+        return self
+
     # ------------------------------------------------------------------ weights and outputs
     @abstractmethod
     def outputs(self) -> tuple[str, ...]:
