@@ -1,5 +1,9 @@
 """``albert-edge predict MODEL [TEXT ...]``: classify texts with a packed .tflite/.onnx file.
 
+The task comes from the file's pack: a token-classification (NER) model prints each text's
+entities instead (one ``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a blank line
+after each input text; ``--json`` gives one object per text with its ``entities``).
+
 Texts come from the arguments, else ``--file``, else stdin (one per line, blank lines
 skipped). A TAB inside a line separates the two texts of a sentence pair; with
 ``--labelled`` the first column is a gold label (the evaluate TSV format) and is echoed.
@@ -66,7 +70,32 @@ def _read_lines(path: str | None) -> tuple[list[str], str]:
         raise DataError(f"{path}: cannot read input file ({exc.strerror or exc})") from None
 
 
+def _print_entities(args: argparse.Namespace, rows: list[tuple[str | None, str, str | None]]) -> int:
+    """Token classification: entities with character offsets into each text as given."""
+    from albert_edge.runtime.token_classifier import TokenClassifier
+
+    if any(text_b is not None for _, _, text_b in rows):
+        raise DataError(f"{args.model}: a token-classification model takes single texts, not TAB-separated pairs")
+    ner = TokenClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
+    for gold, text, _ in rows:
+        entities = ner.predict(text)
+        if args.json:
+            record = {"text": text, "entities": [{"label": e.label, "start": e.start, "end": e.end, "text": e.text,
+                                                  "score": round(e.score, 6)} for e in entities]}
+            if gold is not None:
+                record["gold"] = gold
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            for e in entities:
+                print(f"{e.label}\t{e.start}\t{e.end}\t{e.score:.4f}\t{e.text}")
+            print()
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from albert_edge.runtime.pack import read_pack
+    from albert_edge.tasks import TokenClassification
+
     if args.texts:
         rows = [(None, t, None) for t in args.texts]
     else:
@@ -74,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         rows = _rows(lines, source, args.labelled)
         if not rows:
             raise DataError(f"{source}: no texts to classify")
+    if isinstance(read_pack(args.model).task_object(args.model), TokenClassification):
+        return _print_entities(args, rows)
     clf = TextClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
     # Keep single texts and pairs apart: a batch is either all singles or all pairs.
     order_single = [i for i, r in enumerate(rows) if r[2] is None]

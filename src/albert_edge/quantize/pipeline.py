@@ -292,9 +292,13 @@ def quantize_checkpoint(
         examples = read_tsv(eval_tsv)
     eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not classify else None
     out = ensure_writable_dir(out_dir)
-    names, labels_source = _labels(checkpoint, weights, labels, eval_tsv) if classify else (None, None)
-    if labels and not classify:
+    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them);
+    # only sentence classification reads them from a labelled eval TSV.
+    names, labels_source = (_labels(checkpoint, weights, labels, eval_tsv if classify else None)
+                            if task.needs_labels else (None, None))
+    if labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
+    task = task.bind_labels(names)
     y = None
     if examples is not None:
         from albert_edge.data import label_ids, read_tsv
@@ -325,7 +329,7 @@ def quantize_checkpoint(
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
                  "kind": "unlabelled: accuracy drop bounded by disagreement" if classify else "unlabelled texts"}
-        if classify:
+        if task.needs_labels:
             judge.update({"labels": names, "labels_from": labels_source})
     judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     budget = Budget(float(max_drop), float(min_agreement),

@@ -1,0 +1,201 @@
+"""TokenClassifier end to end on a model fine-tuned here: checkpoint -> TFLite/ONNX -> entities.
+
+A tiny BertForTokenClassification (H=32, 2 layers) is trained with torch for a few seconds on
+English sentences with people, cities and organisations (tests/ner_data.py, char-span
+annotations turned into BIO tags through the tokenizer's offsets), saved with save_pretrained,
+converted, quantized, and asked for entities on held-out sentences it never saw.
+Measured on this machine: entity F1 1.00 (fp32 TFLite and ONNX) on held-out sentences.
+Runtime: about 40 s (training ~5 s, conversion, one dynamic-int8 quantize).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
+from albert_edge.tokenizer import WordPieceTokenizer
+from ner_data import LABELS, sentences, vocab
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+MAX_SEQ_LEN = 32
+
+
+def bio_tags(tokens: list[tuple[str, int, int]], entities: list[tuple[int, int, str]]) -> list[str]:
+    """BIO tag per token from character-span entities (a token inside a span takes its type)."""
+    tags = ["O"] * len(tokens)
+    for s, e, typ in entities:
+        inside = [i for i, (_, a, b) in enumerate(tokens) if a >= s and b <= e]
+        for k, i in enumerate(inside):
+            tags[i] = ("B-" if k == 0 else "I-") + typ
+    return tags
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A fine-tuned HF checkpoint directory and its fp32 TFLite/ONNX conversions."""
+    return train_and_convert(tmp_path_factory.mktemp("ner"))
+
+
+def train_and_convert(root):
+    """Fine-tune, save_pretrained into ``root/ckpt``, convert into ``root/out``; (ckpt, out)."""
+    from albert_edge.convert.pipeline import convert_checkpoint
+
+    ckpt = root / "ckpt"
+    ckpt.mkdir()
+    words = vocab()
+    (ckpt / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    tok = WordPieceTokenizer(words, do_lower_case=True)
+    label_id = {label: i for i, label in enumerate(LABELS)}
+    rows = []
+    for text, ents in sentences(seed=1, n=400):
+        tokens = tok.tokenize_with_offsets(text)
+        ids = [tok.cls_id] + tok.convert_tokens_to_ids([t for t, _, _ in tokens]) + [tok.sep_id]
+        rows.append((ids, [-100] + [label_id[t] for t in bio_tags(tokens, ents)] + [-100]))
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=64, max_position_embeddings=64, num_labels=len(LABELS),
+                                     id2label=dict(enumerate(LABELS)), label2id=label_id)
+    model = transformers.BertForTokenClassification(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    rng = np.random.default_rng(0)
+    for _ in range(250):
+        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
+        width = max(len(ids) for ids, _ in batch)
+        ids = torch.tensor([ids + [0] * (width - len(ids)) for ids, _ in batch])
+        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
+        loss = model(input_ids=ids, attention_mask=(ids != 0).long(), labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    model.save_pretrained(str(ckpt))
+    out = root / "out"
+    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
+    return ckpt, out
+
+
+def held_out():
+    return sentences(seed=2, n=40)
+
+
+def entity_f1(clf, data) -> float:
+    counts = np.zeros(3, dtype=np.int64)
+    for text, gold in data:
+        found = clf.predict(text)
+        assert all(e.text == text[e.start:e.end] for e in found)
+        counts += entity_counts([(e.start, e.end, e.label) for e in found], gold)
+    return f1_from_counts(*counts)
+
+
+def model_file(out, suffix):
+    files = sorted(out.glob(f"*{suffix}"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
+    from albert_edge.runtime import TokenClassifier
+
+    _, out = trained
+    tflite = TokenClassifier.from_file(model_file(out, ".tflite"), num_threads=1)
+    onnx = TokenClassifier.from_file(model_file(out, ".onnx"), num_threads=1)
+    assert tflite.labels == tuple(LABELS)
+    assert entity_f1(tflite, held_out()) >= 0.95
+    text = "Irene Walker works for Vandelay Imports in New York."
+    found = tflite.predict(text)
+    assert [(e.label, e.text) for e in found] == [("PER", "Irene Walker"), ("ORG", "Vandelay Imports"),
+                                                  ("LOC", "New York")]
+    assert [(e.start, e.end) for e in found] == [(0, 12), (23, 39), (43, 51)]
+    assert all(0.5 < e.score <= 1.0 for e in found)
+    assert [(e.label, e.start, e.end) for e in onnx.predict(text)] == [(e.label, e.start, e.end) for e in found]
+
+
+def test_long_text_runs_in_overlapping_windows_and_entities_survive_the_seams(trained):
+    from albert_edge.runtime import TokenClassifier
+
+    _, out = trained
+    clf = TokenClassifier.from_file(model_file(out, ".tflite"), num_threads=1, stride=8)
+    parts = held_out()[:12]
+    text, gold = "", []
+    for sentence, ents in parts:
+        if text:
+            text += " "
+        gold += [(s + len(text), e + len(text), t) for s, e, t in ents]
+        text += sentence
+    tokens = clf.tokenizer.tokenize_with_offsets(text)
+    assert len(tokens) > 3 * clf.window  # several windows
+    from albert_edge.runtime.token_classifier import window_starts
+
+    ends = [s + clf.window for s in window_starts(len(tokens), clf.window, clf.stride)][:-1]
+    crossing = [(s, e) for s, e, _ in gold
+                if any(tokens[k - 1][2] <= e and tokens[k][1] >= s and s < tokens[k][1] for k in ends)]
+    assert crossing  # an entity has tokens on both sides of a window's end
+    found = clf.predict(text)
+    assert all(e.text == text[e.start:e.end] for e in found)
+    assert f1_from_counts(*entity_counts([(e.start, e.end, e.label) for e in found], gold)) >= 0.95
+    # Mixed case and extra spaces: offsets still cut the text as typed.
+    odd = "  IRENE   WALKER works for   HOOLI in  Oslo."
+    assert [(e.label, e.text) for e in clf.predict(odd)] == [("PER", "IRENE   WALKER"), ("ORG", "HOOLI"),
+                                                              ("LOC", "Oslo")]
+    assert clf.predict("") == []
+
+
+def test_predict_cli_prints_entities_for_a_token_classification_file(trained, capsys):
+    from albert_edge.cli import main
+
+    _, out = trained
+    assert main(["predict", "--json", str(model_file(out, ".tflite")), "Grace Lee moved to Berlin last year."]) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    assert [(e["label"], e["text"], e["start"], e["end"]) for e in record["entities"]] == [
+        ("PER", "Grace Lee", 0, 9), ("LOC", "Berlin", 19, 25)]
+    assert main(["predict", str(model_file(out, ".tflite")), "Grace Lee moved to Berlin last year."]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split("\t")[:3] == ["PER", "0", "9"]
+
+
+def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp_path):
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from albert_edge.runtime import TokenClassifier
+
+    ckpt, _ = trained
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(text for text, _ in sentences(seed=3, n=80)) + "\n", encoding="utf-8")
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN, seq_len=32,
+                                 rounds=3, num_threads=1, max_drop=5.0, min_agreement=0.9)
+    data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
+    assert data["judge"]["task"] == "token_classification" and data["judge"]["labels"] == LABELS
+    drift = {v["name"]: v["drift"] for v in data["variants"] if v.get("drift")}
+    int8 = drift["dynamic_int8"]
+    assert int8["tokens"] > 100 and int8["entity_f1"] is not None and int8["entity_f1"] >= 0.9
+    assert int8["agreement"] >= 0.95
+    int8_file = next((tmp_path / "q").glob("*dynamic_int8*.tflite"))
+    assert entity_f1(TokenClassifier.from_file(int8_file, num_threads=1), held_out()) >= 0.9
+    assert report is not None
+
+
+def test_bio_and_bioes_decoding():
+    assert decode_tags(["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-ORG"]) == [(0, 2, "PER"), (3, 4, "LOC"),
+                                                                          (4, 5, "LOC"), (5, 6, "ORG")]
+    assert decode_tags(["S-PER", "B-LOC", "I-LOC", "E-LOC", "E-ORG", "U-X", "B-Y", "L-Y"]) == [
+        (0, 1, "PER"), (1, 4, "LOC"), (4, 5, "ORG"), (5, 6, "X"), (6, 8, "Y")]
+    assert decode_tags(["I-PER", "I-PER", "I-LOC", "O", "PER"]) == [(0, 2, "PER"), (2, 3, "LOC"), (4, 5, "PER")]
+    assert decode_tags(["B-PER", "E-LOC"]) == [(0, 1, "PER"), (1, 2, "LOC")]
+    assert decode_tags([]) == [] and f1_from_counts(0, 0, 0) == 1.0
+
+
+def test_window_merge_takes_each_token_from_its_most_central_window():
+    from albert_edge.runtime.token_classifier import merge_windows, window_starts
+
+    assert window_starts(5, 10, 2) == [0]
+    assert window_starts(25, 10, 4) == [0, 6, 12, 15]
+    starts = window_starts(14, 8, 4)  # [0, 4, 6]
+    logits = [np.full((8, 1), float(k)) for k in range(len(starts))]
+    merged = merge_windows(14, starts, logits)[:, 0]
+    # Margin = distance to the nearer window edge; ties keep the earlier window. Token 5: margin 2 in
+    # window 0 (pos 5 of 8) > 1 in window 1; token 6: 2 in window 1 > 1 in window 0; token 9: 3 in window 2.
+    assert merged.tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2]
