@@ -178,6 +178,55 @@ def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp
     assert report is not None
 
 
+def test_quantize_on_a_labelled_entity_file_reports_f1_against_gold_for_fp32_and_int8(trained, tmp_path):
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+
+    ckpt, _ = trained
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(text for text, _ in sentences(seed=3, n=40)) + "\n", encoding="utf-8")
+    gold = tmp_path / "eval.jsonl"
+    gold.write_text("\n".join(json.dumps({"text": t, "entities": [list(e) for e in ents]}) for t, ents in held_out()),
+                    encoding="utf-8")
+    quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN, seq_len=32, rounds=2,
+                        num_threads=1, eval_tsv=gold, max_drop=5.0, min_agreement=0.9)
+    data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
+    assert data["judge"]["kind"] == "labelled task file (.jsonl)" and data["judge"]["examples"] == 40
+    drift = {v["name"]: v["drift"] for v in data["variants"] if v.get("drift")}
+    assert drift["fp32"]["baseline_entity_f1"] >= 0.95 and drift["fp32"]["f1_drop"] == 0.0
+    assert drift["dynamic_int8"]["entity_f1"] >= 0.9
+
+
+def test_labelled_entity_file_errors_name_the_file_and_line(tmp_path):
+    from albert_edge.errors import DataError
+    from albert_edge.tasks.entity_data import gold_tags, read_entity_jsonl
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "Oslo", "entities": [[0, 4, "LOC"]]}\n{"text": "Rome", "entities": [[0, 9, "LOC"]]}\n')
+    with pytest.raises(DataError, match=r"bad.jsonl:2: entity \[0, 9, 'LOC'\]"):
+        read_entity_jsonl(bad)
+    bad.write_text("not json\n")
+    with pytest.raises(DataError, match="bad.jsonl:1: not JSON"):
+        read_entity_jsonl(bad)
+    tokens = [("new", 0, 3), ("york", 4, 8), ("is", 9, 11), ("big", 12, 15)]
+    assert gold_tags(tokens, [(0, 8, "LOC"), (12, 15, "X")], bioes=False) == ["B-LOC", "I-LOC", "O", "B-X"]
+    assert gold_tags(tokens, [(0, 8, "LOC"), (12, 15, "X")], bioes=True) == ["B-LOC", "E-LOC", "O", "S-X"]
+
+
+def test_quantize_cli_refuses_a_broken_entity_file_in_one_line(trained, tmp_path, capsys):
+    from albert_edge.cli import main
+
+    ckpt, _ = trained
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(text for text, _ in sentences(seed=3, n=40)) + "\n", encoding="utf-8")
+    bad = tmp_path / "eval.jsonl"
+    bad.write_text('{"text": "Oslo", "entities": [[0, 4, "CITY"]]}\n', encoding="utf-8")
+    code = main(["quantize", str(ckpt), "--calib", str(calib), "--eval", str(bad), "--mode", "dynamic",
+                 "--out", str(tmp_path / "q")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "eval.jsonl" in err[0] and "B-CITY" in err[0]
+    assert not (tmp_path / "q").exists() or not any((tmp_path / "q").iterdir())
+
+
 def test_bio_and_bioes_decoding():
     assert decode_tags(["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-ORG"]) == [(0, 2, "PER"), (3, 4, "LOC"),
                                                                           (4, 5, "LOC"), (5, 6, "ORG")]

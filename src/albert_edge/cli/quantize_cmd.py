@@ -22,7 +22,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
     parser.add_argument("--max-drop", type=float, default=0.5, metavar="PT",
-                        help="accuracy points a variant may lose vs fp32 (default 0.5)")
+                        help="accuracy points a variant may lose vs fp32 (default 0.5); entity-F1 points for "
+                             "token classification")
     parser.add_argument("--min-agreement", type=float, default=0.99, metavar="F",
                         help="share of predictions that must equal fp32's (default 0.99)")
     parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
@@ -33,7 +34,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--min-mean-cosine", type=float, default=0.999, metavar="C",
                         help="embedding models: the mean cosine to fp32 must reach this (default 0.999)")
     parser.add_argument("--eval", metavar="FILE",
-                        help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line)")
+                        help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line; "
+                             'token classification: .jsonl {"text": ..., "entities": [[start, end, label], ...]})')
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
     parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")

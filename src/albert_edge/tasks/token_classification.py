@@ -164,6 +164,17 @@ class TokenClassification(Task):
             rows.append(np.concatenate([keep[:, None].astype(np.float64), logits[b, keep]], axis=1))
         return np.concatenate(rows) if rows else np.zeros((0, 1 + logits.shape[-1]))
 
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
+                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+        """The JSONL entity file (``tasks.entity_data``): samples and gold label ids per real token."""
+        from albert_edge.errors import DataError
+        from albert_edge.tasks.entity_data import encode_labelled, read_entity_jsonl
+
+        if self.labels is None:
+            raise DataError(f"{path}: judging entity F1 needs the model's label names")
+        examples = read_entity_jsonl(path)[:max_examples]
+        return encode_labelled(examples, tokenizer, max_seq_len, self.labels, str(path))
+
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> TokenDrift:
         return token_drift(values, baseline, self.labels, labels)
 
