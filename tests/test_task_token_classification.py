@@ -139,3 +139,23 @@ def test_tf1_crf_transitions_are_an_unmapped_variable_error(tmp_path):
                          extra_tensors={"crf_loss/transitions": np.zeros((3, 3), np.float32)})
     with pytest.raises(CheckpointError, match="crf_loss/transitions"):
         load_checkpoint(tmp_path / "model.ckpt")
+
+
+def test_tf1_ner_cli_convert_with_task_and_labels_packs_a_token_classifier(tmp_path, capsys):
+    from albert_edge.cli import main
+    from albert_edge.runtime.pack import read_pack
+
+    config = AlbertConfig(vocab_size=50, embedding_size=16, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=24, max_position_embeddings=32, model_type="bert",
+                          embedding_order="no_projection", num_hidden_groups=1)
+    write_tf1_checkpoint(random_weights(config, num_labels=len(LABELS), seed=6), tmp_path / "ckpt" / "model.ckpt",
+                         scheme="bert")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [f"w{i}" for i in range(46)]
+    (tmp_path / "ckpt" / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    base = ["convert", str(tmp_path / "ckpt" / "model.ckpt"), "--task", "token_classification", "--formats", "tflite"]
+    assert main(base + ["--out", str(tmp_path / "bad"), "--labels", "O,B-LOC"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--labels has 2 names" in err[0]
+    assert main(base + ["--out", str(tmp_path / "out"), "--labels", ",".join(LABELS)]) == 0
+    pack = read_pack(next((tmp_path / "out").glob("*.tflite")))
+    assert pack.task == "token_classification" and list(pack.labels) == LABELS and pack.outputs == ("logits",)

@@ -8,6 +8,7 @@ import sys
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
+from albert_edge.tasks import TASK_NAMES
 
 
 def add_parser(subparsers) -> None:
@@ -41,6 +42,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--max-seq-len", type=int, default=128, metavar="N", help="tokenizer max length (default 128)")
+    parser.add_argument("--task", choices=TASK_NAMES, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
     add_pooling_arguments(parser)
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         options = QuantizeOptions(mode=args.mode, max_drop=args.max_drop, eval_tsv=args.eval, formats=args.formats,
                                   labels=labels, vocab=args.vocab, max_seq_len=args.max_seq_len,
                                   num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
-                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args),
+                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:
