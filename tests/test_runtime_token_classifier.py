@@ -248,3 +248,37 @@ def test_window_merge_takes_each_token_from_its_most_central_window():
     # Margin = distance to the nearer window edge; ties keep the earlier window. Token 5: margin 2 in
     # window 0 (pos 5 of 8) > 1 in window 1; token 6: 2 in window 1 > 1 in window 0; token 9: 3 in window 2.
     assert merged.tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2]
+
+
+def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_the_original_text(tmp_path):
+    """Random weights (the predictions mean nothing); what is tested is the SentencePiece path: offsets
+    through the pack's spiece.model, windows and the decoded spans cut from the text as typed."""
+    import io
+
+    import sentencepiece as spm
+
+    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.runtime import TokenClassifier
+    from test_tokenizer_sentencepiece import albert_layout, training_sentences
+
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(training_sentences()), model_writer=buf, vocab_size=600, model_type="unigram",
+        character_coverage=0.9995, control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, minloglevel=2, num_threads=1)
+    ckpt = tmp_path / "ckpt"
+    torch.manual_seed(3)
+    config = transformers.AlbertConfig(vocab_size=600, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                       num_attention_heads=2, intermediate_size=48, max_position_embeddings=64,
+                                       num_labels=3, id2label={0: "O", 1: "B-X", 2: "I-X"},
+                                       label2id={"O": 0, "B-X": 1, "I-X": 2})
+    transformers.AlbertForTokenClassification(config).eval().save_pretrained(str(ckpt))
+    (ckpt / "spiece.model").write_bytes(albert_layout(buf.getvalue()))
+    convert_checkpoint(ckpt, tmp_path / "out", formats="tflite", max_seq_len=16)
+    clf = TokenClassifier.from_file(model_file(tmp_path / "out", ".tflite"), num_threads=1, stride=4)
+    text = "  The QUICK brown fox, said ``Zoë'', jumped over 1,000 lazy dogs in Ångström street again and again."
+    tags = clf.tag(text)
+    assert len(tags) > clf.window  # several windows
+    assert [t.token for t in tags] == clf.tokenizer.tokenize(text)
+    entities = clf.predict(text)
+    assert entities and all(e.text == text[e.start:e.end] and e.text == e.text.strip() for e in entities)

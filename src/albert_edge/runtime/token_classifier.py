@@ -11,7 +11,8 @@ Long texts run in overlapping windows of ``max_seq_len - 2`` tokens that advance
 farthest from an edge (most context on both sides), then the whole text is decoded once, so
 an entity crossing a window boundary comes out whole.
 
-WordPiece packs only for now: SentencePiece offsets are not implemented (ModelFileError).
+Both tokenizers give offsets (``tokenize_with_offsets``): WordPiece (BERT, albert_zh) and
+SentencePiece (Google ALBERT), each tested against Hugging Face's offset mapping.
 """
 
 from __future__ import annotations
@@ -90,9 +91,6 @@ class TokenClassifier:
         if not isinstance(self.pack.task_object(source), TokenClassification) or not self.pack.labels:
             raise ModelFileError(f"{source}: pack task is {self.pack.task!r}; TokenClassifier needs a "
                                  f"{TokenClassification.name} model with labels")
-        if self.pack.tokenizer_type != "wordpiece":
-            raise ModelFileError(f"{source}: token classification needs character offsets, implemented for "
-                                 f"WordPiece only (this pack's tokenizer is {self.pack.tokenizer_type})")
         self.labels: tuple[str, ...] = self.pack.labels
         self.max_seq_len = self.pack.max_seq_len
         if self.max_seq_len < 3:
