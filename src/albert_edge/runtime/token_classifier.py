@@ -159,7 +159,11 @@ class TokenClassifier:
 
     def predict(self, text: str) -> list[Entity]:
         """Entities of ``text`` in order, with character offsets into ``text`` itself."""
-        tags = self.tag(text)
+        return self.entities(text, self.tag(text))
+
+    @staticmethod
+    def entities(text: str, tags: Sequence[TokenTag]) -> list[Entity]:
+        """Decode ``tag(text)``'s output into entities (for callers that want both without a second run)."""
         out = []
         for first, last, label in decode_tags([t.tag for t in tags]):
             start, end = tags[first].start, tags[last - 1].end
