@@ -1,4 +1,4 @@
-"""English sentences with people, cities and organisations, annotated by character span.
+"""English and Chinese sentences with people, cities and organisations, annotated by character span.
 
 Written for the token-classification tests: templates x names, so the train and held-out sets
 share a vocabulary but the held-out sentences pair names and templates the training never saw.
@@ -24,6 +24,17 @@ TEMPLATES = [
     "{PER} left {ORG} and joined {ORG2}.",
     "We visited {LOC} with {PER} in the spring.",
 ]
+ZH_PEOPLE = ["张伟", "王芳", "李娜", "刘洋", "陈静", "赵磊", "孙丽", "周杰"]
+ZH_CITIES = ["北京", "上海", "广州", "深圳", "杭州", "成都", "武汉", "南京"]
+ZH_ORGS = ["阿里巴巴", "腾讯", "华为", "小米", "百度", "京东"]
+ZH_TEMPLATES = [
+    "{PER}去年搬到了{LOC}。",
+    "{PER}在{LOC}的{ORG}工作。",
+    "{ORG}在{LOC}开了一家新店，{PER}说。",
+    "昨天{PER}从{LOC}飞往{LOC2}。",
+    "我们和{PER}一起去了{LOC}。",
+    "{PER}离开了{ORG}，加入了{ORG2}。",
+]
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 
 
@@ -40,15 +51,17 @@ def fill(template: str, values: dict[str, str]) -> tuple[str, list[tuple[int, in
     return text + rest, entities
 
 
-def sentences(seed: int, n: int) -> list[tuple[str, list[tuple[int, int, str]]]]:
-    """``n`` seeded sentences."""
+def sentences(seed: int, n: int, chinese: bool = False) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """``n`` seeded sentences (English, or Chinese with ``chinese``)."""
     rng = random.Random(seed)
+    templates, people, cities, orgs = ((ZH_TEMPLATES, ZH_PEOPLE, ZH_CITIES, ZH_ORGS) if chinese
+                                       else (TEMPLATES, PEOPLE, CITIES, ORGS))
     out = []
     for _ in range(n):
-        template = rng.choice(TEMPLATES)
-        loc, loc2 = rng.sample(CITIES, 2)
-        org, org2 = rng.sample(ORGS, 2)
-        out.append(fill(template, {"PER": rng.choice(PEOPLE), "LOC": loc, "LOC2": loc2, "ORG": org, "ORG2": org2}))
+        template = rng.choice(templates)
+        loc, loc2 = rng.sample(cities, 2)
+        org, org2 = rng.sample(orgs, 2)
+        out.append(fill(template, {"PER": rng.choice(people), "LOC": loc, "LOC2": loc2, "ORG": org, "ORG2": org2}))
     return out
 
 
@@ -63,4 +76,7 @@ def vocab() -> list[str]:
     for name in ("vandelay", "initech", "hooli"):
         words.discard(name)
     pieces = ["van", "##del", "##ay", "init", "##ech", "hoo", "##li"]
-    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(words) + pieces
+    # Chinese: one token per character, as BERT's tokenizer splits CJK ideographs.
+    chinese = sorted({ch for text in itertools.chain(ZH_TEMPLATES, ZH_PEOPLE, ZH_CITIES, ZH_ORGS)
+                      for ch in text if ch not in "{}" and not ch.isascii()})
+    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(words) + pieces + chinese
