@@ -5,7 +5,7 @@ HF checkpoints are written by transformers' own ``AlbertForTokenClassification``
 ``write_tf1_checkpoint`` with the variable names the BERT-NER scripts create (``output_weights``
 [num_labels, H] on the sequence output, BERT's unused pooler kept). Parity: fp32 logits within
 1e-4 of the float64 numpy reference and of transformers' torch forward on the same weights.
-Runtime: about 25 s (six small conversions).
+Runtime: about 12 s (a dozen small conversions; more on a shared machine).
 """
 
 from __future__ import annotations
