@@ -136,8 +136,8 @@ def test_tf1_crf_transitions_are_an_unmapped_variable_error(tmp_path):
                           embedding_order="no_projection", num_hidden_groups=1)
     weights = random_weights(config, num_labels=3, seed=1)
     write_tf1_checkpoint(weights, tmp_path / "model.ckpt", scheme="bert",
-                         extra_tensors={"crf_loss/transitions": np.zeros((3, 3), np.float32)})
-    with pytest.raises(CheckpointError, match="crf_loss/transitions"):
+                         extra_tensors={"crf/transitions": np.zeros((3, 3), np.float32)})
+    with pytest.raises(CheckpointError, match="crf/transitions"):
         load_checkpoint(tmp_path / "model.ckpt")
 
 

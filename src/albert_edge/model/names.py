@@ -225,12 +225,13 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         HF_BERT: ("classifier.weight", T),
     },
     # Token classification uses the same names: HF *ForTokenClassification's ``classifier`` is an
-    # nn.Linear on every position, and the TF1 NER scripts of the CLUE/BERT-NER family
-    # (run_classifier-derived ``create_model`` on ``get_sequence_output()``) create
-    # ``output_weights`` [num_labels, H] / ``output_bias`` and ``matmul(..., transpose_b=True)`` per
-    # token. The names cannot tell the heads apart; ``albert_edge.tasks`` does (no pooler in HF,
-    # config.json ``architectures``, or ``--task token_classification`` for TF1). A CRF layer's
-    # ``transitions`` stays unmapped, hence an error: its Viterbi decoding is not supported.
+    # nn.Linear on every position, and the TF1 NER scripts of the BERT-NER family (e.g.
+    # kyzhouhzau/BERT-NER BERT_NER.py ``create_model``: run_classifier's head moved onto
+    # ``get_sequence_output()``) create ``output_weights`` [num_labels, H] / ``output_bias`` and
+    # ``matmul(..., transpose_b=True)`` per token. The names cannot tell the heads apart;
+    # ``albert_edge.tasks`` does (no pooler in HF, config.json ``architectures``, or
+    # ``--task token_classification`` for TF1). A BERT-CRF's ``crf/transitions`` stays unmapped, hence
+    # an error: its Viterbi decoding is not supported.
     "classifier.bias": {
         GOOGLE: ("output_bias", KEEP),
         BRIGHTMART: ("output_bias", KEEP),
