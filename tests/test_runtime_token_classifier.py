@@ -186,6 +186,36 @@ def test_predict_cli_prints_entities_for_a_token_classification_file(trained, ca
     assert capsys.readouterr().out.splitlines()[0].split("\t")[:3] == ["PER", "0", "9"]
 
 
+def test_predict_cli_bad_input_for_a_token_classifier_is_one_line(trained, tmp_path, capsys):
+    from albert_edge.cli import main
+
+    _, out = trained
+    model = str(model_file(out, ".tflite"))
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("Grace Lee\tmoved to Berlin\n", encoding="utf-8")
+    assert main(["predict", model, "--file", str(pairs)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "single texts" in err[0]
+    assert main(["predict", "--stride", "99", model, "Grace Lee moved to Berlin."]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "stride 99" in err[0]
+
+
+def test_other_runtimes_refuse_a_token_classification_pack_and_vice_versa(trained):
+    from albert_edge.errors import ModelFileError
+    from albert_edge.runtime import TextClassifier, TokenClassifier
+    from albert_edge.runtime.pack import read_pack
+
+    _, out = trained
+    path = model_file(out, ".tflite")
+    assert read_pack(path).task == "token_classification"
+    with pytest.raises(ModelFileError, match="TextClassifier needs a sequence_classification"):
+        TextClassifier.from_file(path)
+    broken = path.read_bytes()[:1000]
+    with pytest.raises(ModelFileError):
+        TokenClassifier.from_bytes(broken, "cut.tflite")
+
+
 def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TokenClassifier

@@ -35,6 +35,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
+    parser.add_argument("--stride", type=int, default=None, metavar="N",
+                        help="token classification: tokens shared by consecutive windows of a long text "
+                             "(default: a quarter of the window, at most 32)")
     parser.set_defaults(run=run)
 
 
@@ -76,7 +79,7 @@ def _print_entities(args: argparse.Namespace, rows: list[tuple[str | None, str, 
 
     if any(text_b is not None for _, _, text_b in rows):
         raise DataError(f"{args.model}: a token-classification model takes single texts, not TAB-separated pairs")
-    ner = TokenClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
+    ner = TokenClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend, stride=args.stride)
     for gold, text, _ in rows:
         entities = ner.predict(text)
         if args.json:
