@@ -29,7 +29,7 @@ FAKE_FLATBUFFER = b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40
 
 
 def test_registry_names_every_task_once():
-    assert TASK_NAMES == ("sequence_classification", "feature_extraction")
+    assert TASK_NAMES == ("token_classification", "sequence_classification", "feature_extraction")
 
 
 def test_classifier_head_is_detected_as_sequence_classification_and_headless_as_feature_extraction():
@@ -67,8 +67,8 @@ def test_classification_on_a_headless_checkpoint_names_the_checkpoint():
 
 
 def test_unknown_task_name_is_refused():
-    with pytest.raises(ConversionError, match="token_classification"):
-        get_task("token_classification")
+    with pytest.raises(ConversionError, match="no_such_task"):
+        get_task("no_such_task")
 
 
 def test_normalize_without_pooling_is_refused():

@@ -28,8 +28,13 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     from albert_edge.runtime.pack import read_pack
     from albert_edge.tasks import SequenceClassification
 
+    from albert_edge.tasks import TokenClassification
+
     base_path = dict(variants)[baseline]
-    if not isinstance(read_pack(base_path).task_object(str(base_path)), SequenceClassification):
+    task = read_pack(base_path).task_object(str(base_path))
+    if isinstance(task, TokenClassification):
+        return measure_token_drift(variants, baseline, eval_path, threads)
+    if not isinstance(task, SequenceClassification):
         return measure_embedding_drift(variants, baseline, eval_path, reference, threads)
     from albert_edge.runtime.classifier import TextClassifier
 
@@ -118,3 +123,48 @@ def _reference_embeddings(reference: str | os.PathLike[str], embedder, texts: Se
         hidden = reference_forward(weights, ids, token_type_ids=np.asarray([enc.token_type_ids[: enc.length]]))
         out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state}, np.ones_like(ids))[0])
     return np.asarray(out)
+
+
+def measure_token_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
+                        threads: int | None = None) -> list[dict]:
+    """Token classification: entity F1 and token-tag agreement per variant.
+
+    ``eval_path`` is a ``.jsonl`` entity file (``albert_edge.tasks.entity_data``): ``accuracy`` is then
+    entity F1 against gold; or texts (.txt/.tsv): ``accuracy`` is entity F1 against the baseline's
+    own entities (1.0 for the baseline), as quantize judges unlabelled text. ``agreement`` is the
+    share of tokens whose tag equals the baseline's. Entities are character spans, exactly what
+    ``TokenClassifier.predict`` returns. No numpy-reference comparison (``reference`` is None).
+    """
+    from albert_edge.runtime.token_classifier import TokenClassifier
+    from albert_edge.tasks.entities import entity_counts, f1_from_counts
+
+    models = {name: TokenClassifier.from_file(path, num_threads=threads) for name, path in variants}
+    labels = list(models[baseline].labels)
+    for name, model in models.items():
+        if list(model.labels) != labels:
+            raise ModelFileError(f"{model.source}: labels {list(model.labels)} differ from the baseline's {labels}")
+    if str(eval_path).lower().endswith(".jsonl"):
+        from albert_edge.tasks.entity_data import read_entity_jsonl
+
+        examples = read_entity_jsonl(eval_path)
+        texts, gold = [text for text, _ in examples], [set(ents) for _, ents in examples]
+    else:
+        from albert_edge.quantize.calibration import read_calibration_texts
+
+        texts, gold = read_calibration_texts(eval_path, min_texts=2), None
+    tags, found = {}, {}
+    for name, model in models.items():
+        tags[name] = [model.tag(text) for text in texts]
+        found[name] = [{(e.start, e.end, e.label) for e in model.entities(text, t)} for text, t in zip(texts, tags[name])]
+    entries = []
+    for name, _ in variants:
+        judge = gold if gold is not None else found[baseline]
+        counts = np.sum([entity_counts(f, g) for f, g in zip(found[name], judge)], axis=0) if texts else (0, 0, 0)
+        same = sum(a.tag == b.tag for ts, bs in zip(tags[name], tags[baseline]) for a, b in zip(ts, bs))
+        total = sum(len(ts) for ts in tags[baseline])
+        entries.append({"variant": name, "examples": len(texts), "task": "token_classification",
+                        "accuracy": f1_from_counts(*(int(c) for c in counts)), "entity_f1": f1_from_counts(*(int(c) for c in counts)),
+                        "f1_against": "gold" if gold is not None else "baseline entities",
+                        "agreement": same / total if total else 1.0, "tokens": total, "max_abs_logit_diff": None,
+                        "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None})
+    return entries

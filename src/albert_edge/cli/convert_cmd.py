@@ -27,7 +27,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--config", metavar="PATH", help="config JSON to use instead of the one beside the checkpoint")
     parser.add_argument("--cased", action="store_true", help="do not lower-case text (default: tokenizer_config.json, else lower-case)")
     parser.add_argument("--task", choices=TASK_NAMES,
-                        help="default: classification if the checkpoint has a classifier head")
+                        help="default: token classification for a classifier without a pooler (HF "
+                             "*ForTokenClassification), classification for one with; a TF1 NER head looks like a "
+                             "classifier, so pass token_classification")
     add_pooling_arguments(parser)
     parser.set_defaults(run=run)
 

@@ -1,5 +1,9 @@
 """``albert-edge predict MODEL [TEXT ...]``: classify texts with a packed .tflite/.onnx file.
 
+The task comes from the file's pack: a token-classification (NER) model prints each text's
+entities instead (one ``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a blank line
+after each input text; ``--json`` gives one object per text with its ``entities``).
+
 Texts come from the arguments, else ``--file``, else stdin (one per line, blank lines
 skipped). A TAB inside a line separates the two texts of a sentence pair; with
 ``--labelled`` the first column is a gold label (the evaluate TSV format) and is echoed.
@@ -32,6 +36,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--batch-size", type=positive_int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
+    parser.add_argument("--stride", type=int, default=None, metavar="N",
+                        help="token classification: tokens shared by consecutive windows of a long text "
+                             "(default: a quarter of the window, at most 32)")
     # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
     parser.set_defaults(run=run, intermixed=True)
 
@@ -96,7 +103,32 @@ def _argument_rows(texts: list[str]) -> list[Row]:
     return rows
 
 
+def _print_entities(args: argparse.Namespace, rows: list[Row]) -> int:
+    """Token classification: entities with character offsets into each text as given."""
+    from albert_edge.runtime.token_classifier import TokenClassifier
+
+    if any(text_b is not None for _, _, _, text_b in rows):
+        raise DataError(f"{args.model}: a token-classification model takes single texts, not TAB-separated pairs")
+    ner = TokenClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend, stride=args.stride)
+    for _, gold, text, _ in rows:
+        entities = ner.predict(text)
+        if args.json:
+            record = {"text": text, "entities": [{"label": e.label, "start": e.start, "end": e.end, "text": e.text,
+                                                  "score": round(e.score, 6)} for e in entities]}
+            if gold is not None:
+                record["gold"] = gold
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            for e in entities:
+                print(f"{e.label}\t{e.start}\t{e.end}\t{e.score:.4f}\t{e.text}")
+            print()
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from albert_edge.runtime.pack import read_pack
+    from albert_edge.tasks import TokenClassification
+
     if args.texts:
         rows = _argument_rows(args.texts)
     else:
@@ -104,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         rows = _rows(lines, source, args.labelled)
         if not rows:
             raise DataError(f"{source}: no texts to classify")
+    if isinstance(read_pack(args.model).task_object(args.model), TokenClassification):
+        return _print_entities(args, rows)
     clf = TextClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
     encs = []
     for where, _, text_a, text_b in rows:

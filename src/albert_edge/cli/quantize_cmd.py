@@ -8,6 +8,7 @@ import sys
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
+from albert_edge.tasks import TASK_NAMES
 
 
 def add_parser(subparsers) -> None:
@@ -22,7 +23,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
     parser.add_argument("--max-drop", type=float, default=0.5, metavar="PT",
-                        help="accuracy points a variant may lose vs fp32 (default 0.5)")
+                        help="accuracy points a variant may lose vs fp32 (default 0.5); entity-F1 points for "
+                             "token classification")
     parser.add_argument("--min-agreement", type=float, default=0.99, metavar="F",
                         help="share of predictions that must equal fp32's (default 0.99)")
     parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
@@ -33,12 +35,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--min-mean-cosine", type=float, default=0.999, metavar="C",
                         help="embedding models: the mean cosine to fp32 must reach this (default 0.999)")
     parser.add_argument("--eval", metavar="FILE",
-                        help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line)")
+                        help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line; "
+                             'token classification: .jsonl {"text": ..., "entities": [[start, end, label], ...]})')
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
     parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--max-seq-len", type=int, default=128, metavar="N", help="tokenizer max length (default 128)")
+    parser.add_argument("--task", choices=TASK_NAMES, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
     add_pooling_arguments(parser)
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         options = QuantizeOptions(mode=args.mode, max_drop=args.max_drop, eval_tsv=args.eval, formats=args.formats,
                                   labels=labels, vocab=args.vocab, max_seq_len=args.max_seq_len,
                                   num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
-                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args),
+                                  max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:

@@ -138,8 +138,8 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
 
 
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
-    """Labels for the pack (classification only); their count must equal the classifier width."""
-    if not isinstance(get_task(task, weights), SequenceClassification):
+    """Labels for the pack (tasks that need them); their count must equal the classifier width."""
+    if not get_task(task, weights).needs_labels:
         if labels:
             raise ConversionError(f"{weights.source}: --labels given but the checkpoint has no classifier head")
         return None
@@ -209,7 +209,7 @@ def convert_checkpoint(
                           f"{config.max_position_embeddings} of {weights.source}")
     task = get_task(task, weights, checkpoint)
     task.check_weights(weights)
-    if labels is None and isinstance(task, SequenceClassification):
+    if labels is None and task.needs_labels:
         named = hf_labels(checkpoint)
         labels = named if named and len(named) == task.num_labels(weights) else None
     labels = resolve_labels(weights, labels, task)

@@ -314,8 +314,9 @@ def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
     return base
 
 
-def hf_config_dict(config: AlbertConfig, num_labels: int | None) -> dict[str, Any]:
-    """The ``config.json`` transformers' AlbertConfig/BertConfig would write for this model."""
+def hf_config_dict(config: AlbertConfig, num_labels: int | None, head: str = "SequenceClassification") -> dict[str, Any]:
+    """The ``config.json`` transformers' AlbertConfig/BertConfig would write for this model
+    (``head``: "SequenceClassification" or "TokenClassification" when ``num_labels``)."""
     act = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "silu": "silu",
            "tanh": "tanh"}[config.hidden_act]
     data: dict[str, Any] = {
@@ -338,9 +339,9 @@ def hf_config_dict(config: AlbertConfig, num_labels: int | None) -> dict[str, An
     if config.model_type == "albert":
         data.update(embedding_size=config.embedding_size, num_hidden_groups=config.num_hidden_groups,
                     inner_group_num=config.inner_group_num, classifier_dropout_prob=0.0,
-                    architectures=["AlbertForSequenceClassification" if num_labels else "AlbertModel"])
+                    architectures=[f"AlbertFor{head}" if num_labels else "AlbertModel"])
     else:
-        data.update(architectures=["BertForSequenceClassification" if num_labels else "BertModel"])
+        data.update(architectures=[f"BertFor{head}" if num_labels else "BertModel"])
     if num_labels:
         data.update(num_labels=num_labels,
                     id2label={str(i): f"LABEL_{i}" for i in range(num_labels)},

@@ -246,5 +246,6 @@ def write_hf_checkpoint(weights: AlbertWeights, directory: str | os.PathLike[str
             raise CheckpointError("writing pytorch_model.bin needs torch (pip install torch==2.13.0)") from None
         with atomic_path(target / "pytorch_model.bin") as tmp:
             torch.save({name: torch.from_numpy(array) for name, array in state.items()}, str(tmp))
-    write_text_atomic(target / "config.json", json.dumps(hf_config_dict(cfg, weights.num_labels), indent=2) + "\n")
+    write_text_atomic(target / "config.json", json.dumps(hf_config_dict(
+        cfg, weights.num_labels, "SequenceClassification" if weights.has_pooler else "TokenClassification"), indent=2) + "\n")
     return target

@@ -225,6 +225,14 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         HF_ALBERT: ("classifier.weight", T),
         HF_BERT: ("classifier.weight", T),
     },
+    # Token classification uses the same names: HF *ForTokenClassification's ``classifier`` is an
+    # nn.Linear on every position, and the TF1 NER scripts of the BERT-NER family (e.g.
+    # kyzhouhzau/BERT-NER BERT_NER.py ``create_model``: run_classifier's head moved onto
+    # ``get_sequence_output()``) create ``output_weights`` [num_labels, H] / ``output_bias`` and
+    # ``matmul(..., transpose_b=True)`` per token. The names cannot tell the heads apart;
+    # ``albert_edge.tasks`` does (no pooler in HF, config.json ``architectures``, or
+    # ``--task token_classification`` for TF1). A BERT-CRF's ``crf/transitions`` stays unmapped, hence
+    # an error: its Viterbi decoding is not supported.
     "classifier.bias": {
         GOOGLE: ("output_bias", KEEP),
         BRIGHTMART: ("output_bias", KEEP),
@@ -312,7 +320,8 @@ def map_to_canonical(
         if len(bias_shape) != 1 or bias_shape[0] < 1:
             raise CheckpointError(f"{source}: variable {bias_name} has shape {list(bias_shape)}, expected [num_labels]")
         num_labels = bias_shape[0]
-    expected = expected_shapes(config, num_labels)
+    pooler_names = [entry[0] for part in ("kernel", "bias") if (entry := source_name(f"pooler.{part}", scheme))]
+    expected = expected_shapes(config, num_labels, pooler=any(name in stored_shapes for name in pooler_names))
     tensors: dict[str, np.ndarray] = {}
     used: set[str] = set()
     for canonical, shape in expected.items():

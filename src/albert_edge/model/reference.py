@@ -29,8 +29,10 @@ class ReferenceOutput:
     """Reference forward results, float64."""
 
     last_hidden_state: np.ndarray  # [B, S, H]
-    pooled_output: np.ndarray  # [B, H]
-    logits: np.ndarray | None  # [B, num_labels], None without a classifier head
+    pooled_output: np.ndarray | None  # [B, H], None without a pooler (HF token classifiers)
+    logits: np.ndarray | None  # [B, num_labels]: classifier on the pooler; None without either
+    # [B, S, num_labels]: the same classifier on every position (token classification heads).
+    token_logits: np.ndarray | None = None
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -176,6 +178,8 @@ def reference_forward(weights: AlbertWeights, input_ids, attention_mask=None, to
               for g in cfg.used_groups() for i in range(cfg.inner_group_num)}
     mask_adder = ((1.0 - mask) * MASK_ADDER)[:, None, None, :]
     hidden = encoder(embed(t, cfg, ids, types), cfg, blocks, mask_adder)
-    pooled = pooler(hidden, t)
-    logits = dense(pooled, t["classifier.kernel"], t["classifier.bias"]) if "classifier.kernel" in t else None
-    return ReferenceOutput(last_hidden_state=hidden, pooled_output=pooled, logits=logits)
+    pooled = pooler(hidden, t) if "pooler.kernel" in t else None
+    has_head = "classifier.kernel" in t
+    logits = dense(pooled, t["classifier.kernel"], t["classifier.bias"]) if has_head and pooled is not None else None
+    token_logits = dense(hidden, t["classifier.kernel"], t["classifier.bias"]) if has_head else None
+    return ReferenceOutput(last_hidden_state=hidden, pooled_output=pooled, logits=logits, token_logits=token_logits)

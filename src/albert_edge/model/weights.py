@@ -13,7 +13,7 @@ Names and orientation (TF: dense kernels are ``[in, out]``), g = hidden group, i
     encoder.group{g}.inner{i}.ffn.intermediate.kernel [H, I]  .bias [I]
     encoder.group{g}.inner{i}.ffn.output.kernel       [I, H]  .bias [H]
     encoder.group{g}.inner{i}.ffn.layer_norm.gamma / .beta              [H]
-    pooler.kernel [H, H]  pooler.bias [H]
+    pooler.kernel [H, H]  pooler.bias [H]                               (absent in HF *ForTokenClassification)
     classifier.kernel [H, num_labels]  classifier.bias [num_labels]     (optional head)
 
 Pre-LN needs no extra names: in brightmart's ``prelln_transformer_model`` the attention
@@ -66,8 +66,13 @@ def block_shapes(config: AlbertConfig) -> dict[str, tuple[int, ...]]:
     return {key: shapes[key] for key in BLOCK_KEYS}
 
 
-def expected_shapes(config: AlbertConfig, num_labels: int | None = None) -> dict[str, tuple[int, ...]]:
-    """Every canonical tensor this config needs, with its shape (classifier only if num_labels)."""
+def expected_shapes(config: AlbertConfig, num_labels: int | None = None,
+                    pooler: bool = True) -> dict[str, tuple[int, ...]]:
+    """Every canonical tensor this config needs, with its shape (classifier only if num_labels).
+
+    ``pooler`` False: Hugging Face token classifiers are built with ``add_pooling_layer=False`` and
+    store no pooler; whether a task needs one is the task's check (``Task.check_weights``).
+    """
     v, e, h = config.vocab_size, config.embedding_size, config.hidden_size
     width = h if config.embedding_order == "project_then_add" else e
     shapes: dict[str, tuple[int, ...]] = {
@@ -86,8 +91,9 @@ def expected_shapes(config: AlbertConfig, num_labels: int | None = None) -> dict
         for i in range(config.inner_group_num):
             for key, shape in one_block.items():
                 shapes[block_prefix(g, i) + key] = shape
-    shapes["pooler.kernel"] = (h, h)
-    shapes["pooler.bias"] = (h,)
+    if pooler:
+        shapes["pooler.kernel"] = (h, h)
+        shapes["pooler.bias"] = (h,)
     if num_labels:
         shapes["classifier.kernel"] = (h, num_labels)
         shapes["classifier.bias"] = (num_labels,)
@@ -110,7 +116,7 @@ class AlbertWeights:
 
     def validate(self) -> None:
         """Raise CheckpointError unless the tensors are exactly what the config needs."""
-        expected = expected_shapes(self.config, self.num_labels)
+        expected = expected_shapes(self.config, self.num_labels, self.has_pooler)
         missing = [name for name in expected if name not in self.tensors]
         if missing:
             raise CheckpointError(f"{self.source}: missing canonical tensor {missing[0]} {list(expected[missing[0]])}"
@@ -125,6 +131,11 @@ class AlbertWeights:
             if array.dtype != np.float32:
                 self.tensors[name] = float32_weight(array, name, self.source)
 
+    @property
+    def has_pooler(self) -> bool:
+        """Whether the checkpoint carries a pooler (one without either pooler tensor is valid)."""
+        return "pooler.kernel" in self.tensors or "pooler.bias" in self.tensors
+
     def block(self, group: int, inner: int = 0) -> dict[str, np.ndarray]:
         """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...)."""
         prefix = block_prefix(group, inner)
@@ -135,7 +146,8 @@ class AlbertWeights:
         return int(sum(array.size for array in self.tensors.values()))
 
 
-def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int = 0) -> AlbertWeights:
+def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int = 0,
+                   pooler: bool = True) -> AlbertWeights:
     """Random weights of the right shapes, for tests and parity checks.
 
     Kernels are scaled 1/sqrt(fan_in) so activations stay O(1) through every layer, and biases and
@@ -144,7 +156,7 @@ def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int =
     """
     rng = np.random.default_rng(seed)
     tensors: dict[str, np.ndarray] = {}
-    for name, shape in expected_shapes(config, num_labels).items():
+    for name, shape in expected_shapes(config, num_labels, pooler).items():
         if name.endswith(".gamma"):
             value = 1.0 + 0.2 * rng.standard_normal(shape)
         elif name.endswith((".beta", ".bias")):

@@ -297,11 +297,18 @@ def quantize_checkpoint(
         from albert_edge.data import read_tsv
 
         examples = read_tsv(eval_tsv)
-    eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not classify else None
+    # A .jsonl eval file is the task's own labelled format (``Task.labelled_samples``).
+    own_format = eval_tsv is not None and str(eval_tsv).lower().endswith(".jsonl")
+    eval_texts = (read_calibration_texts(eval_tsv, min_texts=2)
+                  if eval_tsv is not None and not classify and not own_format else None)
     out = ensure_writable_dir(out_dir)
-    names, labels_source = _labels(checkpoint, weights, labels, eval_tsv) if classify else (None, None)
-    if labels and not classify:
+    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them);
+    # only sentence classification reads them from a labelled eval TSV.
+    names, labels_source = (_labels(checkpoint, weights, labels, eval_tsv if classify else None)
+                            if task.needs_labels else (None, None))
+    if labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
+    task = task.bind_labels(names)
     y = None
     if examples is not None:
         from albert_edge.data import label_ids, read_tsv
@@ -316,7 +323,15 @@ def quantize_checkpoint(
     asset = find_tokenizer_asset(checkpoint, vocab, None, weights.config.vocab_size, str(weights.source))
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
-    if eval_texts is not None:
+    own = task.labelled_samples(eval_tsv, tokenizer, max_seq_len, max_eval_examples) if own_format else None
+    if own_format and own is None:
+        raise QuantizationError(f"{eval_tsv}: task {task.name} has no labelled .jsonl format")
+    if own is not None:
+        calibration = encode_calibration(texts, preprocessor, str(calib))
+        judge_samples, y = own
+        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
+                 "labels_from": labels_source, "kind": "labelled task file (.jsonl)"}
+    elif eval_texts is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
         judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": "texts, one per line"}
@@ -332,7 +347,7 @@ def quantize_checkpoint(
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
                  "kind": "unlabelled: accuracy drop bounded by disagreement" if classify else "unlabelled texts"}
-        if classify:
+        if task.needs_labels:
             judge.update({"labels": names, "labels_from": labels_source})
     judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     budget = Budget(float(max_drop), float(min_agreement),
@@ -385,7 +400,7 @@ def quantize_checkpoint(
     report.chosen = chosen.key if chosen else None
     report.seconds = time.perf_counter() - started
     if mode == "auto" and chosen is None:
-        limits = (f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%" if classify else
+        limits = (f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%" if task.needs_labels else
                   f"--min-cosine {min_cosine:g} / --min-mean-cosine {min_mean_cosine:g}")
         error = QuantizationError(f"no quantized variant meets {limits}; nothing written (see the table)")
         for r in results:

@@ -24,6 +24,8 @@ _EXPORTS = {
     "TextClassifier": "albert_edge.runtime.classifier",
     "Prediction": "albert_edge.runtime.classifier",
     "TextEmbedder": "albert_edge.runtime.embedder",
+    "TokenClassifier": "albert_edge.runtime.token_classifier",
+    "Entity": "albert_edge.runtime.token_classifier",
 }
 
 __all__ = list(_EXPORTS)

@@ -211,9 +211,10 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
         raise fail(f"the graph has no output {output!r} (it has {sorted(facts.outputs)})")
     if pack.labels is not None:
         dtype, shape = facts.outputs[output]
-        if dtype != "float32" or (shape and (len(shape) != 2 or shape[-1] not in (-1, len(pack.labels)))):
+        # [batch, labels] for a sentence classifier, [batch, seq, labels] for a token classifier.
+        if dtype != "float32" or (shape and (len(shape) not in (2, 3) or shape[-1] not in (-1, len(pack.labels)))):
             raise fail(f"output {output!r} is {dtype} {list(shape)} but the pack has {len(pack.labels)} labels "
-                       f"(expected float32 [batch, {len(pack.labels)}])")
+                       f"(expected float32 [batch, {len(pack.labels)}] or [batch, seq, {len(pack.labels)}])")
     if vocab_size is not None and facts.embedding_rows is not None and not vocab_fits(vocab_size, facts.embedding_rows):
         raise fail(f"pack {pack.tokenizer_file} has {vocab_size} tokens but the graph's embedding table has "
                    f"{facts.embedding_rows} rows (neither equal nor padding to a multiple of 8-128)")

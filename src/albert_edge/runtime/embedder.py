@@ -18,6 +18,7 @@ import numpy as np
 
 from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
+from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.classifier import _BackendPool, length_buckets
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import FeatureExtraction
@@ -41,6 +42,8 @@ class TextEmbedder:
         self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case,
                                         source)
         self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
+        # Before any interpreter exists: a pack that disagrees with its graph fails here, not mid-request.
+        check_model_consistency(data, self.pack, source, self.tokenizer.vocab_size)
 
         def factory() -> Backend:
             return open_backend(data, source, backend, num_threads, xnnpack)

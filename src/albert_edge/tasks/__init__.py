@@ -14,13 +14,17 @@ from albert_edge.errors import ConversionError, ModelFileError
 from albert_edge.tasks.base import ENCODER_PREFIXES, PARITY_KEYS, Task, TaskDrift
 from albert_edge.tasks.feature_extraction import EmbeddingDrift, FeatureExtraction
 from albert_edge.tasks.sequence_classification import ClassificationDrift, SequenceClassification
+from albert_edge.tasks.token_classification import TokenClassification, TokenDrift, declares_token_classification
 
-#: In detection order: the first task whose ``detect`` accepts the weights is the default.
-_REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (SequenceClassification, FeatureExtraction)}
+#: In detection order: the first task whose ``detect`` accepts the weights is the default (a
+#: classifier without a pooler is a token classifier before it could be a sentence classifier).
+_REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (TokenClassification, SequenceClassification,
+                                                              FeatureExtraction)}
 TASK_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 __all__ = ["ENCODER_PREFIXES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift", "EmbeddingDrift",
-           "FeatureExtraction", "SequenceClassification", "Task", "TaskDrift", "detect_task", "get_task",
+           "FeatureExtraction", "SequenceClassification", "Task", "TaskDrift", "TokenClassification", "TokenDrift",
+           "detect_task", "get_task",
            "task_class", "task_of_pack"]
 
 
@@ -47,7 +51,10 @@ def get_task(task: Task | str | None, weights: Any = None, checkpoint: str | os.
 
 def detect_task(weights: Any, checkpoint: str | os.PathLike[str] | None = None) -> Task:
     """The first registered task whose head ``weights`` carry; a sentence-transformers folder's
-    pooling and normalisation configure feature extraction."""
+    pooling and normalisation configure feature extraction; a config.json whose ``architectures``
+    names a ``*ForTokenClassification`` makes a classifier head a token classifier."""
+    if "classifier.kernel" in weights.tensors and declares_token_classification(checkpoint):
+        return TokenClassification()
     for cls in _REGISTRY.values():
         if cls.detect(weights):
             if cls is FeatureExtraction and checkpoint is not None:

@@ -78,6 +78,17 @@ class Task(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings()})"
 
+    def bind_labels(self, labels: Sequence[str] | None) -> Task:
+        """This task with the pack's label names known (a metric that decodes them, like entity F1,
+        needs them); tasks whose drift ignores names return themselves."""
+        return self
+
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
+                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+        """Judge samples and gold values from a ``.jsonl`` eval file in the task's own labelled
+        format, in ``judged_values`` row order; None when the task has no such format."""
+        return None
+
     # ------------------------------------------------------------------ weights and outputs
     @abstractmethod
     def outputs(self) -> tuple[str, ...]:

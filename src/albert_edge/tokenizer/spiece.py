@@ -15,6 +15,7 @@ in tests/test_tokenizer_sentencepiece.py; we match sentencepiece itself exactly.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
     from sentencepiece import SentencePieceProcessor
 
 SPIECE_UNDERLINE = "\u2581"
+_NON_SPACE = re.compile(r"\S+")  # str.split()'s words: \s is str.isspace() for str patterns
+
+
+def _invisible(ch: str) -> bool:
+    """Whitespace, or a character SentencePiece's nmt_nfkc normaliser removes or blanks (C*, U+FFFD)."""
+    return ch.isspace() or ch == "\ufffd" or unicodedata.category(ch) in ("Cc", "Cf")
 REQUIRED_SPECIALS = ("[CLS]", "[SEP]")
 
 
@@ -102,21 +109,124 @@ class SentencePieceTokenizer:
         text = self.preprocess(ensure_text(text, "text"))
         if not text:
             return []
-        sp = self._sp
         out: list[str] = []
-        for piece in sp.encode(text, out_type=str):
-            if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
-                sub = sp.encode(piece[:-1].replace(SPIECE_UNDERLINE, ""), out_type=str)
-                # Re-encoding adds a leading "▁"; keep it only if the original piece began a word.
-                if sub and piece[0] != SPIECE_UNDERLINE and sub[0][0] == SPIECE_UNDERLINE:
-                    if len(sub[0]) == 1:
-                        sub = sub[1:]
-                    else:
-                        sub[0] = sub[0][1:]
-                out.extend(sub)
-                out.append(",")
+        for piece in self._sp.encode(text, out_type=str):
+            out.extend(self._resplit(piece) or [piece])
+        return out
+
+    def _resplit(self, piece: str) -> list[str] | None:
+        """ALBERT's re-split of a piece ending in digit + comma (``▁1,`` -> ``▁1`` ``,``); None otherwise."""
+        if not (len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()):
+            return None
+        sub = self._sp.encode(piece[:-1].replace(SPIECE_UNDERLINE, ""), out_type=str)
+        # Re-encoding adds a leading "▁"; keep it only if the original piece began a word.
+        if sub and piece[0] != SPIECE_UNDERLINE and sub[0][0] == SPIECE_UNDERLINE:
+            if len(sub[0]) == 1:
+                sub = sub[1:]
             else:
-                out.append(piece)
+                sub[0] = sub[0][1:]
+        return [*sub, ","]
+
+    def _preprocess_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """``preprocess(text)`` with each of its characters' [start, end) in ``text``.
+
+        The same steps character by character: whitespace runs become one space spanning the run,
+        a `` or '' pair one quote spanning both, NFKD pieces keep their character's span and dropped
+        marks vanish, lower-casing keeps spans (whole-string when the length is unchanged, so a
+        final sigma lower-cases as ``preprocess`` does).
+        """
+        chars: list[str] = []
+        spans: list[tuple[int, int]] = []
+        previous_end = None
+        for match in _NON_SPACE.finditer(text):
+            if previous_end is not None:
+                chars.append(" ")
+                spans.append((previous_end, match.start()))
+            for i in range(match.start(), match.end()):
+                chars.append(text[i])
+                spans.append((i, i + 1))
+            previous_end = match.end()
+        for pair in ("``", "''"):
+            merged_chars: list[str] = []
+            merged_spans: list[tuple[int, int]] = []
+            j = 0
+            while j < len(chars):
+                if j + 1 < len(chars) and chars[j] + chars[j + 1] == pair:
+                    merged_chars.append('"')
+                    merged_spans.append((spans[j][0], spans[j + 1][1]))
+                    j += 2
+                else:
+                    merged_chars.append(chars[j])
+                    merged_spans.append(spans[j])
+                    j += 1
+            chars, spans = merged_chars, merged_spans
+        if not self.keep_accents and not "".join(chars).isascii():
+            decomposed: list[str] = []
+            decomposed_spans: list[tuple[int, int]] = []
+            for ch, span in zip(chars, spans):
+                for part in unicodedata.normalize("NFKD", ch):
+                    if not unicodedata.combining(part):
+                        decomposed.append(part)
+                        decomposed_spans.append(span)
+            chars, spans = decomposed, decomposed_spans
+        if self.do_lower_case:
+            whole = "".join(chars).lower()
+            if len(whole) == len(chars):
+                chars = list(whole)
+            else:
+                lowered: list[str] = []
+                lowered_spans: list[tuple[int, int]] = []
+                for ch, span in zip(chars, spans):
+                    lowered.extend(ch.lower())
+                    lowered_spans.extend([span] * len(ch.lower()))
+                chars, spans = lowered, lowered_spans
+        return "".join(chars), spans
+
+    def tokenize_with_offsets(self, text: str | bytes) -> list[tuple[str, int, int]]:
+        """Text -> (piece, start, end) with ``text[start:end]`` the characters the piece came from.
+
+        The pieces are exactly ``tokenize(text)``'s. SentencePiece reports each piece's bytes in
+        the preprocessed text (its own normalisation, e.g. full-width to ASCII, included); those map
+        back to the original through ``_preprocess_aligned``. A piece's span leaves out the
+        whitespace its ``▁`` stands for (so an entity starting on it does not start with a space);
+        a bare ``▁`` gets the span of the character after it, as Hugging Face's does. A re-split digit+comma piece
+        gives its comma the last character and its digits the rest.
+        """
+        text = ensure_text(text, "text")
+        pre, spans = self._preprocess_aligned(text)
+        if not pre:
+            return []
+        char_of_byte = [0] * (len(pre.encode("utf-8")) + 1)
+        offset = 0
+        for index, ch in enumerate(pre):
+            width = len(ch.encode("utf-8"))
+            for b in range(offset, offset + width):
+                char_of_byte[b] = index
+            offset += width
+        char_of_byte[offset] = len(pre)
+        out: list[tuple[str, int, int]] = []
+        for p in self._sp.encode(pre, return_type="proto").pieces:
+            begin, end = char_of_byte[p.begin], char_of_byte[p.end]
+            # Leave out what the piece does not show: the whitespace of its "▁" and characters
+            # SentencePiece's normaliser drops (controls, format characters, U+FFFD).
+            shown = p.piece.replace(SPIECE_UNDERLINE, "")
+            while begin < end and _invisible(pre[begin]) and not shown.startswith(pre[begin]):
+                begin += 1
+            while end > begin and _invisible(pre[end - 1]) and not shown.endswith(pre[end - 1]):
+                end -= 1
+            if begin < end:
+                start, stop = spans[begin][0], spans[end - 1][1]
+            elif begin < len(pre):  # a bare "▁": Hugging Face gives it the next character's span
+                start, stop = spans[begin]
+            else:
+                start = stop = spans[-1][1]
+            pieces = self._resplit(p.piece)
+            if pieces is None:
+                out.append((p.piece, start, stop))
+                continue
+            comma = spans[end - 1] if begin < end else (start, stop)
+            out.extend((piece, start, comma[0]) for piece in pieces[:-1])
+            out.append((",", comma[0], comma[1]))
         return out
 
     def convert_tokens_to_ids(self, tokens: list[str]) -> list[int]:
