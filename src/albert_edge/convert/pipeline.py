@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from albert_edge import __version__

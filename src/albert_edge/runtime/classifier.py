@@ -109,6 +109,22 @@ class _BackendPool:
         self._idle.put(backend)
 
 
+
+def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_threads: int | None,
+                 xnnpack: bool, pool_size: int) -> tuple[Any, _BackendPool]:
+    """The pack's tokenizer and a pool of interpreters, after the load-time pack-vs-graph check.
+
+    Every runtime class (classifier, embedder, token classifier) opens its file this way, so a
+    pack that disagrees with its graph fails before any interpreter exists, never mid-request.
+    """
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    check_model_consistency(data, pack, source, tokenizer.vocab_size)
+
+    def factory() -> Backend:
+        return open_backend(data, source, backend, num_threads, xnnpack)
+
+    return tokenizer, _BackendPool(factory, pool_size)
+
 class TextClassifier:
     """Sequence classification with a packed .tflite or .onnx model."""
 
@@ -128,15 +144,8 @@ class TextClassifier:
                                  f"{SequenceClassification.name} model with labels")
         self.labels: tuple[str, ...] = self.pack.labels
         self.max_seq_len = self.pack.max_seq_len
-        self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case, source)
+        self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
         self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
-        # Before any interpreter exists: a pack that disagrees with its graph fails here, not mid-request.
-        check_model_consistency(data, self.pack, source, self.tokenizer.vocab_size)
-
-        def factory() -> Backend:
-            return open_backend(data, source, backend, num_threads, xnnpack)
-
-        self._pool = _BackendPool(factory, pool_size)
         first = self._pool.first
         self.backend_name = first.name
         self.num_threads = first.num_threads

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from albert_edge.errors import ModelFileError, TokenizerError
-from albert_edge.runtime.backends import Backend, open_backend
-from albert_edge.runtime.consistency import check_model_consistency
-from albert_edge.runtime.classifier import _BackendPool, length_buckets
+from albert_edge.runtime.classifier import length_buckets, open_checked
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import FeatureExtraction
 from albert_edge.tasks.feature_extraction import cosine_rows, l2_normalize
-from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
+from albert_edge.tokenizer import Encoding, Preprocessor
 
 
 class TextEmbedder:
@@ -39,16 +36,8 @@ class TextEmbedder:
                                  f"{FeatureExtraction.name} model")
         self.task: FeatureExtraction = task
         self.max_seq_len = self.pack.max_seq_len
-        self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case,
-                                        source)
+        self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
         self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
-        # Before any interpreter exists: a pack that disagrees with its graph fails here, not mid-request.
-        check_model_consistency(data, self.pack, source, self.tokenizer.vocab_size)
-
-        def factory() -> Backend:
-            return open_backend(data, source, backend, num_threads, xnnpack)
-
-        self._pool = _BackendPool(factory, pool_size)
         first = self._pool.first
         self.backend_name = first.name
         self.num_threads = first.num_threads

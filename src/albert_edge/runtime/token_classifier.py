@@ -24,13 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
-from albert_edge.runtime.backends import Backend, open_backend
-from albert_edge.runtime.consistency import check_model_consistency
-from albert_edge.runtime.classifier import _BackendPool, softmax
+from albert_edge.runtime.classifier import open_checked, softmax
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import TokenClassification
 from albert_edge.tasks.entities import decode_tags
-from albert_edge.tokenizer import load_tokenizer
 
 
 @dataclass(frozen=True)
@@ -101,15 +98,7 @@ class TokenClassifier:
         if not isinstance(self.stride, int) or not 0 <= self.stride < self.window:
             raise BackendError(f"stride {stride!r}: expected an int in [0, {self.window}) for windows of "
                                f"{self.window} tokens")
-        self.tokenizer = load_tokenizer(self.pack.tokenizer_type, self.pack.tokenizer_asset, self.pack.do_lower_case,
-                                        source)
-        # Before any interpreter exists: a pack that disagrees with its graph fails here, not mid-request.
-        check_model_consistency(data, self.pack, source, self.tokenizer.vocab_size)
-
-        def factory() -> Backend:
-            return open_backend(data, source, backend, num_threads, xnnpack)
-
-        self._pool = _BackendPool(factory, pool_size)
+        self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
         first = self._pool.first
         self.backend_name = first.name
         if "logits" not in first.output_names:
