@@ -36,14 +36,7 @@ def import_device_logs(logs: Sequence[str | os.PathLike[str]], out_dir: str | os
     if not logs:
         raise DataError("--import-device-log: expected at least one log file")
     out = Path(out_dir)
-    existing = out / "report.json"
-    if existing.exists():
-        report = load_report(existing)
-    else:
-        report = BenchReport(settings={"threads": [], "seq_lens": [], "max_drop": 0.5, "baseline": None},
-                             machine={"kind": "device-only"},
-                             created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             albert_edge_version=__version__)
+    report = _existing_or_new_report(out, "device-only")
     for log in logs:
         path = Path(log)
         try:
@@ -73,14 +66,17 @@ def import_arm_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[s
 
     data = load(path)
     out = Path(out_dir)
-    existing = out / "report.json"
-    if existing.exists():
-        report = load_report(existing)
-    else:
-        report = BenchReport(settings={"threads": [], "seq_lens": [], "max_drop": 0.5, "baseline": None},
-                             machine={"kind": "arm-emulated-only"},
-                             created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             albert_edge_version=__version__)
+    report = _existing_or_new_report(out, "arm-emulated-only")
     report.arm_emulated = data
     write_report(report, out)
     return report
+
+
+def _existing_or_new_report(out: Path, kind: str) -> BenchReport:
+    """The bench report already in ``out`` (imports join it beside host rows), else an empty one of ``kind``."""
+    existing = out / "report.json"
+    if existing.exists():
+        return load_report(existing)
+    return BenchReport(settings={"threads": [], "seq_lens": [], "max_drop": 0.5, "baseline": None},
+                       machine={"kind": kind}, created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       albert_edge_version=__version__)
