@@ -108,6 +108,14 @@ class _BackendPool:
     def give_back(self, backend: Backend) -> None:
         self._idle.put(backend)
 
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """One invoke on a borrowed backend, returned to the pool even when the invoke fails."""
+        backend = self.borrow()
+        try:
+            return backend.run(inputs)
+        finally:
+            self.give_back(backend)
+
 
 
 def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_threads: int | None,
@@ -184,11 +192,7 @@ class TextClassifier:
 
     def run_inputs(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits for already-encoded int32 [B, S] inputs. [B, S] -> [B, num_labels] float32."""
-        backend = self._pool.borrow()
-        try:
-            outputs = backend.run(inputs)
-        finally:
-            self._pool.give_back(backend)
+        outputs = self._pool.run(inputs)
         logits = np.asarray(outputs[self._output], np.float32)
         if logits.ndim != 2 or logits.shape[1] != len(self.labels):
             raise ModelFileError(f"{self.source}: output {self._output!r} has shape {logits.shape}, expected [batch, {len(self.labels)}]")

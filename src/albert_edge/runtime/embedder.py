@@ -69,11 +69,7 @@ class TextEmbedder:
 
     def run_inputs(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Embeddings for already-encoded int32 [B, S] inputs. [B, S] -> [B, H] float32."""
-        backend = self._pool.borrow()
-        try:
-            outputs = backend.run(inputs)
-        finally:
-            self._pool.give_back(backend)
+        outputs = self._pool.run(inputs)
         try:
             vectors = self.task.embeddings(outputs, inputs["attention_mask"])
         except KeyError as exc:

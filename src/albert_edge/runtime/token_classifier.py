@@ -120,11 +120,7 @@ class TokenClassifier:
         """[len(ids), C] logits of one window (its [CLS]/[SEP] rows dropped)."""
         row = np.asarray([self.tokenizer.cls_id, *ids, self.tokenizer.sep_id], np.int32)[None]
         inputs = {"input_ids": row, "attention_mask": np.ones_like(row), "token_type_ids": np.zeros_like(row)}
-        backend = self._pool.borrow()
-        try:
-            logits = np.asarray(backend.run(inputs)["logits"], np.float32)
-        finally:
-            self._pool.give_back(backend)
+        logits = np.asarray(self._pool.run(inputs)["logits"], np.float32)
         if logits.shape != (1, row.shape[1], len(self.labels)):
             raise ModelFileError(f"{self.source}: output 'logits' has shape {list(logits.shape)}, expected "
                                  f"[1, {row.shape[1]}, {len(self.labels)}]")

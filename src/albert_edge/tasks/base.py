@@ -148,6 +148,23 @@ PARITY_KEYS = {"logits": "logits", "last_hidden_state": "hidden", "pooled_output
                "sentence_embedding": "embedding"}
 
 
+class ClassifierHeadTask(Task):
+    """A task whose head ends in the linear ``classifier.*`` layer: its width is the number of labels."""
+
+    needs_labels: ClassVar[bool] = True
+
+    def check_weights(self, weights: Any) -> None:
+        if "classifier.kernel" not in weights.tensors:
+            raise ConversionError(f"{weights.source}: task {self.name} needs a classifier head "
+                                  "(HF classifier.weight or TF1 output_weights), the checkpoint has none")
+        super().check_weights(weights)
+
+    @staticmethod
+    def num_labels(weights: Any) -> int:
+        """Width of the classifier (the number of labels)."""
+        return int(np.asarray(weights.tensors["classifier.bias"]).shape[0])
+
+
 def head_weight_names(weights: Any, task: Task) -> list[str]:
     """The canonical head weights of ``weights`` that ``task`` uses (for reports and inspect)."""
     return sorted(name for name in weights.tensors if task.uses_weight(name) and not name.startswith(ENCODER_PREFIXES))

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import Task, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, TaskDrift, as_rows, check_same_shape
 
 
 @dataclass
@@ -89,12 +89,11 @@ def _normal_quantile(p: float) -> float:
     return (lo + hi) / 2
 
 
-class SequenceClassification(Task):
+class SequenceClassification(ClassifierHeadTask):
     """Logits per label for a text or a text pair."""
 
     name: ClassVar[str] = "sequence_classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
-    needs_labels: ClassVar[bool] = True
     # fp32 is the contract; fp16 stores weights rounded to 11 significant bits, which moves
     # ALBERT-Tiny logits by ~1e-3. Hidden states of a trained model are larger than random ones
     # (post-LN gamma grows in training): the trained sample's fp16 file moved them by 3.2e-2 while
@@ -110,18 +109,6 @@ class SequenceClassification(Task):
 
     def required_weights(self) -> tuple[str, ...]:
         return ("pooler.kernel", "pooler.bias", "classifier.kernel", "classifier.bias")
-
-    def check_weights(self, weights: Any) -> None:
-        from albert_edge.errors import ConversionError
-
-        if "classifier.kernel" not in weights.tensors:
-            raise ConversionError(f"{weights.source}: task {self.name} needs a classifier head, checkpoint has none")
-        super().check_weights(weights)
-
-    @staticmethod
-    def num_labels(weights: Any) -> int:
-        """Width of the classifier (the number of labels)."""
-        return int(np.asarray(weights.tensors["classifier.bias"]).shape[0])
 
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)

@@ -28,8 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.errors import ConversionError
-from albert_edge.tasks.base import Task, TaskDrift, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, TaskDrift, check_same_shape
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
 from albert_edge.tasks.sequence_classification import agreement_lower_bound
 
@@ -93,12 +92,11 @@ class TokenDrift(TaskDrift):
         return f"token agreement {100 * self.agreement:.1f}%{f1}"
 
 
-class TokenClassification(Task):
+class TokenClassification(ClassifierHeadTask):
     """Per-token logits; entities are decoded from them by the runtime."""
 
     name: ClassVar[str] = "token_classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("classifier.",)
-    needs_labels: ClassVar[bool] = True
     # Same contract as sentence classification: the head is one dense layer on the hidden states
     # that are themselves held to 1e-4 (fp32); fp16 weights move logits by ~1e-3.
     tolerances: ClassVar[dict[str, dict[str, float]]] = {
@@ -120,16 +118,6 @@ class TokenClassification(Task):
 
     def required_weights(self) -> tuple[str, ...]:
         return ("classifier.kernel", "classifier.bias")
-
-    def check_weights(self, weights: Any) -> None:
-        if "classifier.kernel" not in weights.tensors:
-            raise ConversionError(f"{weights.source}: task {self.name} needs a classifier head "
-                                  "(HF classifier.weight or TF1 output_weights), the checkpoint has none")
-        super().check_weights(weights)
-
-    @staticmethod
-    def num_labels(weights: Any) -> int:
-        return int(np.asarray(weights.tensors["classifier.bias"]).shape[0])
 
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
