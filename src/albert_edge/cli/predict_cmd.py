@@ -103,13 +103,14 @@ def _argument_rows(texts: list[str]) -> list[Row]:
     return rows
 
 
-def _print_entities(args: argparse.Namespace, rows: list[Row]) -> int:
+def _print_entities(args: argparse.Namespace, data: bytes, rows: list[Row]) -> int:
     """Token classification: entities with character offsets into each text as given."""
     from albert_edge.runtime.token_classifier import TokenClassifier
 
     if any(text_b is not None for _, _, _, text_b in rows):
         raise DataError(f"{args.model}: a token-classification model takes single texts, not TAB-separated pairs")
-    ner = TokenClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend, stride=args.stride)
+    ner = TokenClassifier.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend,
+                                     stride=args.stride)
     for _, gold, text, _ in rows:
         entities = ner.predict(text)
         if args.json:
@@ -126,7 +127,7 @@ def _print_entities(args: argparse.Namespace, rows: list[Row]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from albert_edge.runtime.pack import read_pack
+    from albert_edge.runtime.pack import read_model_bytes, read_pack_bytes
     from albert_edge.tasks import TokenClassification
 
     if args.texts:
@@ -136,9 +137,11 @@ def run(args: argparse.Namespace) -> int:
         rows = _rows(lines, source, args.labelled)
         if not rows:
             raise DataError(f"{source}: no texts to classify")
-    if isinstance(read_pack(args.model).task_object(args.model), TokenClassification):
-        return _print_entities(args, rows)
-    clf = TextClassifier.from_file(args.model, num_threads=args.threads, backend=args.backend)
+    # One read of the model: the pack says which task it is, then the same bytes are loaded.
+    data = read_model_bytes(args.model)
+    if isinstance(read_pack_bytes(data, str(args.model)).task_object(str(args.model)), TokenClassification):
+        return _print_entities(args, data, rows)
+    clf = TextClassifier.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend)
     encs = []
     for where, _, text_a, text_b in rows:
         try:
