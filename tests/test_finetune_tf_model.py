@@ -10,6 +10,7 @@ tf = pytest.importorskip("tensorflow")
 from albert_edge.errors import ConfigError
 from albert_edge.finetune.tf_model import TfAlbertClassifier
 from albert_edge.model import AlbertConfig, random_weights, reference_forward
+from albert_edge.model.config import ACTIVATIONS
 
 
 def small_config(**changes) -> AlbertConfig:
@@ -37,9 +38,12 @@ def inputs(vocab: int):
         {},  # brightmart albert_tiny_zh layout: project word E->H, add pos/type at H
         {"embedding_order": "add_then_project"},  # Google ALBERT
         {"num_hidden_groups": 3, "inner_group_num": 2},  # several groups, several inner blocks
-        {"hidden_act": "gelu_exact"},
+        {"ln_type": "preln"},  # brightmart modeling_preln
+        {"ln_type": "preln", "embedding_order": "add_then_project", "hidden_act": "relu"},
+        {"embedding_size": 24, "embedding_order": "no_projection", "model_type": "bert", "num_hidden_groups": 3},
+        *({"hidden_act": act} for act in ACTIVATIONS),  # every activation the config allows
     ],
-    ids=["brightmart", "google", "groups", "gelu_exact"],
+    ids=["brightmart", "google", "groups", "preln", "preln_google_relu", "bert", *ACTIVATIONS],
 )
 def test_tf_logits_equal_reference_logits(changes):
     weights = random_weights(small_config(**changes), num_labels=3, seed=1)
@@ -68,10 +72,13 @@ def test_round_trip_through_variables_keeps_every_tensor():
         np.testing.assert_array_equal(back.tensors[name], array)
 
 
-def test_preln_is_refused_with_a_clear_error():
-    weights = random_weights(small_config(ln_type="preln"), num_labels=2)
-    with pytest.raises(ConfigError, match="ln_type 'preln' is not supported"):
-        TfAlbertClassifier(weights)
+def test_preln_dropout_changes_logits_only_when_a_seed_is_given():
+    weights = random_weights(small_config(ln_type="preln", hidden_act="silu"), num_labels=2, seed=2)
+    model = TfAlbertClassifier(weights, dropout=0.3)
+    ids, mask, types = inputs(60)
+    plain = model(ids, mask, types).numpy()
+    np.testing.assert_allclose(plain, reference_forward(weights, ids, mask, types).logits, atol=1e-4, rtol=0)
+    assert np.abs(model(ids, mask, types, seed=tf.constant([7, 0], tf.int32)).numpy() - plain).max() > 1e-3
 
 
 def test_weights_without_a_head_are_refused():

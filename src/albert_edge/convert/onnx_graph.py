@@ -6,7 +6,8 @@ optimizer's BERT fusions match (the form a PyTorch BERT export has): LayerNormal
 (opset 17), MatMul+Add projections per Q/K/V, Reshape/Transpose heads with K transposed to
 ``[batch, heads, head_dim, seq]``, Div by sqrt(head_dim), the ``(1 - mask) * -10000`` additive
 mask built once from ``Unsqueeze``/``Cast``/``Sub``/``Mul``, Softmax, and the Erf (or tanh) GELU
-spelled out. A fused-op form is a different ``OnnxGraphBuilder`` method set, not a fork.
+spelled out. The block order is ``albert_edge.model.skeleton``'s; ``OnnxGraphBuilder`` is this
+target's ops. A fused-op form is a different ``OnnxGraphBuilder`` method set, not a fork.
 
 Every shared ALBERT weight is one initializer referenced by every layer that uses it, so the file
 holds each weight once (no onnxruntime#10340-style blow-up). Inputs are int32 ``[batch, sequence]``.
@@ -19,12 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.convert.tf_graph import (
-    INPUT_NAMES,
-    MASK_VALUE,
-    layer_plan,
-)
 from albert_edge.errors import ConversionError
+from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, encode
 from albert_edge.tasks import Task, get_task
 
 OPSET = 17
@@ -32,7 +29,11 @@ HIDDEN_OUTPUT = "last_hidden_state"
 
 
 class OnnxGraphBuilder:
-    """Accumulates nodes and initializers; one method per block of the model, in equation order."""
+    """Accumulates nodes and initializers; the ``EncoderOps`` of the ONNX target.
+
+    ``albert_edge.model.skeleton.encode`` calls the ops methods below in the order of the
+    equations; task heads call ``op``, ``const``, ``weight`` and ``dense`` directly.
+    """
 
     def __init__(self, weights: Any, fp16: bool = False) -> None:
         self.weights = weights
@@ -89,16 +90,29 @@ class OnnxGraphBuilder:
             self._const_names[key] = name
         return self._const_names[key]
 
+    # ------------------------------------------------------------------ EncoderOps
+    def lookup(self, table: str, ids: str) -> str:
+        return self.op("Gather", [self.weight(table), ids], axis=0)
+
+    def positions(self, table: str, ids: str) -> str:
+        seq_len = self.op("Shape", [ids], start=1, end=2)
+        return self.op("Slice", [self.weight(table), self.const([0], np.int64), seq_len, self.const([0], np.int64)])
+
+    def embedding_sum(self, word: str, position: str, token_type: str) -> str:
+        return self.op("Add", [self.op("Add", [word, position]), token_type])
+
     def dense(self, x: str, prefix: str) -> str:
         """[..., in] -> [..., out]: MatMul then Add, the pair ORT fuses into its projections."""
-        return self.op("Add", [self.op("MatMul", [x, self.weight(prefix + ".kernel")]), self.weight(prefix + ".bias")])
+        y = self.op("MatMul", [x, self.weight(prefix + ".kernel")])
+        return self.op("Add", [y, self.weight(prefix + ".bias")]) if prefix + ".bias" in self.weights.tensors else y
 
     def layer_norm(self, x: str, prefix: str) -> str:
         return self.op("LayerNormalization", [x, self.weight(prefix + ".gamma"), self.weight(prefix + ".beta")],
                        axis=-1, epsilon=float(self.config.layer_norm_eps))
 
-    def activation(self, x: str) -> str:
-        act = str(self.config.hidden_act)
+    def activation(self, x: str, name: str | None = None) -> str:
+        """The FFN activation ``name`` (the config's by default), GELU spelled out in standard ops."""
+        act = str(self.config.hidden_act if name is None else name)
         if act == "gelu_exact":
             erf = self.op("Erf", [self.op("Div", [x, self.const(math.sqrt(2.0))])])
             return self.op("Mul", [self.op("Mul", [x, self.op("Add", [erf, self.const(1.0)])]), self.const(0.5)])
@@ -113,7 +127,7 @@ class OnnxGraphBuilder:
             return self.op("Mul", [x, self.op("Sigmoid", [x])])
         if act == "tanh":
             return self.op("Tanh", [x])
-        raise ConversionError(f"config hidden_act={self.config.hidden_act!r}: no ONNX form for this activation")
+        raise ConversionError(f"config hidden_act={act!r}: no ONNX form for this activation")
 
     def attention_mask(self, mask: str) -> str:
         """int32 [batch, seq] -> additive float [batch, 1, 1, seq], built once for all layers."""
@@ -122,60 +136,45 @@ class OnnxGraphBuilder:
         keep = self.op("Cast", [expanded], to=1)
         return self.op("Mul", [self.op("Sub", [self.const(1.0), keep]), self.const(MASK_VALUE)])
 
-    def embeddings(self, input_ids: str, token_type_ids: str) -> str:
-        """int32 [batch, seq] -> [batch, seq, H] following config.embedding_order."""
-        order = self.config.embedding_order
-        word = self.op("Gather", [self.weight("embeddings.word"), input_ids], axis=0)
-        seq_len = self.op("Shape", [input_ids], start=1, end=2)
-        position = self.op("Slice", [self.weight("embeddings.position"), self.const([0], np.int64), seq_len,
-                                     self.const([0], np.int64)])
-        token_type = self.op("Gather", [self.weight("embeddings.token_type"), token_type_ids], axis=0)
-        if order == "project_then_add":
-            word = self.op("MatMul", [word, self.weight("embeddings.projection.kernel")])
-            if "embeddings.projection.bias" in self.weights.tensors:
-                word = self.op("Add", [word, self.weight("embeddings.projection.bias")])
-        summed = self.op("Add", [self.op("Add", [word, position]), token_type])
-        x = self.layer_norm(summed, "embeddings.layer_norm")
-        if order == "add_then_project":
-            x = self.dense(x, "embeddings.projection")
-        return x
-
-    def attention(self, x: str, prefix: str, mask: str) -> str:
-        """[batch, seq, H] -> [batch, seq, H] multi-head self-attention with separate Q/K/V MatMuls."""
+    def query_key_value(self, x: str, prefix: str) -> tuple[str, str, str]:
+        """Separate Q/K/V MatMuls; heads by Reshape/Transpose, K already as [batch, heads, head_dim, seq]."""
         heads = self.config.num_attention_heads
-        head_dim = self.config.hidden_size // heads
-        split_shape = self.const([0, 0, heads, head_dim], np.int64)
+        split_shape = self.const([0, 0, heads, self.config.hidden_size // heads], np.int64)
 
         def heads_of(name: str, perm: list[int]) -> str:
             return self.op("Transpose", [self.op("Reshape", [self.dense(x, prefix + name), split_shape])], perm=perm)
 
-        q = heads_of("query", [0, 2, 1, 3])
-        k = heads_of("key", [0, 2, 3, 1])
-        v = heads_of("value", [0, 2, 1, 3])
-        scores = self.op("Div", [self.op("MatMul", [q, k]), self.const(math.sqrt(head_dim))])
-        probs = self.op("Softmax", [self.op("Add", [scores, mask])], axis=-1)
-        context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
-        merged = self.op("Reshape", [context, self.const([0, 0, self.config.hidden_size], np.int64)])
-        return self.dense(merged, prefix + "output")
+        return heads_of("query", [0, 2, 1, 3]), heads_of("key", [0, 2, 3, 1]), heads_of("value", [0, 2, 1, 3])
 
-    def transformer_layer(self, x: str, prefix: str, mask: str) -> str:
-        if str(getattr(self.config, "ln_type", "postln")) == "preln":
-            h = self.op("Add", [x, self.attention(self.layer_norm(x, prefix + "attention.layer_norm"), prefix + "attention.", mask)])
-            f = self.activation(self.dense(self.layer_norm(h, prefix + "ffn.layer_norm"), prefix + "ffn.intermediate"))
-            return self.op("Add", [h, self.dense(f, prefix + "ffn.output")])
-        h = self.layer_norm(self.op("Add", [self.attention(x, prefix + "attention.", mask), x]), prefix + "attention.layer_norm")
-        f = self.activation(self.dense(h, prefix + "ffn.intermediate"))
-        return self.layer_norm(self.op("Add", [self.dense(f, prefix + "ffn.output"), h]), prefix + "ffn.layer_norm")
+    def attention_scores(self, q: str, k: str) -> str:
+        head_dim = self.config.hidden_size // self.config.num_attention_heads
+        return self.op("Div", [self.op("MatMul", [q, k]), self.const(math.sqrt(head_dim))])
+
+    def add(self, a: str, b: str) -> str:
+        return self.op("Add", [a, b])
+
+    def softmax(self, x: str) -> str:
+        return self.op("Softmax", [x], axis=-1)
+
+    def attend(self, probs: str, v: str) -> str:
+        context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+        return self.op("Reshape", [context, self.const([0, 0, self.config.hidden_size], np.int64)])
+
+    def residual(self, x: str, sublayer: str) -> str:
+        # Sub-layer first, as a PyTorch BERT export writes it (the form ORT's SkipLayerNorm fusion sees).
+        return self.op("Add", [sublayer, x])
+
+    def dropout(self, x: str, site: int) -> str:
+        return x
+
+    def output(self, x: str) -> str:
+        return self.op("Identity", [x], outputs=[HIDDEN_OUTPUT])
 
     def build(self, task: Task):
         """The ModelProto: inputs int32 [batch, sequence], the encoder, then ``task``'s head and outputs."""
         from onnx import TensorProto, helper
 
-        x = self.embeddings("input_ids", "token_type_ids")
-        mask = self.attention_mask("attention_mask")
-        for group, inner in layer_plan(self.config):
-            x = self.transformer_layer(x, f"encoder.group{group}.inner{inner}.", mask)
-        sequence = self.op("Identity", [x], outputs=[HIDDEN_OUTPUT])
+        sequence = encode(self, self.config, *INPUT_NAMES)
         inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, ["batch", "sequence"]) for n in INPUT_NAMES]
         outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
                    for name, shape in task.onnx_head(self, sequence, "attention_mask")]

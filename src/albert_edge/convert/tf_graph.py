@@ -14,6 +14,7 @@ as little work as possible per token:
 - dense layers are 2-D matmuls on ``[batch*seq, in]`` so they lower to FULLY_CONNECTED;
 - GELU is the builtin GELU op (``tf.nn.gelu``) in the approximation the checkpoint was trained with.
 
+The block order lives in ``albert_edge.model.skeleton``; ``TfGraphOps`` is this target's ops.
 ALBERT shares its layer weights across depth: each weight becomes one ``tf.Variable`` that is
 read once per call and reused by every layer, so the frozen flatbuffer holds one buffer per
 weight, not one per layer.
@@ -29,13 +30,11 @@ from typing import Any
 import numpy as np
 
 from albert_edge.errors import ConversionError
+from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, encode, layer_plan
 from albert_edge.tasks import Task, get_task
 
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 GELU_FORMS = ("config", "exact", "tanh", "tanh_ops")
 ATTENTION_LAYOUTS = ("transpose_k", "adj_y")
-# Google's BERT/ALBERT code and Hugging Face both add this to masked scores; exp() of it is 0.
-MASK_VALUE = -10000.0
 HIDDEN_TENSOR_NAME = "albert_edge_last_hidden_state"
 _SEQ = object()  # GraphOptions.batch_one: "the sequence axis", written -1 in constant reshape targets
 
@@ -76,21 +75,15 @@ def activation_kind(config: Any, options: GraphOptions) -> str:
     ``config.hidden_act`` is canonical (albert_edge.model.config.ACTIVATIONS); the GELU options
     override it only for the graph-choice benchmark and drift measurements.
     """
-    act = str(config.hidden_act)
+    return _activation_kind(str(config.hidden_act), options)
+
+
+def _activation_kind(act: str, options: GraphOptions) -> str:
     if act.startswith("gelu") and options.gelu != "config":
         return {"exact": "gelu_exact", "tanh": "gelu_tanh", "tanh_ops": "gelu_tanh_ops"}[options.gelu]
     if act in ("gelu_exact", "gelu_tanh", "relu", "silu", "tanh"):
         return act
-    raise ConversionError(f"config hidden_act={config.hidden_act!r}: no TFLite builtin form for this activation")
-
-
-def layer_plan(config: Any) -> list[tuple[int, int]]:
-    """(group, inner) weight keys in execution order: layer l runs every inner layer of its group."""
-    return [
-        (config.group_of_layer(layer), inner)
-        for layer in range(config.num_hidden_layers)
-        for inner in range(config.inner_group_num)
-    ]
+    raise ConversionError(f"config hidden_act={act!r}: no TFLite builtin form for this activation")
 
 
 def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = None) -> dict[str, np.ndarray]:
@@ -157,20 +150,56 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
     """The forward pass over a dict of weight tensors; closed over the static config."""
     import tensorflow as tf
 
-    hidden = config.hidden_size
-    heads = config.num_attention_heads
-    head_dim = hidden // heads
-    eps = float(config.layer_norm_eps)
-    # brightmart pre-LN normalises each sub-block's input and has no final LayerNorm.
-    act = activation_kind(config, options)
-    plan = layer_plan(config)
-    preln = str(getattr(config, "ln_type", "postln")) == "preln"
+    def forward(p, input_ids, attention_mask, token_type_ids):
+        ops = TfGraphOps(tf, p, config, options, input_ids)
+        sequence = encode(ops, config, input_ids, attention_mask, token_type_ids)
+        return task.tf_head(tf, p, sequence, attention_mask)
 
-    def dims(*parts):
+    return forward
+
+
+class TfGraphOps:
+    """``EncoderOps`` as TF ops chosen for the TFLite converter (see the module docstring).
+
+    Tensors are ``[batch*seq, W]`` rows between blocks so every dense layer is a 2-D matmul;
+    ``output`` reshapes to ``[batch, seq, H]``. ``p`` holds ``graph_arrays``' tensors (the query
+    scale already folded in, Q/K/V fused when ``options.fused_qkv``).
+    """
+
+    def __init__(self, tf: Any, p: dict[str, Any], config: Any, options: GraphOptions, input_ids: Any) -> None:
+        self.tf, self.p, self.config, self.options = tf, p, config, options
+        self.hidden = config.hidden_size
+        self.heads = config.num_attention_heads
+        self.head_dim = self.hidden // self.heads
+        shape = tf.shape(input_ids)
+        self.batch, self.seq = (1, _SEQ) if options.batch_one else (shape[0], shape[1])
+
+    def _dims(self, *parts):
         """A reshape target: constant with seq as -1 when batch_one, else stacked from the runtime shape."""
-        return [-1 if d is _SEQ else d for d in parts] if options.batch_one else tf.stack(parts)
+        return [-1 if d is _SEQ else d for d in parts] if self.options.batch_one else self.tf.stack(parts)
 
-    def layer_norm(x, p, prefix):
+    def lookup(self, table, ids):
+        return self.tf.gather(self.p[table], self.tf.reshape(ids, [-1]))
+
+    def positions(self, table, ids):
+        """A SLICE of the first ``seq`` rows."""
+        tf = self.tf
+        width = self.p[table].shape[-1]
+        length = tf.shape(ids)[1] if self.seq is _SEQ else self.seq
+        return tf.slice(self.p[table], [0, 0], tf.stack([length, width]))
+
+    def embedding_sum(self, word, position, token_type):
+        width = self.p["embeddings.position"].shape[-1]
+        summed = self.tf.reshape(word + token_type, self._dims(self.batch, self.seq, width)) + position
+        return self.tf.reshape(summed, [-1, width])
+
+    def dense(self, x2d, prefix):
+        """[rows, in] -> [rows, out]; a 2-D matmul with a constant kernel lowers to FULLY_CONNECTED."""
+        y = self.tf.matmul(x2d, self.p[prefix + ".kernel"])
+        return y + self.p[prefix + ".bias"] if prefix + ".bias" in self.p else y
+
+    def layer_norm(self, x, prefix):
+        tf = self.tf
         mean = tf.reduce_mean(x, axis=-1, keepdims=True)
         centred = x - mean
         # A MUL, not tf.square: the converter fuses square(x - mean) into SQUARED_DIFFERENCE,
@@ -179,13 +208,12 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
         # gamma multiplies the per-row scale, not the output: a constant MUL right before a
         # FULLY_CONNECTED is folded into a private copy of that layer's kernel, which would
         # store the first layer's shared QKV kernel twice.
-        return centred * (tf.math.rsqrt(var + eps) * p[prefix + ".gamma"]) + p[prefix + ".beta"]
+        scale = tf.math.rsqrt(var + float(self.config.layer_norm_eps)) * self.p[prefix + ".gamma"]
+        return centred * scale + self.p[prefix + ".beta"]
 
-    def dense(x2d, p, prefix):
-        """[rows, in] -> [rows, out]; a 2-D matmul with a constant kernel lowers to FULLY_CONNECTED."""
-        return tf.matmul(x2d, p[prefix + ".kernel"]) + p[prefix + ".bias"]
-
-    def activation(x):
+    def activation(self, x, name):
+        tf = self.tf
+        act = _activation_kind(name, self.options)
         if act == "gelu_exact":
             return tf.nn.gelu(x, approximate=False)
         if act == "gelu_tanh":
@@ -199,60 +227,45 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
             return tf.tanh(x)
         return tf.nn.relu(x)
 
-    def split_heads(x2d, batch, seq):
+    def attention_mask(self, mask):
+        """Built with RESHAPE (never ``x[:, None, None, :]``, a non-builtin StridedSlice)."""
+        keep = self.tf.cast(mask, self.tf.float32)
+        return self.tf.reshape((1.0 - keep) * MASK_VALUE, self._dims(self.batch, 1, 1, self.seq))
+
+    def _split_heads(self, x2d):
         """[batch*seq, H] -> [batch, heads, seq, head_dim]."""
-        return tf.transpose(tf.reshape(x2d, dims(batch, seq, heads, head_dim)), [0, 2, 1, 3])
+        shape = self._dims(self.batch, self.seq, self.heads, self.head_dim)
+        return self.tf.transpose(self.tf.reshape(x2d, shape), [0, 2, 1, 3])
 
-    def attention(x2d, p, prefix, mask, batch, seq):
-        if options.fused_qkv:
-            qkv = dense(x2d, p, prefix + "qkv")
-            q, k, v = tf.split(qkv, 3, axis=-1)
+    def query_key_value(self, x2d, prefix):
+        if self.options.fused_qkv:
+            q, k, v = self.tf.split(self.dense(x2d, prefix + "qkv"), 3, axis=-1)
         else:
-            q, k, v = (dense(x2d, p, prefix + n) for n in ("query", "key", "value"))
-        q, k, v = (split_heads(t, batch, seq) for t in (q, k, v))
-        if options.attention_layout == "transpose_k":
-            scores = tf.matmul(q, tf.transpose(k, [0, 1, 3, 2]))
-        else:
-            scores = tf.matmul(q, k, adjoint_b=True)
-        probs = tf.nn.softmax(scores + mask, axis=-1)
-        context = tf.transpose(tf.matmul(probs, v), [0, 2, 1, 3])
-        return dense(tf.reshape(context, tf.stack([-1, hidden])), p, prefix + "output")
+            q, k, v = (self.dense(x2d, prefix + n) for n in ("query", "key", "value"))
+        return tuple(self._split_heads(t) for t in (q, k, v))
 
-    def transformer_layer(x2d, p, prefix, mask, batch, seq):
-        if preln:
-            h = x2d + attention(layer_norm(x2d, p, prefix + "attention.layer_norm"), p, prefix + "attention.", mask, batch, seq)
-            f = activation(dense(layer_norm(h, p, prefix + "ffn.layer_norm"), p, prefix + "ffn.intermediate"))
-            return h + dense(f, p, prefix + "ffn.output")
-        h = layer_norm(x2d + attention(x2d, p, prefix + "attention.", mask, batch, seq), p, prefix + "attention.layer_norm")
-        f = activation(dense(h, p, prefix + "ffn.intermediate"))
-        return layer_norm(h + dense(f, p, prefix + "ffn.output"), p, prefix + "ffn.layer_norm")
+    def attention_scores(self, q, k):
+        """No scaling op: 1/sqrt(head_dim) is folded into the query kernel and bias."""
+        if self.options.attention_layout == "transpose_k":
+            return self.tf.matmul(q, self.tf.transpose(k, [0, 1, 3, 2]))
+        return self.tf.matmul(q, k, adjoint_b=True)
 
-    def embeddings(p, input_ids, token_type_ids, batch, seq):
-        """int32 [batch, seq] -> [batch*seq, H] following config.embedding_order."""
-        word = tf.gather(p["embeddings.word"], tf.reshape(input_ids, [-1]))
-        width = p["embeddings.position"].shape[-1]
-        length = tf.shape(input_ids)[1] if seq is _SEQ else seq
-        position = tf.slice(p["embeddings.position"], [0, 0], tf.stack([length, width]))
-        token_type = tf.gather(p["embeddings.token_type"], tf.reshape(token_type_ids, [-1]))
-        if config.embedding_order == "project_then_add":
-            word = tf.matmul(word, p["embeddings.projection.kernel"])
-            if "embeddings.projection.bias" in p:
-                word = word + p["embeddings.projection.bias"]
-        summed = tf.reshape(word + token_type, dims(batch, seq, width)) + position
-        x = layer_norm(tf.reshape(summed, [-1, width]), p, "embeddings.layer_norm")
-        if config.embedding_order == "add_then_project":
-            x = dense(x, p, "embeddings.projection")
+    def add(self, a, b):
+        return a + b
+
+    def softmax(self, x):
+        return self.tf.nn.softmax(x, axis=-1)
+
+    def attend(self, probs, v):
+        context = self.tf.transpose(self.tf.matmul(probs, v), [0, 2, 1, 3])
+        return self.tf.reshape(context, self.tf.stack([-1, self.hidden]))
+
+    def residual(self, x, sublayer):
+        return x + sublayer
+
+    def dropout(self, x, site):
         return x
 
-    def forward(p, input_ids, attention_mask, token_type_ids):
-        shape = tf.shape(input_ids)
-        batch, seq = (1, _SEQ) if options.batch_one else (shape[0], shape[1])
-        mask = tf.reshape((1.0 - tf.cast(attention_mask, tf.float32)) * MASK_VALUE, dims(batch, 1, 1, seq))
-        x = embeddings(p, input_ids, token_type_ids, batch, seq)
-        for group, inner in plan:
-            x = transformer_layer(x, p, f"encoder.group{group}.inner{inner}.", mask, batch, seq)
+    def output(self, x):
         # Named so that parity checks can find it among a classifier's intermediate tensors.
-        sequence = tf.reshape(x, dims(batch, seq, hidden), name=HIDDEN_TENSOR_NAME)
-        return task.tf_head(tf, p, sequence, attention_mask)
-
-    return forward
+        return self.tf.reshape(x, self._dims(self.batch, self.seq, self.hidden), name=HIDDEN_TENSOR_NAME)

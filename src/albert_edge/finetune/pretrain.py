@@ -191,7 +191,7 @@ class _MaskedLM(tf.Module):
         hidden = self.encoder.encode(ids, mask, tf.zeros_like(ids), seed)  # [B, S, H]
         picked = tf.gather(hidden, positions, batch_dims=1)  # [B, P, H]
         x = tf.tensordot(picked, self.head["mlm.transform.kernel"], axes=[[2], [0]]) + self.head["mlm.transform.bias"]
-        x = self.encoder._activation(x)
+        x = self.encoder.activation(x)
         x = layer_norm(x, self.head["mlm.layer_norm.gamma"], self.head["mlm.layer_norm.beta"],
                        self.encoder.config.layer_norm_eps)
         logits = tf.tensordot(x, self.encoder.variables_by_name["embeddings.word"], axes=[[2], [1]])

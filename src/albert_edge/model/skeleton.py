@@ -1,0 +1,147 @@
+"""The ALBERT/BERT encoder written once, against a small ops interface.
+
+Every target that builds the encoder (the TF graph for the TFLite converter, the ONNX builder,
+the trainable TensorFlow model) implements ``EncoderOps`` and calls ``encode``; the order of the
+blocks, ALBERT's shared layers, pre-LN and post-LN, the embedding orders and the dropout sites
+are decided here and nowhere else. What a target chooses for itself stays in its ops: tensor
+layout (2-D rows for FULLY_CONNECTED, 3-D for ONNX), how Q/K/V are projected and scaled, how the
+activation is spelled. The numpy reference (``reference.py``) does not use this module: it is the
+independent judge of everything built from it.
+
+Shapes: B batch, S sequence, E embedding width, H hidden, N heads, D = H / N. A target may hold
+``[B, S, W]`` as ``[B*S, W]`` rows; ``encode`` never looks inside a tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+# Google's BERT/ALBERT code and Hugging Face both add this to masked scores; exp() of it is 0.
+MASK_VALUE = -10000.0
+
+#: Dropout site numbers (the trainable model folds them into its stateless seed): the embedding
+#: output, then ``LAYER_SITE_BASE + LAYER_SITE_STRIDE * i`` + 0 (attention probabilities),
+#: + 1 (attention output), + 2 (feed-forward output) for the i-th block in execution order.
+EMBEDDING_SITE = 1
+LAYER_SITE_BASE = 10
+LAYER_SITE_STRIDE = 4
+
+T = TypeVar("T")
+
+
+class EncoderOps(Protocol[T]):
+    """What a target provides; prefixes are canonical weight names without ``.kernel``/``.gamma``."""
+
+    def lookup(self, table: str, ids: Any) -> T:
+        """Rows of embedding ``table`` for int ids ``[B, S]`` -> ``[B, S, W]``."""
+
+    def positions(self, table: str, ids: Any) -> T:
+        """The first S rows of the position table, ``[S, W]`` (broadcast over the batch)."""
+
+    def embedding_sum(self, word: T, position: T, token_type: T) -> T:
+        """word + position + token type, ``[B, S, W]``."""
+
+    def dense(self, x: T, prefix: str) -> T:
+        """``x @ kernel (+ bias when the weights have one)``: ``[..., in]`` -> ``[..., out]``."""
+
+    def layer_norm(self, x: T, prefix: str) -> T:
+        """LayerNorm over the last axis with the config's epsilon."""
+
+    def activation(self, x: T, name: str) -> T:
+        """The FFN activation ``name`` (one of ``albert_edge.model.config.ACTIVATIONS``)."""
+
+    def attention_mask(self, mask: Any) -> T:
+        """int ``[B, S]`` (1 token, 0 padding) -> additive ``[B, 1, 1, S]``, 0 or MASK_VALUE."""
+
+    def query_key_value(self, x: T, prefix: str) -> tuple[T, T, T]:
+        """``[B, S, H]`` -> Q, K, V split into heads, in whatever layout ``attention_scores`` takes."""
+
+    def attention_scores(self, q: T, k: T) -> T:
+        """Q K^T / sqrt(D), ``[B, N, S, S]``."""
+
+    def add(self, a: T, b: T) -> T:
+        """a + b (the additive mask on the scores)."""
+
+    def softmax(self, x: T) -> T:
+        """Softmax over the last axis."""
+
+    def attend(self, probs: T, v: T) -> T:
+        """probs @ V with the heads merged back: ``[B, S, H]``."""
+
+    def residual(self, x: T, sublayer: T) -> T:
+        """x + sublayer(x)."""
+
+    def dropout(self, x: T, site: int) -> T:
+        """Dropout at ``site`` while training; identity in every exported graph."""
+
+    def output(self, x: T) -> T:
+        """The last hidden state ``[B, S, H]`` as the target hands it to a task head."""
+
+
+def layer_plan(config: Any) -> list[tuple[int, int]]:
+    """(group, inner) weight keys in execution order: layer l runs every inner layer of its group.
+
+    ALBERT shares one group across all layers; BERT has one group per layer.
+    """
+    return [
+        (config.group_of_layer(layer), inner)
+        for layer in range(config.num_hidden_layers)
+        for inner in range(config.inner_group_num)
+    ]
+
+
+def encode(ops: EncoderOps[T], config: Any, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> T:
+    """The encoder: int ``[B, S]`` inputs -> last hidden state ``[B, S, H]`` (what ``ops.output`` makes)."""
+    x = embeddings(ops, config, input_ids, token_type_ids)
+    mask = ops.attention_mask(attention_mask)
+    preln = config.ln_type == "preln"
+    for index, (group, inner) in enumerate(layer_plan(config)):
+        x = transformer_block(ops, config, x, f"encoder.group{group}.inner{inner}.", mask,
+                              LAYER_SITE_BASE + LAYER_SITE_STRIDE * index, preln)
+    return ops.output(x)
+
+
+def embeddings(ops: EncoderOps[T], config: Any, input_ids: Any, token_type_ids: Any) -> T:
+    """ids ``[B, S]`` -> ``[B, S, H]``.
+
+    add_then_project (Google ALBERT, HF): LN_E(word + pos + type) @ W[E, H] + b.
+    project_then_add (brightmart albert_zh): LN_H(word @ W[E, H] (+ b) + pos + type).
+    no_projection (BERT): LN_H(word + pos + type).
+    """
+    word = ops.lookup("embeddings.word", input_ids)
+    position = ops.positions("embeddings.position", input_ids)
+    token_type = ops.lookup("embeddings.token_type", token_type_ids)
+    if config.embedding_order == "project_then_add":
+        word = ops.dense(word, "embeddings.projection")
+    x = ops.dropout(ops.layer_norm(ops.embedding_sum(word, position, token_type), "embeddings.layer_norm"),
+                    EMBEDDING_SITE)
+    if config.embedding_order == "add_then_project":
+        x = ops.dense(x, "embeddings.projection")
+    return x
+
+
+def transformer_block(ops: EncoderOps[T], config: Any, x: T, prefix: str, mask: T, site: int, preln: bool) -> T:
+    """One block, ``[B, S, H]`` -> ``[B, S, H]``.
+
+    postln (BERT/ALBERT): x = LN(x + Attn(x)); x = LN(x + FFN(x)).
+    preln (brightmart modeling_preln): x = x + Attn(LN(x)); x = x + FFN(LN(x)); no final LN.
+    """
+    if preln:
+        h = ops.residual(x, attention(ops, ops.layer_norm(x, prefix + "attention.layer_norm"), prefix, mask, site))
+        return ops.residual(h, feed_forward(ops, config, ops.layer_norm(h, prefix + "ffn.layer_norm"), prefix, site))
+    h = ops.layer_norm(ops.residual(x, attention(ops, x, prefix, mask, site)), prefix + "attention.layer_norm")
+    return ops.layer_norm(ops.residual(h, feed_forward(ops, config, h, prefix, site)), prefix + "ffn.layer_norm")
+
+
+def attention(ops: EncoderOps[T], x: T, prefix: str, mask: T, site: int) -> T:
+    """Multi-head self-attention ``[B, S, H]`` -> ``[B, S, H]`` (output projection, no residual)."""
+    q, k, v = ops.query_key_value(x, prefix + "attention.")
+    probs = ops.dropout(ops.softmax(ops.add(ops.attention_scores(q, k), mask)), site)
+    return ops.dropout(ops.dense(ops.attend(probs, v), prefix + "attention.output"), site + 1)
+
+
+def feed_forward(ops: EncoderOps[T], config: Any, x: T, prefix: str, site: int) -> T:
+    """Position-wise FFN ``[B, S, H]`` -> ``[B, S, I]`` -> ``[B, S, H]`` (no residual)."""
+    inner = ops.activation(ops.dense(x, prefix + "ffn.intermediate"), config.hidden_act)
+    return ops.dropout(ops.dense(inner, prefix + "ffn.output"), site + 2)
