@@ -15,6 +15,7 @@ from albert_edge.convert import (
 )
 from albert_edge.errors import ConversionError
 from albert_edge.model import AlbertConfig, random_weights
+from albert_edge.model.config import ACTIVATIONS
 
 SMALL = {"vocab_size": 120, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 3,
          "num_attention_heads": 4, "intermediate_size": 48, "max_position_embeddings": 64}
@@ -58,6 +59,13 @@ def test_layers_follow_the_group_plan_with_two_groups_of_two_inner_layers():
 def test_bert_without_embedding_projection_matches_reference():
     weights = small(model_type="bert", embedding_order="no_projection", embedding_size=32, num_hidden_groups=3,
                     hidden_act="relu")
+    assert_parity(convert_to_tflite_bytes(weights), weights)
+    assert_parity(onnx_model_bytes(weights), weights)
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_every_config_activation_matches_reference_in_both_formats(act):
+    weights = small(hidden_act=act, num_hidden_layers=1)
     assert_parity(convert_to_tflite_bytes(weights), weights)
     assert_parity(onnx_model_bytes(weights), weights)
 
