@@ -93,7 +93,7 @@ def minilm_models(minilm_dir, tmp_path_factory) -> dict[str, Path]:
     from albert_edge.convert.pipeline import build_pack, convert_checkpoint
     from albert_edge.model import load_checkpoint
     from albert_edge.quantize.tflite_quant import tflite_variant
-    from albert_edge.runtime.pack import attach_tflite_pack
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
     from albert_edge.tasks import detect_task
 
     out = tmp_path_factory.mktemp("minilm")
@@ -103,7 +103,8 @@ def minilm_models(minilm_dir, tmp_path_factory) -> dict[str, Path]:
     assert report.task_config == task.settings() == {"pooling": "mean", "normalize": True, "pooling_in_graph": True}
     pack = build_pack(weights, find_tokenizer_asset(minilm_dir, None, None), task, None, 128, "dynamic_int8")
     int8 = out / "model_dynamic_int8.tflite"
-    int8.write_bytes(attach_tflite_pack(tflite_variant(weights, "dynamic_int8", task=task), pack))
+    # Packed as `albert-edge quantize` packs it (standard metadata too), so MediaPipe can run it.
+    int8.write_bytes(attach_standard_metadata(tflite_variant(weights, "dynamic_int8", task=task), pack))
     return {"fp32_tflite": out / "model_fp32.tflite", "fp32_onnx": out / "model_fp32.onnx", "int8_tflite": int8,
             "report": out / "conversion_report.json"}
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint
+from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint, placeholder_labels_warning
 from albert_edge.tasks import TASK_NAMES
 from albert_edge.tasks.feature_extraction import POOLING_MODES
 
@@ -43,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")
+    warning = placeholder_labels_warning(report.labels, "convert")
+    if warning and not labels:  # names the user typed are theirs, whatever they look like
+        print(warning, file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
+from albert_edge.convert.pipeline import placeholder_labels_warning
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
 from albert_edge.tasks import TASK_NAMES
@@ -68,4 +69,7 @@ def run(args: argparse.Namespace) -> int:
     print(report.table())
     print(f"chosen: {report.chosen or '(none: explicit mode, see budget column)'}")
     print(f"report: {report.report_path}")
+    warning = placeholder_labels_warning(report.judge.get("labels"), "quantize")
+    if warning and not labels:
+        print(warning, file=sys.stderr)
     return 0

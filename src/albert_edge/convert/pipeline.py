@@ -154,6 +154,26 @@ def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str)
     return labels
 
 
+def placeholder_labels(labels: Sequence[str] | None) -> bool:
+    """True when ``labels`` are Hugging Face's ``LABEL_0, LABEL_1, ...`` defaults (names nobody chose)."""
+    return bool(labels) and list(labels) == [f"LABEL_{i}" for i in range(len(labels))]
+
+
+def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "convert") -> str | None:
+    """The one warning line ``convert`` / ``quantize`` print when the pack records placeholder labels, else None.
+
+    The pack keeps them (a classifier needs one name per output), but an app would show "LABEL_1" to
+    its users, so the line says where real names come from.
+    """
+    if not placeholder_labels(labels):
+        return None
+    assert labels is not None
+    shown = ",".join(labels) if len(labels) <= 3 else f"{labels[0]},...,{labels[-1]}"
+    return (f"warning: the {len(labels)} class labels {shown} are placeholders (no labels.txt, no real "
+            f"config.json id2label); the files record them as they are; pass real names in class-id order with "
+            f"`albert-edge {command} ... --labels NAME0,NAME1,...`")
+
+
 def build_pack(weights: Any, asset: TokenizerAsset, task: Task | str, labels: list[str] | None, max_seq_len: int,
                variant: str = "fp32"):
     """The runtime ModelPack carried by every exported file."""

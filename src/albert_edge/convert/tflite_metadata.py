@@ -45,6 +45,15 @@ _INPUT_DESCRIPTIONS = {
 }
 
 
+_OUTPUT_DESCRIPTIONS = {
+    PROBABILITIES_OUTPUT: "Class probabilities (softmax of logits), sum to 1.",
+    "logits": "Raw class scores (logits).",
+    "sentence_embedding": "One embedding per text: the hidden states pooled over real tokens (see albert_edge.json).",
+    "last_hidden_state": "Hidden state of every position [1, max_seq_len, H].",
+    "pooled_output": "BERT pooler: tanh(dense) of the first token's hidden state.",
+}
+
+
 def _schemas() -> tuple[Any, Any]:
     from ai_edge_litert import schema_py_generated as model_schema
 
@@ -53,18 +62,29 @@ def _schemas() -> tuple[Any, Any]:
     return model_schema, metadata_schema
 
 
-def graph_for_mediapipe(model: Any, max_seq_len: int) -> bool:
-    """Fix the inputs at ``[1, max_seq_len]`` and add the ``probabilities`` output in place.
+def graph_for_mediapipe(model: Any, max_seq_len: int, task: Any = None) -> bool:
+    """Fix the inputs at ``[1, max_seq_len]`` and add the output MediaPipe reads, in place.
 
-    Returns False (graph untouched apart from the inputs) when the logits are not float32, e.g.
+    A classifier gets the ``probabilities`` output; a feature-extraction ``task`` whose graph
+    returns hidden states gets a pooled ``sentence_embedding`` (``convert/mediapipe_embedding.py``).
+    Dynamic outputs get the static shape MediaPipe allocates (batch 1, sequence ``max_seq_len``).
+    Returns False (graph untouched apart from the shapes) when the logits are not float32, e.g.
     a fully integer model: a float SOFTMAX cannot follow them and MediaPipe would refuse the
     output type anyway.
     """
+    from albert_edge.convert.mediapipe_embedding import add_sentence_embedding, fix_output_shapes
+    from albert_edge.tasks import FeatureExtraction
+
     schema, _ = _schemas()
     sg = model.subgraphs[0]
     for i in sg.inputs:
         sg.tensors[i].shape = np.array([1, max_seq_len], dtype=np.int32)
         sg.tensors[i].shapeSignature = None
+    fix_output_shapes(model, max_seq_len)
+    if isinstance(task, FeatureExtraction):
+        # A "none" pack is mean-pooled by TextEmbedder; MediaPipe's head 0 must be that same vector.
+        pooling = "mean" if task.pooling == "none" else task.pooling
+        return add_sentence_embedding(schema, model, pooling, task.normalize)
     sig = model.signatureDefs[0]
     names = [_s(t.name) for t in sig.outputs]
     if PROBABILITIES_OUTPUT in names or "logits" not in names:
@@ -156,8 +176,7 @@ def build_metadata(model: Any, pack: ModelPack, name: str, description: str, ext
         files = None
         if pack.labels is not None and graph_name in (PROBABILITIES_OUTPUT, "logits"):
             files = [_file(schema, LABELS_MEMBER, schema.AssociatedFileType.TENSOR_AXIS_LABELS, "One label per class.")]
-        text = {PROBABILITIES_OUTPUT: "Class probabilities (softmax of logits), sum to 1.",
-                "logits": "Raw class scores (logits)."}.get(graph_name, graph_name)
+        text = _OUTPUT_DESCRIPTIONS.get(graph_name, graph_name)
         outputs.append(_tensor(schema, graph_name, text, files))
     sub = schema.SubGraphMetadataT()
     sub.inputTensorMetadata = inputs
@@ -187,7 +206,7 @@ def attach_standard_metadata(model_bytes: bytes, pack: ModelPack, name: str = ""
     schema, _ = _schemas()
     flat = strip_tflite_pack(model_bytes)
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(flat, 0))
-    graph_for_mediapipe(model, pack.max_seq_len)
+    graph_for_mediapipe(model, pack.max_seq_len, pack.task_object())
     task = "text classifier" if pack.task == "sequence_classification" else pack.task.replace("_", " ")
     blob = build_metadata(model, pack, name or f"albert-edge {task}",
                           description or f"ALBERT {task} ({pack.tokenizer_type}, max {pack.max_seq_len} tokens, "

@@ -349,6 +349,9 @@ def quantize_checkpoint(
                  "kind": "unlabelled: accuracy drop bounded by disagreement" if classify else "unlabelled texts"}
         if task.needs_labels:
             judge.update({"labels": names, "labels_from": labels_source})
+    if task.needs_labels:  # what the pack records, whichever data judged the variants
+        judge.setdefault("labels", names)
+        judge.setdefault("labels_from", labels_source)
     judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     budget = Budget(float(max_drop), float(min_agreement),
                     None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence),

@@ -224,9 +224,11 @@ class FeatureExtraction(Task):
     def embeddings(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
         """[batch, H] float64 sentence embeddings from one run's outputs (pooled here unless the graph did).
 
-        A pack without pooling ("none") is mean-pooled, sentence-transformers' default.
+        A pack without pooling ("none") is mean-pooled, sentence-transformers' default. A .tflite
+        of such a pack also has a ``sentence_embedding`` output, added for MediaPipe only
+        (convert/mediapipe_embedding.py); it is not read here, so the pack's pooling stays where it says.
         """
-        if "sentence_embedding" in outputs:
+        if self.pooling_in_graph and "sentence_embedding" in outputs:
             return np.asarray(outputs["sentence_embedding"], dtype=np.float64)
         x = pool(outputs["last_hidden_state"], attention_mask, "mean" if self.pooling == "none" else self.pooling)
         return l2_normalize(x) if self.normalize else x

@@ -1,0 +1,41 @@
+"""Run MediaPipe's real TextEmbedder on texts; executed by the mediapipe venv's Python, not ours.
+
+Reads JSON from stdin: {"model": path, "texts": [...], "l2_normalize": bool}. Writes one JSON object
+to stdout: {"results": [{"heads": [{"head": name, "index": i, "embedding": [...]}, ...]} | {"error": msg},
+...], "version": ...}. Float embeddings only (MediaPipe's own quantize option is off).
+Imports nothing from albert_edge: this is the independent client.
+"""
+
+import json
+import sys
+
+from mediapipe.tasks.python import text
+from mediapipe.tasks.python.core import base_options as base
+
+try:
+    from importlib.metadata import version
+
+    MP_VERSION = version("mediapipe")
+except Exception:  # noqa: BLE001
+    MP_VERSION = "unknown"
+
+
+def main() -> None:
+    job = json.load(sys.stdin)
+    options = text.TextEmbedderOptions(base_options=base.BaseOptions(model_asset_path=job["model"]),
+                                       l2_normalize=bool(job.get("l2_normalize", False)), quantize=False)
+    out = []
+    with text.TextEmbedder.create_from_options(options) as embedder:
+        for t in job["texts"]:
+            try:
+                result = embedder.embed(t)
+            except Exception as exc:  # noqa: BLE001 - every failure is reported per text
+                out.append({"error": f"{type(exc).__name__}: {exc}"})
+                continue
+            out.append({"heads": [{"head": e.head_name, "index": e.head_index,
+                                   "embedding": [float(v) for v in e.embedding]} for e in result.embeddings]})
+    json.dump({"version": MP_VERSION, "results": out}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
