@@ -69,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.models:
         raise DataError("bench: expected MODEL files (or --import-device-log FILE)")
+    from albert_edge.bench_latency.options import BenchOptions
     from albert_edge.bench_latency.runner import run_benchmark
 
-    report = run_benchmark(
-        args.models, threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs,
-        warmup=args.warmup, rounds=args.rounds, eval_path=args.eval_path, reference=args.reference,
-        backends=args.backend, pin=args.pin, max_drop=args.max_drop, baseline=args.baseline, out_dir=args.out,
-        progress=not args.no_progress)
+    options = BenchOptions(
+        threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs, warmup=args.warmup,
+        rounds=args.rounds, eval_path=args.eval_path, reference=args.reference, backends=args.backend,
+        pin=args.pin, max_drop=args.max_drop, baseline=args.baseline)
+    report = run_benchmark(args.models, options, out_dir=args.out, progress=not args.no_progress)
     _print_table(report)
     print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")
     return 0
