@@ -126,10 +126,10 @@ def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_th
     pack that disagrees with its graph fails before any interpreter exists, never mid-request.
     """
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-    check_model_consistency(data, pack, source, tokenizer.vocab_size)
+    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size)
 
     def factory() -> Backend:
-        return open_backend(data, source, backend, num_threads, xnnpack)
+        return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info)
 
     return tokenizer, _BackendPool(factory, pool_size)
 

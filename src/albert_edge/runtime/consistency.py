@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from albert_edge.errors import ModelFileError
-from albert_edge.runtime.flatbuffer import TfliteGraph, read_tflite_graph
+from albert_edge.runtime.flatbuffer import TfliteGraph, TfliteInfo, read_tflite_graph
 from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
-from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, strip_tflite_pack
+from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, tflite_flatbuffer_view
 from albert_edge.tokenizer import load_tokenizer
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -55,6 +55,8 @@ class GraphFacts:
     outputs: dict[str, tuple[str, tuple[int, ...]]]
     embedding_rows: int | None
     position_rows: int | None
+    # TFLite only: the flatbuffer's validated structure, handed to the interpreter so it is not parsed twice.
+    tflite_info: TfliteInfo | None = None
 
 
 def _op(name: str) -> str:
@@ -120,9 +122,11 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
 
 
 def tflite_facts(graph: TfliteGraph) -> GraphFacts:
+    from dataclasses import replace
+
     tensors = {t.index: _Tensor(t.dtype, t.shape, t.constant) for t in graph.tensors}
     ops = [(op.name, tuple(None if i < 0 else i for i in op.inputs), op.outputs) for op in graph.ops]
-    return _facts(graph.signature_inputs, graph.signature_outputs, tensors, ops)
+    return replace(_facts(graph.signature_inputs, graph.signature_outputs, tensors, ops), tflite_info=graph.info)
 
 
 def onnx_facts(graph: OnnxGraph) -> GraphFacts:
@@ -173,7 +177,7 @@ def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:
     """(facts, weight-tensor problem or None) for a .tflite or .onnx file's bytes."""
     kind = model_kind(data)
     if kind == "tflite":
-        graph = read_tflite_graph(strip_tflite_pack(data), source)
+        graph = read_tflite_graph(tflite_flatbuffer_view(data), source)
         return tflite_facts(graph), tensor_problem(graph)
     if kind == "onnx":
         return onnx_facts(read_onnx_graph(data, source)), None
