@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from test_bench_support import shared_models
 
@@ -179,3 +180,17 @@ def test_bench_options_refuse_a_bad_setting_before_any_model_is_opened():
 def test_bench_options_are_frozen_tuples_so_equal_settings_compare_equal():
     assert BenchOptions(threads=[1, 2], seq_lens=[8, "real"], eval_path="x.tsv") == \
         BenchOptions(threads=(1, 2), seq_lens=(8, "real"), eval_path="x.tsv")
+
+
+def test_the_worker_s_litert_buckets_backend_computes_what_litert_computes():
+    from albert_edge.bench_latency.worker import load, make_inputs
+
+    path = str(shared_models()["fp32"])
+    plain, _, _ = load(path, "litert", 1, True, 12)
+    bucketed, version, _ = load(path, "litert_buckets", 1, True, 12)
+    assert version != "unknown"
+    rng = np.random.default_rng(0)
+    for length in (3, 9, 12):
+        inputs = make_inputs(1, length, 1, 20, rng)
+        np.testing.assert_allclose(bucketed(inputs)["logits"], plain(inputs)["logits"], atol=1e-5)
+    assert bucketed.__self__.buckets == (12,)

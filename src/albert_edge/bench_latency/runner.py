@@ -38,7 +38,7 @@ from albert_edge.bench_latency.stats import summarize
 from albert_edge.errors import BackendError, DataError, MissingPackError, ModelFileError
 
 DEFAULT_BACKENDS = {"tflite": ("litert",), "onnx": ("onnxruntime",)}
-FORMAT_BACKENDS = {"tflite": ("litert", "tflite_runtime", "tf"), "onnx": ("onnxruntime",)}
+FORMAT_BACKENDS = {"tflite": ("litert", "litert_buckets", "tflite_runtime", "tf"), "onnx": ("onnxruntime",)}
 # How many eval-set lengths a real-length run cycles through: enough to follow the distribution.
 MAX_REAL_LENGTHS = 256
 WORKER_TIMEOUT_S = 1800
@@ -137,7 +137,7 @@ def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]
     usable = [b for b in requested if b in FORMAT_BACKENDS[variant.format]]
     unknown = [b for b in requested if not any(b in names for names in FORMAT_BACKENDS.values())]
     if unknown:
-        raise BackendError(f"--backend {','.join(unknown)}: unknown; expected litert, tflite_runtime, tf, onnxruntime")
+        raise BackendError(f"--backend {','.join(unknown)}: unknown; expected litert, litert_buckets, tflite_runtime, tf, onnxruntime")
     return usable
 
 

@@ -27,8 +27,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
     parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
     parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
-                        help="comma-separated: litert, tflite_runtime, tf, onnxruntime (default: litert for "
-                             ".tflite, onnxruntime for .onnx)")
+                        help="comma-separated: litert, litert_buckets (LiteRT with one interpreter per padded "
+                             "length bucket), tflite_runtime, tf, onnxruntime (default: litert for .tflite, "
+                             "onnxruntime for .onnx)")
     parser.add_argument("--baseline", help="variant name or path the others are compared with (default: fp32)")
     parser.add_argument("--max-drop", type=float, default=0.5,
                         help="accuracy budget in percentage points for the recommendation (default 0.5)")
