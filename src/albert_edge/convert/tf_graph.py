@@ -231,8 +231,15 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
         """int32 [batch, seq] -> [batch*seq, H] following config.embedding_order."""
         word = tf.gather(p["embeddings.word"], tf.reshape(input_ids, [-1]))
         width = p["embeddings.position"].shape[-1]
-        length = tf.shape(input_ids)[1] if seq is _SEQ else seq
-        position = tf.slice(p["embeddings.position"], [0, 0], tf.stack([length, width]))
+        if seq is _SEQ:
+            # Position ids from the input itself (a running count of its tokens), not from its
+            # shape: a SLICE sized by SHAPE/STRIDED_SLICE/PACK leaves a dynamic tensor, and the
+            # interpreter then re-prepares every op after it (the XNNPACK partition too) on
+            # every call, even at an unchanged length.
+            ones = tf.cast(tf.equal(input_ids, input_ids), tf.int32)
+            position = tf.gather(p["embeddings.position"], tf.reshape(tf.cumsum(ones, axis=1) - 1, [-1]))
+        else:
+            position = tf.slice(p["embeddings.position"], [0, 0], tf.stack([seq, width]))
         token_type = tf.gather(p["embeddings.token_type"], tf.reshape(token_type_ids, [-1]))
         if config.embedding_order == "project_then_add":
             word = tf.matmul(word, p["embeddings.projection.kernel"])

@@ -193,9 +193,20 @@ class TfliteBackend(Backend):
         self._runner = self._interpreter.get_signature_runner(key)
         self.input_names = tuple(signatures[key]["inputs"])
         self.output_names = tuple(signatures[key]["outputs"])
+        # A batch-one graph (GraphOptions(batch_one=True), or any [1, seq] signature) reshapes with
+        # constants: fed [3, seq] it would mix the rows, so a batch runs row by row instead.
+        details = self._runner.get_input_details().values()
+        self.batch_one = all(len(d["shape_signature"]) == 2 and d["shape_signature"][0] == 1 for d in details)
 
     def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=np.int32) for n in self.input_names}
+        batch = feed[self.input_names[0]].shape[0] if feed[self.input_names[0]].ndim == 2 else 1
+        if self.batch_one and batch > 1:
+            rows = [self._invoke({n: v[i : i + 1] for n, v in feed.items()}) for i in range(batch)]
+            return {k: np.concatenate([r[k] for r in rows], axis=0) for k in rows[0]}
+        return self._invoke(feed)
+
+    def _invoke(self, feed: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         # The runner resizes every input to the fed shape and re-allocates only when it changed.
         return {k: np.asarray(v) for k, v in self._runner(**feed).items()}
 

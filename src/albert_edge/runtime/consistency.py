@@ -37,6 +37,9 @@ _LEN_DATA_FIRST = {"STRIDEDSLICE", "SLICE", "GATHER", "RESHAPE", "SQUEEZE", "UNS
 _LEN_ANY = {"PACK", "CONCATENATION", "CONCAT", "ADD", "SUB", "MUL", "DIV", "FLOORDIV", "MINIMUM", "MAXIMUM",
             "MIN", "MAX", "RANGE"}
 _CONST_PASS = {"DEQUANTIZE", "DEQUANTIZELINEAR", "CAST"}
+# A per-token flag computed from an input (e.g. ids == ids) whose running count (CUMSUM) is the
+# position id: the batch-one graph's position lookup, which reads no SHAPE.
+_FLAG_OPS = {"EQUAL", "NOTEQUAL", "GREATER", "GREATEREQUAL", "LESS", "LESSEQUAL"}
 _LOOKUPS = {"GATHER", "EMBEDDINGLOOKUP"}
 
 
@@ -70,6 +73,7 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
     tensors = dict(tensors)
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
+    flags: set = set()
     const = {key for key, t in tensors.items() if t.constant}
     feeds = set(inputs.values())
     word: list[int] = []
@@ -89,7 +93,13 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
             for out in outs:
                 if out not in tensors and ins[0] in tensors:
                     tensors[out] = tensors[ins[0]]
+        if name in _FLAG_OPS and ins and (ins[0] in feeds or ins[0] in ids):
+            flags.update(outs)
+        elif name == "CAST" and ins and ins[0] in flags:
+            flags.update(outs)
         if name == "SHAPE" and ins and (ins[0] in feeds or ins[0] in ids):
+            lengths.update(outs)
+        elif name == "CUMSUM" and ins and (ins[0] in flags or ins[0] in feeds):
             lengths.update(outs)
         elif (name in _LEN_DATA_FIRST and ins and ins[0] in lengths) or (name in _LEN_ANY and any(k in lengths for k in present)):
             lengths.update(outs)
