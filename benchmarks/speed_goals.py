@@ -58,7 +58,12 @@ def summarize(values: list[float]) -> dict:
 def real_length_ratio(model: Path, threads: int, rounds: int, calls: int) -> dict:
     import numpy as np
 
-    from albert_edge.bench_latency.runner import describe_variants, length_summary, real_lengths, sample_batch_lengths
+    from albert_edge.bench_latency.runner import (
+        describe_variants,
+        length_summary,
+        real_lengths,
+        sample_batch_lengths,
+    )
     from albert_edge.runtime.backends import open_backend
     from albert_edge.runtime.length_buckets import DEFAULT_BUCKETS, BucketedBackend
 
@@ -121,6 +126,7 @@ def child(way: str, model: str, threads: int, cache: str) -> dict:
         return {"load_ms": got["load_ms"], "first_ms": got["first_inference_ms"], "logits": got["logits"],
                 "load_cpu_ms": None}
     import ai_edge_litert.interpreter  # noqa: F401 - module imports are once per process, not per model
+
     import albert_edge.tasks  # noqa: F401 - imported lazily by the pack reader: also once per process
     from albert_edge.runtime import TextClassifier
     from albert_edge.runtime.backends import open_backend

@@ -93,15 +93,13 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
             for out in outs:
                 if out not in tensors and ins[0] in tensors:
                     tensors[out] = tensors[ins[0]]
-        if name in _FLAG_OPS and ins and (ins[0] in feeds or ins[0] in ids):
+        first = ins[0] if ins else None
+        if (name in _FLAG_OPS and (first in feeds or first in ids)) or (name == "CAST" and first in flags):
             flags.update(outs)
-        elif name == "CAST" and ins and ins[0] in flags:
-            flags.update(outs)
-        if name == "SHAPE" and ins and (ins[0] in feeds or ins[0] in ids):
-            lengths.update(outs)
-        elif name == "CUMSUM" and ins and (ins[0] in flags or ins[0] in feeds):
-            lengths.update(outs)
-        elif (name in _LEN_DATA_FIRST and ins and ins[0] in lengths) or (name in _LEN_ANY and any(k in lengths for k in present)):
+        if ((name == "SHAPE" and (first in feeds or first in ids))
+                or (name == "CUMSUM" and (first in flags or first in feeds))
+                or (name in _LEN_DATA_FIRST and first in lengths)
+                or (name in _LEN_ANY and any(k in lengths for k in present))):
             lengths.update(outs)
         if name in _LOOKUPS and len(ins) >= 2:
             params, indices = (ins[1], ins[0]) if name == "EMBEDDINGLOOKUP" else (ins[0], ins[1])
