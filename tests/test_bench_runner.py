@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from test_bench_support import shared_models
 
+from albert_edge.bench_latency.options import BenchOptions
 from albert_edge.bench_latency.runner import (
     _Cell,
     choose_baseline,
@@ -114,13 +116,14 @@ def test_batch_one_lengths_follow_the_eval_set_quantiles_in_a_shuffled_order():
 
 def test_real_lengths_without_an_eval_set_are_refused():
     with pytest.raises(DataError, match="--seq-len real needs --eval"):
-        run_benchmark([shared_models()["fp32"]], threads=[1], seq_lens=["real"], runs=1, progress=False)
+        run_benchmark([shared_models()["fp32"]], BenchOptions(threads=[1], seq_lens=["real"], runs=1), progress=False)
 
 
 def test_sweep_measures_every_variant_thread_and_length(tmp_path):
     models = shared_models()
-    report = run_benchmark([models["fp32"], models["onnx"]], threads=[1, 2], seq_lens=[8, "real"],
-                           runs=4, warmup=1, rounds=2, eval_path=models["eval"], out_dir=tmp_path, progress=False)
+    report = run_benchmark([models["fp32"], models["onnx"]],
+                           BenchOptions(threads=[1, 2], seq_lens=[8, "real"], runs=4, warmup=1, rounds=2,
+                                        eval_path=models["eval"]), out_dir=tmp_path, progress=False)
     cells = {(r["variant"], r["backend"], r["threads"], r["seq_len"]) for r in report.results}
     assert len(cells) == len(report.results) == 2 * 2 * 2
     assert ("fp32-onnx", "onnxruntime", 2, "real") in cells
@@ -163,3 +166,31 @@ def test_one_pack_tag_in_two_formats_is_named_by_format(tmp_path):
     assert read_pack(retagged).variant == "fp32"
     variants = describe_variants([models["fp32"], retagged, models["int8"]])
     assert [v.name for v in variants] == ["fp32-tflite", "fp32-onnx", "int8_dynamic"]
+
+
+def test_bench_options_refuse_a_bad_setting_before_any_model_is_opened():
+    with pytest.raises(DataError, match="--seq-len 0"):
+        BenchOptions(seq_lens=[16, 0])
+    with pytest.raises(DataError, match="warmup >= 0"):
+        BenchOptions(runs=0)
+    with pytest.raises(DataError, match="needs --eval"):
+        run_benchmark(["never_opened.tflite"], BenchOptions(), seq_lens=["real"], progress=False)
+
+
+def test_bench_options_are_frozen_tuples_so_equal_settings_compare_equal():
+    assert BenchOptions(threads=[1, 2], seq_lens=[8, "real"], eval_path="x.tsv") == \
+        BenchOptions(threads=(1, 2), seq_lens=(8, "real"), eval_path="x.tsv")
+
+
+def test_the_worker_s_litert_buckets_backend_computes_what_litert_computes():
+    from albert_edge.bench_latency.worker import load, make_inputs
+
+    path = str(shared_models()["fp32"])
+    plain, _, _ = load(path, "litert", 1, True, 12)
+    bucketed, version, _ = load(path, "litert_buckets", 1, True, 12)
+    assert version != "unknown"
+    rng = np.random.default_rng(0)
+    for length in (3, 9, 12):
+        inputs = make_inputs(1, length, 1, 20, rng)
+        np.testing.assert_allclose(bucketed(inputs)["logits"], plain(inputs)["logits"], atol=1e-5)
+    assert bucketed.__self__.buckets == (12,)

@@ -12,6 +12,7 @@ import pytest
 from test_bench_support import shared_models
 
 from albert_edge.bench_latency.report_md import render_markdown
+from albert_edge.bench_latency.options import BenchOptions
 from albert_edge.bench_latency.runner import run_benchmark
 from albert_edge.bench_latency.schema import (
     ACCURACY_KEYS,
@@ -31,8 +32,8 @@ from albert_edge.errors import DataError
 def swept() -> tuple[Path, BenchReport]:
     out = Path(tempfile.mkdtemp(prefix="albert-edge-bench-schema-"))
     models = shared_models()
-    report = run_benchmark([models["fp32"], models["int8"]], threads=[1, 2], seq_lens=[4, 12], runs=3, warmup=1,
-                           rounds=1, eval_path=models["eval"], out_dir=out, progress=False)
+    report = run_benchmark([models["fp32"], models["int8"]], BenchOptions(threads=[1, 2], seq_lens=[4, 12], runs=3,
+                           warmup=1, rounds=1, eval_path=models["eval"]), out_dir=out, progress=False)
     return out, report
 
 

@@ -221,3 +221,19 @@ def test_hugging_face_transformers_agrees_with_the_exported_onnx(converted):
     with torch.no_grad():
         want = model(**{k: torch.from_numpy(v.astype(np.int64)) for k, v in inputs.items()}).logits.numpy()
     np.testing.assert_allclose(_run_onnx(out / "model_fp32.onnx", inputs), want, atol=1e-4, rtol=0)
+
+
+def test_batch_one_export_passes_parity_and_classifies_batches_like_the_default_file(converted, tmp_path):
+    from albert_edge.convert import GraphOptions
+    from albert_edge.runtime import TextClassifier
+
+    _, checkpoint, out, _ = converted["google"]
+    report = convert_checkpoint(checkpoint, tmp_path, formats="tflite", labels=LABELS,
+                                graph_options=GraphOptions(batch_one=True))
+    assert report.graph["tflite"]["batch_one"] and all(f.parity.passed for f in report.files)
+    assert not any(report.files[0].ops.get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE"))
+    texts = ["这家酒店服务很好", "差", "环境不错，早餐也很丰富，下次还来"]
+    one = TextClassifier.from_file(tmp_path / report.files[0].file, num_threads=1)
+    default = TextClassifier.from_file(out / report.files[0].file, num_threads=1)
+    np.testing.assert_allclose(one.logits_batch(texts, bucket=False)[0], default.logits_batch(texts, bucket=False)[0],
+                               atol=1e-4)

@@ -64,15 +64,19 @@ def mediapipe_python() -> Path:
 @pytest.fixture(scope="module")
 def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """fp32 via convert, dynamic int8 via quantize: the files a user of the CLI gets."""
+    from albert_edge.convert import GraphOptions
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.quantize.pipeline import quantize_checkpoint
 
     out = tmp_path_factory.mktemp("mediapipe_sample")
     labels = (SAMPLE / "labels.txt").read_text(encoding="utf-8").split()
     convert_checkpoint(SAMPLE, out / "fp32", formats="tflite", labels=labels)
+    convert_checkpoint(SAMPLE, out / "batch_one", formats="tflite", labels=labels,
+                       graph_options=GraphOptions(batch_one=True))
     quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", labels=labels, rounds=1,
                         num_threads=1)
-    return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite"}
+    return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",
+            "fp32_batch_one": out / "batch_one" / "model_fp32.tflite"}
 
 
 def _mediapipe(python: Path, model: Path, texts: list[str]) -> list[dict]:
@@ -92,7 +96,7 @@ def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -
     assert Path(where).read_bytes() == vendored.read_bytes()
 
 
-@pytest.mark.parametrize("variant", ["fp32", "int8"])
+@pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_batch_one"])
 def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
     model = sample_files[variant]
     split = [e.text_a for e in read_tsv(SAMPLE / "test.tsv")]

@@ -214,11 +214,13 @@ def test_an_edited_weight_shape_that_no_longer_matches_its_data_is_refused(sampl
 
 
 def test_bench_refuses_a_seq_len_beyond_the_position_table_before_any_worker(sample_models, tmp_path):
+    from albert_edge.bench_latency.options import BenchOptions
     from albert_edge.bench_latency.runner import run_benchmark
     from albert_edge.errors import DataError
 
     with pytest.raises(DataError, match=f"--seq-len 1000 exceeds the 512 positions of {sample_models.fp32_tflite}"):
-        run_benchmark([sample_models.fp32_tflite], threads=[1], seq_lens=[16, 1000], runs=1, warmup=0, progress=False)
+        run_benchmark([sample_models.fp32_tflite], BenchOptions(threads=[1], seq_lens=[16, 1000], runs=1, warmup=0),
+                      progress=False)
 
 
 @pytest.mark.parametrize("variant", ["onnx_dynamic_int8", "onnx_qdq_int8"])

@@ -94,7 +94,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     # TensorFlow's C++ INFO lines and its tf.lite deprecation notice would bury the tables.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     warnings.filterwarnings("ignore", message=r".*tf\.lite\.Interpreter is deprecated.*")
-    from albert_edge.bench_latency import run_benchmark
+    from albert_edge.bench_latency import BenchOptions, run_benchmark
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TextClassifier
@@ -139,9 +139,10 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     bench_dir = out / "report"
     log(f"[3/4] bench {len(bench_models)} models x threads {settings.threads} x seq {settings.seq_lens} "
         f"({settings.runs} runs each) against accuracy on {test.name}")
-    bench = run_benchmark(bench_models, threads=settings.threads, seq_lens=settings.seq_lens,
-                          runs=settings.runs, warmup=settings.warmup, rounds=settings.rounds, eval_path=test,
-                          max_drop=settings.max_drop, out_dir=bench_dir)
+    bench = run_benchmark(bench_models, BenchOptions(threads=settings.threads, seq_lens=settings.seq_lens,
+                                                     runs=settings.runs, warmup=settings.warmup,
+                                                     rounds=settings.rounds, eval_path=test,
+                                                     max_drop=settings.max_drop), out_dir=bench_dir)
     seconds["bench"] = round(time.perf_counter() - started, 1)
     md = bench_dir / "report.md"
     if md.exists():

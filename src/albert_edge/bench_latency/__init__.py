@@ -1,6 +1,6 @@
 """Latency, memory and accuracy drift of model variants: which one to ship, on how many threads.
 
-``run_benchmark(models, threads, seq_lens, ..., out_dir) -> BenchReport`` sweeps every variant x
+``run_benchmark(models, BenchOptions(threads=..., seq_lens=...), out_dir=...) -> BenchReport`` sweeps every variant x
 backend x threads x sequence length, one process per configuration (``worker``), interleaving
 variants so that ratios measured in one run are fair. ``import_device_logs`` folds TFLite
 ``benchmark_model`` output from a phone into the same report. Schema: ``schema`` module docstring
@@ -15,6 +15,7 @@ from albert_edge.lazy import lazy_getattr
 
 _EXPORTS = {
     "run_benchmark": "albert_edge.bench_latency.runner",
+    "BenchOptions": "albert_edge.bench_latency.options",
     "describe_variants": "albert_edge.bench_latency.runner",
     "BenchReport": "albert_edge.bench_latency.schema",
     "SCHEMA_VERSION": "albert_edge.bench_latency.schema",

@@ -16,8 +16,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +32,13 @@ from albert_edge.bench_latency.machine import (
     usable_cpus,
 )
 from albert_edge.bench_latency.memory import aggregate_memory
+from albert_edge.bench_latency.options import BenchOptions
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import summarize
 from albert_edge.errors import BackendError, DataError, MissingPackError, ModelFileError
 
 DEFAULT_BACKENDS = {"tflite": ("litert",), "onnx": ("onnxruntime",)}
-FORMAT_BACKENDS = {"tflite": ("litert", "tflite_runtime", "tf"), "onnx": ("onnxruntime",)}
+FORMAT_BACKENDS = {"tflite": ("litert", "litert_buckets", "tflite_runtime", "tf"), "onnx": ("onnxruntime",)}
 # How many eval-set lengths a real-length run cycles through: enough to follow the distribution.
 MAX_REAL_LENGTHS = 256
 WORKER_TIMEOUT_S = 1800
@@ -135,7 +137,7 @@ def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]
     usable = [b for b in requested if b in FORMAT_BACKENDS[variant.format]]
     unknown = [b for b in requested if not any(b in names for names in FORMAT_BACKENDS.values())]
     if unknown:
-        raise BackendError(f"--backend {','.join(unknown)}: unknown; expected litert, tflite_runtime, tf, onnxruntime")
+        raise BackendError(f"--backend {','.join(unknown)}: unknown; expected litert, litert_buckets, tflite_runtime, tf, onnxruntime")
     return usable
 
 
@@ -257,46 +259,29 @@ def _aggregate(cell: _Cell, raws: list[dict], batch: int, cores: int, length_inf
 
 def run_benchmark(
     models: Sequence[str | os.PathLike[str]],
-    threads: Sequence[int] | None = None,
-    seq_lens: Sequence[int | str] = (16, 32, 64, 128),
-    batch: int = 1,
-    runs: int = 200,
-    warmup: int = 20,
-    rounds: int = 2,
-    eval_path: str | os.PathLike[str] | None = None,
-    reference: str | os.PathLike[str] | None = None,
-    backends: Sequence[str] | None = None,
-    pin: bool = False,
-    max_drop: float = 0.5,
-    baseline: str | None = None,
+    options: BenchOptions | None = None,
+    *,
     out_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
-    seed: int = 0,
     on_result: Callable[[dict], None] | None = None,
-    drift: bool = True,
+    **overrides: Any,
 ) -> BenchReport:
-    """Measure every configuration, the accuracy drift on ``eval_path``, and write the report files.
+    """Measure every configuration, the accuracy drift on ``options.eval_path``, and write the report files.
 
-    ``threads`` defaults to 1, 2, 4, ... up to the host's physical cores (``default_thread_counts``).
-    ``seq_lens`` holds ints and/or ``"real"`` (lengths drawn from the eval set's tokenized lengths).
-    ``runs`` timed runs per configuration are split across ``rounds`` processes. With ``out_dir``
-    set, report.json, report.md, report.png and device_commands.sh are written there. ``on_result`` is
-    called with each aggregated result (a report.json ``results`` entry) once all rounds have run.
-    ``drift=False`` uses ``eval_path`` for real lengths only and skips the accuracy pass.
+    ``options`` (a BenchOptions; keyword ``overrides`` replace single fields, e.g. ``runs=50``) says
+    what to sweep and judge by. With ``out_dir`` set, report.json, report.md, report.png and
+    device_commands.sh are written there. ``on_result`` is called with each aggregated result (a
+    report.json ``results`` entry) once all rounds have run.
     """
+    o = replace(options or BenchOptions(), **overrides)
     if not models:
         raise DataError("bench: expected at least one model file")
-    threads = list(threads) if threads else default_thread_counts()
-    if min(threads, default=0) < 1 or batch < 1 or runs < 1 or warmup < 0 or rounds < 1:
-        raise DataError("bench: threads, batch, runs and rounds must be >= 1 and warmup >= 0")
-    if "real" in seq_lens and eval_path is None:
-        raise DataError("--seq-len real needs --eval data.tsv to draw token lengths from")
-    for s in seq_lens:
-        if s != "real" and (not isinstance(s, int) or s < 1):
-            raise DataError(f"--seq-len {s!r}: expected a positive int or 'real'")
+    threads = list(o.threads) if o.threads else default_thread_counts()
+    seq_lens, batch, runs, warmup, rounds, seed = list(o.seq_lens), o.batch, o.runs, o.warmup, o.rounds, o.seed
+    eval_path, reference, backends, pin = o.eval_path, o.reference, o.backends, o.pin
     variants = describe_variants(models)
     _check_lengths_fit(variants, [s for s in seq_lens if s != "real"])
-    base = choose_baseline(variants, baseline)
+    base = choose_baseline(variants, o.baseline)
     machine = describe_machine()
     cores = physical_cores()
 
@@ -337,7 +322,7 @@ def run_benchmark(
             on_result(results[-1])
 
     accuracy: list[dict] = []
-    if eval_path is not None and drift:
+    if eval_path is not None and o.drift:
         from albert_edge.bench_latency.drift import measure_drift
 
         accuracy = measure_drift([(v.name, v.path) for v in variants], base, eval_path, reference,
@@ -346,7 +331,7 @@ def run_benchmark(
     report = BenchReport(
         settings={"threads": list(threads), "seq_lens": list(seq_lens), "batch": batch, "runs": runs,
                   "runs_per_round": per_round, "warmup": warmup, "rounds": rounds, "pin": pin,
-                  "max_drop": max_drop, "eval": str(eval_path) if eval_path else None,
+                  "max_drop": o.max_drop, "eval": str(eval_path) if eval_path else None,
                   "reference": str(reference) if reference else None, "backends": list(backends or []),
                   "baseline": base, "seed": seed, "elapsed_s": round(time.time() - started, 1),
                   "load_average_end": load_average()},

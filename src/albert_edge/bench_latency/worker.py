@@ -24,7 +24,9 @@ import numpy as np
 
 from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules
 
-BACKENDS = ("litert", "tflite_runtime", "tf", "onnxruntime")
+# "litert_buckets" is LiteRT behind the runtime's length buckets (runtime/length_buckets.py): one
+# interpreter per padded width, so a real-length run never reshapes a graph.
+BACKENDS = ("litert", "litert_buckets", "tflite_runtime", "tf", "onnxruntime")
 
 Runner = Callable[[dict[str, np.ndarray]], object]
 
@@ -40,7 +42,8 @@ def peak_rss_mb() -> float:
 
 
 # Imported before the clock starts: init time is the model load, not the Python import.
-_INTERPRETER_MODULES = {"litert": "ai_edge_litert.interpreter", "tflite_runtime": "tflite_runtime.interpreter",
+_INTERPRETER_MODULES = {"litert": "ai_edge_litert.interpreter", "litert_buckets": "ai_edge_litert.interpreter",
+                        "tflite_runtime": "tflite_runtime.interpreter",
                         "tf": "tensorflow", "onnxruntime": "onnxruntime"}
 
 
@@ -54,17 +57,21 @@ def import_runtime(backend: str) -> None:
 
     import albert_edge.runtime.backends  # noqa: F401 - the loader the app runs
 
+    if backend == "litert_buckets":
+        import albert_edge.runtime.length_buckets  # noqa: F401
+
     try:
         importlib.import_module(_INTERPRETER_MODULES[backend])
     except ImportError as exc:
         raise WorkerError(f"backend {backend!r}: interpreter not installed ({exc})") from None
 
 
-def load(path: str, backend: str, threads: int, xnnpack: bool) -> tuple[Runner, str, float]:
+def load(path: str, backend: str, threads: int, xnnpack: bool, max_length: int = 128) -> tuple[Runner, str, float]:
     """Open the model through albert_edge.runtime (what an app runs).
 
     Returns (run, interpreter version, init ms): init covers reading the file, building the
-    interpreter or session and, for TFLite, applying the XNNPACK delegate.
+    interpreter or session and, for TFLite, applying the XNNPACK delegate. ``max_length`` (the
+    longest input of this run) caps the bucket widths of ``litert_buckets``.
     """
     from albert_edge.errors import AlbertEdgeError
     from albert_edge.runtime.backends import open_backend
@@ -74,7 +81,13 @@ def load(path: str, backend: str, threads: int, xnnpack: bool) -> tuple[Runner, 
     try:
         with open(path, "rb") as handle:
             data = handle.read()
-        model = open_backend(data, path, backend, threads, xnnpack)
+        if backend == "litert_buckets":
+            from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
+
+            model = BucketedBackend(lambda: open_backend(data, path, "litert", threads, xnnpack),
+                                    checked_buckets(True, max_length))
+        else:
+            model = open_backend(data, path, backend, threads, xnnpack)
     except AlbertEdgeError as exc:
         raise WorkerError(str(exc)) from None
     init_ms = (time.perf_counter() - start) * 1e3
@@ -84,7 +97,7 @@ def load(path: str, backend: str, threads: int, xnnpack: bool) -> tuple[Runner, 
 def _version(backend: str) -> str:
     from importlib import metadata
 
-    dists = {"litert": ("ai-edge-litert",), "tflite_runtime": ("tflite-runtime",),
+    dists = {"litert": ("ai-edge-litert",), "litert_buckets": ("ai-edge-litert",), "tflite_runtime": ("tflite-runtime",),
              "tf": ("tensorflow-cpu", "tensorflow"), "onnxruntime": ("onnxruntime",)}[backend]
     for name in dists:
         try:
@@ -116,12 +129,12 @@ def measure(args: argparse.Namespace) -> dict:
     probe = MemoryProbe()
     probe.baseline()
     rss_start = peak_rss_mb()
-    run, version, init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack)
+    lengths = [int(x) for x in args.lengths.split(",")] if args.lengths else [args.seq_len]
+    run, version, init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack, max(lengths))
     probe.loaded()
     rss_loaded = peak_rss_mb()
 
     rng = np.random.default_rng(args.seed)
-    lengths = [int(x) for x in args.lengths.split(",")] if args.lengths else [args.seq_len]
     # A small pool of distinct inputs, cycled, so the timed loop does no allocation of its own.
     pool_size = len(lengths) if len(lengths) > 1 else 4
     pool = [make_inputs(args.batch, lengths[i % len(lengths)], args.id_low, args.id_high, rng)

@@ -27,8 +27,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
     parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
     parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
-                        help="comma-separated: litert, tflite_runtime, tf, onnxruntime (default: litert for "
-                             ".tflite, onnxruntime for .onnx)")
+                        help="comma-separated: litert, litert_buckets (LiteRT with one interpreter per padded "
+                             "length bucket), tflite_runtime, tf, onnxruntime (default: litert for .tflite, "
+                             "onnxruntime for .onnx)")
     parser.add_argument("--baseline", help="variant name or path the others are compared with (default: fp32)")
     parser.add_argument("--max-drop", type=float, default=0.5,
                         help="accuracy budget in percentage points for the recommendation (default 0.5)")
@@ -69,13 +70,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.models:
         raise DataError("bench: expected MODEL files (or --import-device-log FILE)")
+    from albert_edge.bench_latency.options import BenchOptions
     from albert_edge.bench_latency.runner import run_benchmark
 
-    report = run_benchmark(
-        args.models, threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs,
-        warmup=args.warmup, rounds=args.rounds, eval_path=args.eval_path, reference=args.reference,
-        backends=args.backend, pin=args.pin, max_drop=args.max_drop, baseline=args.baseline, out_dir=args.out,
-        progress=not args.no_progress)
+    options = BenchOptions(
+        threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs, warmup=args.warmup,
+        rounds=args.rounds, eval_path=args.eval_path, reference=args.reference, backends=args.backend,
+        pin=args.pin, max_drop=args.max_drop, baseline=args.baseline)
+    report = run_benchmark(args.models, options, out_dir=args.out, progress=not args.no_progress)
     _print_table(report)
     print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint, placeholder_labels_warning
+from albert_edge.convert.tf_graph import GraphOptions
 from albert_edge.tasks import TASK_NAMES
 from albert_edge.tasks.feature_extraction import POOLING_MODES
 
@@ -31,6 +32,9 @@ def add_parser(subparsers) -> None:
                         help="default: token classification for a classifier without a pooler (HF "
                              "*ForTokenClassification), classification for one with; a TF1 NER head looks like a "
                              "classifier, so pass token_classification")
+    parser.add_argument("--batch-one", action="store_true",
+                        help="TFLite: a [1, seq] graph with constant reshapes and no dynamic tensors (one XNNPACK "
+                             "partition; faster at real lengths and to load); batches then run row by row")
     add_pooling_arguments(parser)
     parser.set_defaults(run=run)
 
@@ -40,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     report = convert_checkpoint(args.checkpoint, args.out, formats=args.formats, max_seq_len=args.max_seq_len,
                                 labels=labels, fp16=args.fp16, vocab=args.vocab,
                                 do_lower_case=False if args.cased else None,
-                                task=embedding_task(args) or args.task, config=args.config)
+                                task=embedding_task(args) or args.task, config=args.config,
+                                graph_options=GraphOptions(batch_one=True) if args.batch_one else None)
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")

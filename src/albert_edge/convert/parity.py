@@ -216,13 +216,29 @@ def _tflite_runner(data: bytes, task: Task, num_threads: int, label: str, with_h
                              else (1.0, 0))
         probe_runner = probe.get_signature_runner("serving_default")
 
+    # A batch-one graph (GraphOptions(batch_one=True)) reshapes with constants: rows run one by one.
+    batch_one = all(d["shape_signature"][0] == 1 for d in runner.get_input_details().values())
+
+    def invoke(call, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {name: inputs[name] for name in INPUT_NAMES}
+        rows = len(feed["input_ids"])
+        if not batch_one or rows == 1:
+            return call(**feed)
+        outs = [call(**{k: v[i : i + 1] for k, v in feed.items()}) for i in range(rows)]
+        return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+
     def run(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         try:
-            out = runner(**{name: inputs[name] for name in INPUT_NAMES})
+            out = invoke(runner, inputs)
             got = {PARITY_KEYS.get(name, name): out[name] for name in task.outputs()}
             if hidden_index is not None:
-                probe_runner(**{name: inputs[name] for name in INPUT_NAMES})
-                raw = probe.get_tensor(hidden_index)
+                rows = range(len(inputs["input_ids"])) if batch_one else [slice(None)]
+                parts = []
+                for row in rows:
+                    probe_runner(**{name: inputs[name][row if isinstance(row, slice) else slice(row, row + 1)]
+                                    for name in INPUT_NAMES})
+                    parts.append(probe.get_tensor(hidden_index))
+                raw = np.concatenate(parts)
                 got["hidden"] = (raw.astype(np.float64) - zero_point) * scale if scale != 1.0 or zero_point else raw
         except (ValueError, RuntimeError, KeyError) as exc:
             raise ConversionError(f"{label}: LiteRT failed to run the serving signature ({str(exc).strip().splitlines()[0]})") from None

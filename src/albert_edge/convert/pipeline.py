@@ -198,6 +198,7 @@ def convert_checkpoint(
     task: Task | str | None = None,
     config: Any = None,
     weights: Any = None,
+    graph_options: GraphOptions | None = None,
 ) -> ConversionReport:
     """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
 
@@ -205,7 +206,9 @@ def convert_checkpoint(
     classification; a sentence-transformers folder's modules.json sets the embedding pooling).
     ``config`` (an AlbertConfig or config path) overrides the config found beside the checkpoint;
     ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``; ``max_seq_len``
-    to 128 (or max_position_embeddings if smaller).
+    to 128 (or max_position_embeddings if smaller). ``graph_options`` shapes the TFLite graph
+    (``GraphOptions(batch_one=True)``: a [1, seq] file with no dynamic tensors, faster at real
+    lengths; the runtime runs batches through it row by row); the ONNX graph is unaffected.
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
     """
@@ -240,7 +243,7 @@ def convert_checkpoint(
         for variant in variants:
             pack = build_pack(weights, asset, task, labels, max_seq_len, variant)
             name = model_file_name(fmt, variant)
-            data = _export_bytes(fmt, weights, pack, variant == "fp16", task)
+            data = _export_bytes(fmt, weights, pack, variant == "fp16", task, graph_options or GraphOptions())
             parity = check_parity(data, weights, variant=variant, task=task, samples=samples, name=name)
             if not parity.passed:
                 raise ConversionError(parity.failure_line() + "; no model file written")
@@ -252,7 +255,8 @@ def convert_checkpoint(
         tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
                    "vocab_size": asset.vocab_size},
         config=_config_dict(config),
-        graph={"tflite": {**asdict(GraphOptions()), "activation": activation_kind(config, GraphOptions())},
+        graph={"tflite": {**asdict(graph_options or GraphOptions()),
+                          "activation": activation_kind(config, graph_options or GraphOptions())},
                "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
                "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
     )
@@ -291,11 +295,11 @@ def gelu_drift(weights: Any, samples: Any) -> dict[str, Any] | None:
     return {"graph_form": act, "other_form": other, "max_abs_logit": logit, "max_abs_hidden": hidden}
 
 
-def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: Task) -> bytes:
+def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: Task, options: GraphOptions) -> bytes:
     if fmt == "tflite":
         from albert_edge.convert.tflite_export import tflite_model_bytes
 
-        return tflite_model_bytes(weights, pack, fp16=fp16, task=task)
+        return tflite_model_bytes(weights, pack, fp16=fp16, task=task, options=options)
     from albert_edge.convert.onnx_export import onnx_model_bytes
 
     return onnx_model_bytes(weights, pack, fp16=fp16, task=task)

@@ -182,11 +182,19 @@ class TfGraphOps:
         return self.tf.gather(self.p[table], self.tf.reshape(ids, [-1]))
 
     def positions(self, table, ids):
-        """A SLICE of the first ``seq`` rows."""
+        """The first ``seq`` rows: a SLICE, or with ``batch_one`` a GATHER of position ids.
+
+        With ``batch_one`` the ids are a running count of the input's own tokens, not taken from
+        its shape: a SLICE sized by SHAPE/STRIDED_SLICE/PACK leaves a dynamic tensor, and the
+        interpreter then re-prepares every op after it (the XNNPACK partition too) on every call,
+        even at an unchanged length.
+        """
         tf = self.tf
+        if self.seq is _SEQ:
+            ones = tf.cast(tf.equal(ids, ids), tf.int32)
+            return tf.gather(self.p[table], tf.reshape(tf.cumsum(ones, axis=1) - 1, [-1]))
         width = self.p[table].shape[-1]
-        length = tf.shape(ids)[1] if self.seq is _SEQ else self.seq
-        return tf.slice(self.p[table], [0, 0], tf.stack([length, width]))
+        return tf.slice(self.p[table], [0, 0], tf.stack([self.seq, width]))
 
     def embedding_sum(self, word, position, token_type):
         width = self.p["embeddings.position"].shape[-1]

@@ -28,7 +28,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError
 from albert_edge.runtime.flatbuffer import OperatorCode, TfliteInfo, inspect_tflite, unsupported_ops
-from albert_edge.runtime.pack import model_kind, strip_tflite_pack
+from albert_edge.runtime.pack import model_kind, tflite_flatbuffer_view
 
 SIGNATURE_KEY = "serving_default"
 TFLITE_BACKENDS = ("litert", "tflite_runtime", "tf")
@@ -147,13 +147,16 @@ class TfliteBackend(Backend):
         backend: str = "litert",
         num_threads: int | None = None,
         xnnpack: bool = True,
+        info: TfliteInfo | None = None,
     ) -> None:
+        """``info``: the structure check of exactly these bytes, when the caller already ran it
+        (``consistency.check_model_consistency`` does); otherwise it runs here."""
         if backend not in TFLITE_BACKENDS:
             raise BackendError(f"backend {backend!r} cannot run .tflite files; choose one of {list(TFLITE_BACKENDS)}")
         self.name = backend
         self.source = source
         self.num_threads = checked_num_threads(num_threads)
-        self.info = inspect_tflite(data, source)
+        self.info = info if info is not None else inspect_tflite(tflite_flatbuffer_view(data), source)
         if backend == "tflite_runtime":
             check_tflite_runtime_compatible(self.info, source)
         interpreter_cls = _import_module(backend)
@@ -162,8 +165,10 @@ class TfliteBackend(Backend):
             resolver = importlib.import_module(interpreter_cls.__module__).OpResolverType
             kwargs["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.xnnpack = xnnpack
+        # The whole file, pack included: the interpreter ignores bytes after the flatbuffer (the
+        # metadata associated-files convention), and a stripped copy cost 2.5-10 ms per load.
         # Hold our own reference: the interpreter reads the buffer for its whole life.
-        self._flatbuffer = strip_tflite_pack(data)
+        self._flatbuffer = bytes(data)
         try:
             with warnings.catch_warnings():
                 # tf.lite.Interpreter warns that it is deprecated in favour of LiteRT; the user chose it.
@@ -188,9 +193,20 @@ class TfliteBackend(Backend):
         self._runner = self._interpreter.get_signature_runner(key)
         self.input_names = tuple(signatures[key]["inputs"])
         self.output_names = tuple(signatures[key]["outputs"])
+        # A batch-one graph (GraphOptions(batch_one=True), or any [1, seq] signature) reshapes with
+        # constants: fed [3, seq] it would mix the rows, so a batch runs row by row instead.
+        details = self._runner.get_input_details().values()
+        self.batch_one = all(len(d["shape_signature"]) == 2 and d["shape_signature"][0] == 1 for d in details)
 
     def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=np.int32) for n in self.input_names}
+        batch = feed[self.input_names[0]].shape[0] if feed[self.input_names[0]].ndim == 2 else 1
+        if self.batch_one and batch > 1:
+            rows = [self._invoke({n: v[i : i + 1] for n, v in feed.items()}) for i in range(batch)]
+            return {k: np.concatenate([r[k] for r in rows], axis=0) for k in rows[0]}
+        return self._invoke(feed)
+
+    def _invoke(self, feed: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         # The runner resizes every input to the fed shape and re-allocates only when it changed.
         return {k: np.asarray(v) for k, v in self._runner(**feed).items()}
 
@@ -289,12 +305,16 @@ def open_backend(
     backend: str = "auto",
     num_threads: int | None = None,
     xnnpack: bool = True,
+    info: TfliteInfo | None = None,
 ) -> Backend:
-    """An interpreter for the model in ``data`` (.tflite or .onnx, detected from the bytes)."""
+    """An interpreter for the model in ``data`` (.tflite or .onnx, detected from the bytes).
+
+    ``info`` is the flatbuffer's structure check when the caller already ran it on ``data``.
+    """
     kind = model_kind(data)
     if kind == "unknown":
         raise ModelFileError(f"{source}: not a model file (neither a TFLite flatbuffer 'TFL3' nor an ONNX protobuf)")
     name = resolve_backend(kind, backend, source)
     if name == "onnxruntime":
         return OnnxBackend(data, source, num_threads)
-    return TfliteBackend(data, source, name, num_threads, xnnpack)
+    return TfliteBackend(data, source, name, num_threads, xnnpack, info)

@@ -25,6 +25,7 @@ import numpy as np
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
 from albert_edge.runtime.consistency import check_model_consistency
+from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import SequenceClassification
 from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
@@ -119,17 +120,26 @@ class _BackendPool:
 
 
 def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_threads: int | None,
-                 xnnpack: bool, pool_size: int) -> tuple[Any, _BackendPool]:
+                 xnnpack: bool, pool_size: int,
+                 length_buckets: Sequence[int] | bool | None = None) -> tuple[Any, _BackendPool]:
     """The pack's tokenizer and a pool of interpreters, after the load-time pack-vs-graph check.
 
     Every runtime class (classifier, embedder, token classifier) opens its file this way, so a
     pack that disagrees with its graph fails before any interpreter exists, never mid-request.
+    ``length_buckets`` (a .tflite only; True for the defaults) gives each pooled backend one
+    interpreter per padded width (``runtime.length_buckets``).
     """
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-    check_model_consistency(data, pack, source, tokenizer.vocab_size)
+    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size)
+    buckets = checked_buckets(length_buckets, pack.max_seq_len)
+
+    def single() -> Backend:
+        return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info)
 
     def factory() -> Backend:
-        return open_backend(data, source, backend, num_threads, xnnpack)
+        if buckets and facts.tflite_info is not None:
+            return BucketedBackend(single, buckets, tokenizer.pad_id)
+        return single()
 
     return tokenizer, _BackendPool(factory, pool_size)
 
@@ -144,6 +154,7 @@ class TextClassifier:
         backend: str = "auto",
         pool_size: int = 1,
         xnnpack: bool = True,
+        length_buckets: Sequence[int] | bool | None = None,
     ) -> None:
         self.source = source
         self.pack: ModelPack = read_pack_bytes(data, source)
@@ -152,7 +163,8 @@ class TextClassifier:
                                  f"{SequenceClassification.name} model with labels")
         self.labels: tuple[str, ...] = self.pack.labels
         self.max_seq_len = self.pack.max_seq_len
-        self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
+        self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size,
+                                                  length_buckets)
         self.preprocessor = Preprocessor(self.tokenizer, self.max_seq_len)
         first = self._pool.first
         self.backend_name = first.name
@@ -167,9 +179,15 @@ class TextClassifier:
         backend: str = "auto",
         pool_size: int = 1,
         xnnpack: bool = True,
+        length_buckets: Sequence[int] | bool | None = None,
     ) -> TextClassifier:
-        """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
+        """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix).
+
+        ``length_buckets`` (opt-in, .tflite): pad each single text up to the next bucket width and
+        keep one interpreter per width, so no call reshapes a graph (faster at real lengths, one
+        arena and packed-weight copy per bucket used; see ``runtime.length_buckets``).
+        """
+        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack, length_buckets)
 
     @classmethod
     def from_bytes(
@@ -180,9 +198,10 @@ class TextClassifier:
         backend: str = "auto",
         pool_size: int = 1,
         xnnpack: bool = True,
+        length_buckets: Sequence[int] | bool | None = None,
     ) -> TextClassifier:
         """Load a packed model already in memory (e.g. read from an app bundle)."""
-        return cls(bytes(data), source, num_threads, backend, pool_size, xnnpack)
+        return cls(bytes(data), source, num_threads, backend, pool_size, xnnpack, length_buckets)
 
     # ------------------------------------------------------------------ inference
 

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from albert_edge.errors import ModelFileError
-from albert_edge.runtime.flatbuffer import TfliteGraph, read_tflite_graph
+from albert_edge.runtime.flatbuffer import TfliteGraph, TfliteInfo, read_tflite_graph
 from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
-from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, strip_tflite_pack
+from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, tflite_flatbuffer_view
 from albert_edge.tokenizer import load_tokenizer
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -37,6 +37,9 @@ _LEN_DATA_FIRST = {"STRIDEDSLICE", "SLICE", "GATHER", "RESHAPE", "SQUEEZE", "UNS
 _LEN_ANY = {"PACK", "CONCATENATION", "CONCAT", "ADD", "SUB", "MUL", "DIV", "FLOORDIV", "MINIMUM", "MAXIMUM",
             "MIN", "MAX", "RANGE"}
 _CONST_PASS = {"DEQUANTIZE", "DEQUANTIZELINEAR", "CAST"}
+# A per-token flag computed from an input (e.g. ids == ids) whose running count (CUMSUM) is the
+# position id: the batch-one graph's position lookup, which reads no SHAPE.
+_FLAG_OPS = {"EQUAL", "NOTEQUAL", "GREATER", "GREATEREQUAL", "LESS", "LESSEQUAL"}
 _LOOKUPS = {"GATHER", "EMBEDDINGLOOKUP"}
 
 
@@ -55,6 +58,8 @@ class GraphFacts:
     outputs: dict[str, tuple[str, tuple[int, ...]]]
     embedding_rows: int | None
     position_rows: int | None
+    # TFLite only: the flatbuffer's validated structure, handed to the interpreter so it is not parsed twice.
+    tflite_info: TfliteInfo | None = None
 
 
 def _op(name: str) -> str:
@@ -68,6 +73,7 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
     tensors = dict(tensors)
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
+    flags: set = set()
     const = {key for key, t in tensors.items() if t.constant}
     feeds = set(inputs.values())
     word: list[int] = []
@@ -87,9 +93,13 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
             for out in outs:
                 if out not in tensors and ins[0] in tensors:
                     tensors[out] = tensors[ins[0]]
-        if name == "SHAPE" and ins and (ins[0] in feeds or ins[0] in ids):
-            lengths.update(outs)
-        elif (name in _LEN_DATA_FIRST and ins and ins[0] in lengths) or (name in _LEN_ANY and any(k in lengths for k in present)):
+        first = ins[0] if ins else None
+        if (name in _FLAG_OPS and (first in feeds or first in ids)) or (name == "CAST" and first in flags):
+            flags.update(outs)
+        if ((name == "SHAPE" and (first in feeds or first in ids))
+                or (name == "CUMSUM" and (first in flags or first in feeds))
+                or (name in _LEN_DATA_FIRST and first in lengths)
+                or (name in _LEN_ANY and any(k in lengths for k in present))):
             lengths.update(outs)
         if name in _LOOKUPS and len(ins) >= 2:
             params, indices = (ins[1], ins[0]) if name == "EMBEDDINGLOOKUP" else (ins[0], ins[1])
@@ -120,9 +130,11 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
 
 
 def tflite_facts(graph: TfliteGraph) -> GraphFacts:
+    from dataclasses import replace
+
     tensors = {t.index: _Tensor(t.dtype, t.shape, t.constant) for t in graph.tensors}
     ops = [(op.name, tuple(None if i < 0 else i for i in op.inputs), op.outputs) for op in graph.ops]
-    return _facts(graph.signature_inputs, graph.signature_outputs, tensors, ops)
+    return replace(_facts(graph.signature_inputs, graph.signature_outputs, tensors, ops), tflite_info=graph.info)
 
 
 def onnx_facts(graph: OnnxGraph) -> GraphFacts:
@@ -173,7 +185,7 @@ def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:
     """(facts, weight-tensor problem or None) for a .tflite or .onnx file's bytes."""
     kind = model_kind(data)
     if kind == "tflite":
-        graph = read_tflite_graph(strip_tflite_pack(data), source)
+        graph = read_tflite_graph(tflite_flatbuffer_view(data), source)
         return tflite_facts(graph), tensor_problem(graph)
     if kind == "onnx":
         return onnx_facts(read_onnx_graph(data, source)), None

