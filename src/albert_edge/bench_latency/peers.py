@@ -141,7 +141,7 @@ def plot_panel(ax, peers: dict) -> None:  # noqa: ANN001 - a matplotlib Axes
         ratio = {r["variant"]: r["ratio_vs_baseline"] for r in peers["results"] if r["seq_len"] == seq_len}
         ys = [i + k * height for i, n in enumerate(names) if ratio.get(n) is not None]
         xs = [ratio[n] for n in names if ratio.get(n) is not None]
-        ax.barh(ys, xs, height=height, label=f"seq {seq_len}")
+        ax.barh(ys, xs, height=height, label=f"seq {seq_len}", color=("tab:blue", "tab:orange", "tab:green")[k % 3])
     ax.axvline(1.0, color="grey", linewidth=0.8)
     ax.set_yticks([i + height * (len(seq_lens) - 1) / 2 for i in range(len(names))], names, fontsize=7)
     ax.invert_yaxis()

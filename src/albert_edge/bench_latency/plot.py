@@ -31,6 +31,15 @@ def render_png(report: BenchReport, target: Path) -> Path:
 
     source = "host" if any(r["source"] == "host" for r in report.results) else "device"
     measured = [r for r in report.results if r["source"] == source and r["threads"] is not None]
+    if not measured and report.peers:  # a peers-only report: nothing else to draw
+        from albert_edge.bench_latency.peers import plot_panel
+
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        plot_panel(ax, report.peers)
+        fig.tight_layout()
+        fig.savefig(target, dpi=110, format="png")
+        plt.close(fig)
+        return target
     seq_len = headline_seq_len(r["seq_len"] for r in measured)
     rows = [r for r in measured if r["seq_len"] == seq_len]
     threads = sorted({r["threads"] for r in rows})
