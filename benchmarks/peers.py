@@ -63,8 +63,8 @@ VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
                                       "no transformer fusion (benchmarks/onnx_fusion.py: at most 5 % from it)."),
     "optimum-tflite fp32": ("optimum-tflite", "Optimum 1.27", "fp32",
                             "`optimum-cli export tflite --task text-classification --batch_size 1 --sequence_length 128`.",
-                            "static [1,128] only (every text padded to 128); needs TensorFlow <= 2.12.1 and an import "
-                            "guard for its torchvision import; Optimum >= 2.0 has no TFLite exporter."),
+                            ("static [1,128] only (every text padded to 128); needs TensorFlow <= 2.12.1 and an import "
+                            "guard for its torchvision import; Optimum >= 2.0 has no TFLite exporter.")),
     "optimum-tflite int8-dynamic": ("optimum-tflite", "Optimum 1.27", "int8_dynamic",
                                     "same with `--quantize int8-dynamic`.",
                                     "static [1,128]; int64 inputs as exported."),
@@ -72,24 +72,24 @@ VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
                           "`optimum-cli export onnx --task text-classification` (dynamic batch and sequence).",
                           "ONNX Runtime applies its own default graph optimisations at load."),
     "optimum-onnx O2": ("optimum-onnx", "optimum-onnx 0.1", "o2",
-                        "ORTOptimizer with AutoOptimizationConfig.O2() on the export (Attention, SkipLayerNorm, "
-                        "FastGelu fusions).",
+                        ("ORTOptimizer with AutoOptimizationConfig.O2() on the export (Attention, SkipLayerNorm, "
+                        "FastGelu fusions)."),
                         "the optimizer unties ALBERT's shared layer into 4 copies (larger file)."),
     "optimum-onnx ORT int8": ("optimum-onnx", "optimum-onnx 0.1", "int8",
-                              "ORTQuantizer with AutoQuantizationConfig.avx512_vnni (avx2 without VNNI), dynamic, "
-                              "per-tensor, on the **un-optimized export**.",
-                              "quantizing the O2 graph fails in ONNX shape inference (fused contrib ops), so the "
-                              "int8 file is unfused."),
+                              ("ORTQuantizer with AutoQuantizationConfig.avx512_vnni (avx2 without VNNI), dynamic, "
+                              "per-tensor, on the **un-optimized export**."),
+                              ("quantizing the O2 graph fails in ONNX shape inference (fused contrib ops), so the "
+                              "int8 file is unfused.")),
     "executorch fp32": ("executorch", "ExecuTorch 1.5.1", "fp32",
-                        "torch.export (dynamic sequence 2..128) + to_edge_transform_and_lower(XnnpackPartitioner) "
-                        "+ to_executorch(), by hand: optimum-cli has no ExecuTorch text-classification task.",
-                        "LayerNorm, embedding gathers, pow (gelu_new) and view copies stay on portable kernels "
-                        "between XNNPACK partitions."),
+                        ("torch.export (dynamic sequence 2..128) + to_edge_transform_and_lower(XnnpackPartitioner) "
+                        "+ to_executorch(), by hand: optimum-cli has no ExecuTorch text-classification task."),
+                        ("LayerNorm, embedding gathers, pow (gelu_new) and view copies stay on portable kernels "
+                        "between XNNPACK partitions.")),
     "executorch 8da8w": ("executorch", "ExecuTorch 1.5.1", "8da8w",
-                         "torchao Int8DynamicActivationIntxWeightConfig(int8 weights, PerAxis(0)) then the same "
-                         "export.",
-                         "per-channel, not the default PerGroup(32): 32 does not divide ALBERT-Tiny's width 312, "
-                         "and the default leaves those linears float."),
+                         ("torchao Int8DynamicActivationIntxWeightConfig(int8 weights, PerAxis(0)) then the same "
+                         "export."),
+                         ("per-channel, not the default PerGroup(32): 32 does not divide ALBERT-Tiny's width 312, "
+                         "and the default leaves those linears float.")),
 }
 
 
@@ -138,7 +138,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def write_hf_checkpoint(out: Path) -> Path:
     """The sample as a Hugging Face ALBERT folder (config, safetensors, vocab, tokenizer config, labels)."""
-    from albert_edge.model import load_checkpoint, write_hf_checkpoint as write_hf
+    from albert_edge.model import load_checkpoint
+    from albert_edge.model import write_hf_checkpoint as write_hf
     from albert_edge.model.fold import fold_embedding_projection
 
     target = out / "hf"
@@ -211,7 +212,7 @@ def tokenize_eval(path: str, out: Path, limit: int) -> tuple[Path, np.ndarray]:
 
 def run_worker(python: Path, args: list[str]) -> dict:
     """One worker process; its one JSON line (``ok`` false with the error when it failed)."""
-    result = subprocess.run([str(python), str(TOOLS / "worker.py"), *args], capture_output=True, text=True)
+    result = subprocess.run([str(python), str(TOOLS / "worker.py"), *args], check=False, capture_output=True, text=True)
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
     if not lines:
         return {"ok": False, "error": f"worker exited {result.returncode}: {result.stderr.strip()[-400:]}"}
@@ -285,7 +286,7 @@ def evaluate(variants: list[dict], inputs: Path, labels: np.ndarray, out: Path, 
             continue
         v["runtime"], v["static_shape"] = result["runtime"], result["static_shape"]
         logits[v["name"]] = np.load(target)
-        rows.append({"variant": v["name"], "examples": int(len(labels)), "seq_len": seq if seq == "real" else MAX_SEQ,
+        rows.append({"variant": v["name"], "examples": len(labels), "seq_len": seq if seq == "real" else MAX_SEQ,
                      "accuracy": float((logits[v["name"]].argmax(-1) == labels).mean())})
         log(f"{v['name']}: accuracy {rows[-1]['accuracy']:.4f} ({result['runtime']}, "
             f"{'static' if result['static_shape'] else 'dynamic'} shape)")
@@ -348,7 +349,11 @@ def time_all(variants: list[dict], inputs: Path, args: argparse.Namespace, skipp
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from albert_edge.bench_latency.machine import describe_machine, load_average
-    from albert_edge.bench_latency.peers import PEERS_SCHEMA_VERSION, PEERS_TOOL, validate_peers
+    from albert_edge.bench_latency.peers import (
+        PEERS_SCHEMA_VERSION,
+        PEERS_TOOL,
+        validate_peers,
+    )
 
     if args.setup:
         subprocess.run(["bash", str(HERE / "peers_setup.sh")], check=True, stdout=sys.stderr)
@@ -368,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         "tool": PEERS_TOOL, "schema_version": PEERS_SCHEMA_VERSION,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine,
         "settings": {"threads": args.threads, "rounds": args.rounds, "runs": args.runs, "warmup": args.warmup,
-                     "seq_lens": [MAX_SEQ, "real"], "eval": args.eval, "examples": int(len(labels)),
+                     "seq_lens": [MAX_SEQ, "real"], "eval": args.eval, "examples": len(labels),
                      "real_lengths": {"min": int(lengths.min()), "median": float(np.median(lengths)),
                                       "max": int(lengths.max())},
                      "baseline": BASELINE, "load_average_end": load_average()},

@@ -41,7 +41,7 @@ def load_model(hf: str):
     return model.eval()
 
 
-class Logits:  # noqa: D101 - wraps the HF model so the exported program returns one tensor
+class Logits:
     def __new__(cls, model):
         import torch
 
@@ -75,7 +75,9 @@ def quantize_8da8w(model) -> int:
 def export_pte(module, path: Path) -> dict:
     """torch.export (dynamic sequence if it traces) + XNNPACK partitioner -> .pte; returns the sidecar dict."""
     import torch
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
+        XnnpackPartitioner,
+    )
     from executorch.exir import to_edge_transform_and_lower
 
     example = (torch.ones(1, MAX_SEQ, dtype=torch.long), torch.ones(1, MAX_SEQ, dtype=torch.long),

@@ -52,7 +52,10 @@ def main() -> int:
                     str(export_dir)], check=True, stdout=sys.stderr)
 
     from optimum.onnxruntime import ORTOptimizer, ORTQuantizer
-    from optimum.onnxruntime.configuration import AutoOptimizationConfig, AutoQuantizationConfig
+    from optimum.onnxruntime.configuration import (
+        AutoOptimizationConfig,
+        AutoQuantizationConfig,
+    )
 
     optimized_dir = out / "o2"
     optimizer = ORTOptimizer.from_pretrained(export_dir)

@@ -34,7 +34,7 @@ from pathlib import Path
 GUARDED = "optimum.utils.preprocessing.image_classification"
 
 
-class ImageClassificationProcessing:  # noqa: D101 - the guard's one name, raising on use
+class ImageClassificationProcessing:
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise RuntimeError(f"{GUARDED} is disabled by benchmarks/peer_tools/build_optimum_tflite.py: it needs "
                            "torchvision, which has no CPU build for torch 2.13 in the registry")

@@ -99,13 +99,13 @@ def markdown_section(peers: dict) -> str:
     variants = {v["name"]: v for v in peers["variants"]}
     accuracy = {a["variant"]: a for a in peers["accuracy"]}
     lines = ["## Peers: the same checkpoint through other tools", "",
-             f"From `{PEERS_TOOL}` ({peers['created_utc']}): {machine.get('cpu_model', '?')}, "
+             (f"From `{PEERS_TOOL}` ({peers['created_utc']}): {machine.get('cpu_model', '?')}, "
              f"{machine.get('physical_cores', '?')} physical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
              f"load average {machine.get('load_average')} at start, {settings.get('load_average_end')} at end. "
              f"{settings['threads']} threads, batch 1, {settings['runs']} timed runs per round after "
              f"{settings['warmup']} warm-up, {settings['rounds']} interleaved rounds, one process per configuration; "
              f"accuracy on {settings.get('eval')} ({settings.get('examples')} examples). Ratios are to "
-             f"**{settings['baseline']}** timed in the same run. Checkpoint: {peers['checkpoint'].get('note', '')}", ""]
+             f"**{settings['baseline']}** timed in the same run. Checkpoint: {peers['checkpoint'].get('note', '')}"), ""]
     for seq_len in sorted({r["seq_len"] for r in peers["results"]}, key=_seq_key):
         title = "real token lengths of the eval set" if seq_len == "real" else f"{seq_len} tokens"
         lines += [f"### {title}", "",
@@ -132,7 +132,7 @@ def markdown_section(peers: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_panel(ax, peers: dict) -> None:  # noqa: ANN001 - a matplotlib Axes
+def plot_panel(ax, peers: dict) -> None:
     """Horizontal bars of each variant's ratio to the run's baseline at 128 tokens (and real lengths)."""
     seq_lens = sorted({r["seq_len"] for r in peers["results"]}, key=_seq_key)
     names = [v["name"] for v in peers["variants"] if any(r["variant"] == v["name"] for r in peers["results"])]
