@@ -182,7 +182,7 @@ def build_peer(group: str, hf: Path, out: Path, peers_dir: Path) -> dict:
     """Run one peer's builder in its venv; returns its JSON line (files, versions, notes)."""
     venv, script = BUILDERS[group]
     result = subprocess.run([str(peer_python(peers_dir, venv)), str(TOOLS / script), "--hf", str(hf),
-                             "--out", str(out / group)], capture_output=True, text=True)
+                             "--out", str(out / group)], check=False, capture_output=True, text=True)
     if result.returncode != 0:
         tail = " ".join(result.stderr.strip().splitlines()[-3:])[-600:]
         raise RuntimeError(f"{script} exited {result.returncode}: {tail}")
