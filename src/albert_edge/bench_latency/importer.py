@@ -72,6 +72,22 @@ def import_arm_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[s
     return report
 
 
+def import_peers_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> BenchReport:
+    """Fold a ``benchmarks/peers.py`` JSON into ``out_dir``/report.json (created if absent).
+
+    The peers replace any earlier import; host, device and ARM rows are kept as they are. The peers
+    stay in their own section: their ratios are to albert-edge's fp32 file timed in the peers run.
+    """
+    from albert_edge.bench_latency.peers import load_peers
+
+    data = load_peers(path)
+    out = Path(out_dir)
+    report = _existing_or_new_report(out, "peers-only")
+    report.peers = data
+    write_report(report, out)
+    return report
+
+
 def _existing_or_new_report(out: Path, kind: str) -> BenchReport:
     """The bench report already in ``out`` (imports join it beside host rows), else an empty one of ``kind``."""
     existing = out / "report.json"

@@ -23,7 +23,7 @@ def write_report(report: BenchReport, out_dir: str | os.PathLike[str],
     validate_report(data, "report")
     paths = {"report.json": write_text_atomic(out / "report.json", report.to_json()),
              "report.md": write_text_atomic(out / "report.md", render_markdown(report))}
-    if report.results:
+    if report.results or report.peers:
         with atomic_path(out / "report.png") as tmp:
             render_png(report, tmp)
         paths["report.png"] = out / "report.png"

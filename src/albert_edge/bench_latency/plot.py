@@ -31,6 +31,15 @@ def render_png(report: BenchReport, target: Path) -> Path:
 
     source = "host" if any(r["source"] == "host" for r in report.results) else "device"
     measured = [r for r in report.results if r["source"] == source and r["threads"] is not None]
+    if not measured and report.peers:  # a peers-only report: nothing else to draw
+        from albert_edge.bench_latency.peers import plot_panel
+
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        plot_panel(ax, report.peers)
+        fig.tight_layout()
+        fig.savefig(target, dpi=110, format="png")
+        plt.close(fig)
+        return target
     seq_len = headline_seq_len(r["seq_len"] for r in measured)
     rows = [r for r in measured if r["seq_len"] == seq_len]
     threads = sorted({r["threads"] for r in rows})
@@ -39,7 +48,7 @@ def render_png(report: BenchReport, target: Path) -> Path:
     colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
 
     memory = _model_memory(rows)
-    panels = len(threads) + 1 + (1 if memory else 0)
+    panels = len(threads) + 1 + (1 if memory else 0) + (1 if report.peers else 0)
     fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.8), squeeze=False)
     # Without --eval the y axis shows what was measured instead: the file size.
     sizes = {v["name"]: (v.get("size_bytes") or 0) / 1e6 for v in report.variants}
@@ -71,13 +80,17 @@ def render_png(report: BenchReport, target: Path) -> Path:
     if rows:
         ax.legend(fontsize=7)
     if memory:
-        ax = axes[0][-1]
+        ax = axes[0][len(threads) + 1]
         names = list(memory)
         ax.barh(range(len(names)), [memory[n] for n in names], color=[colors[n.split(" (")[0]] for n in names])
         ax.set_yticks(range(len(names)), names, fontsize=7)
         ax.set_xlabel("model peak memory (MB, RSS minus runtime baseline)")
         ax.set_title(f"{source}: model memory, seq {seq_len}")
         ax.grid(alpha=0.3, axis="x")
+    if report.peers:
+        from albert_edge.bench_latency.peers import plot_panel
+
+        plot_panel(axes[0][-1], report.peers)
     fig.tight_layout()
     fig.savefig(target, dpi=110, format="png")
     plt.close(fig)

@@ -145,6 +145,10 @@ def render_markdown(report: BenchReport) -> str:
         from albert_edge.arm.report import markdown_section
 
         out += [markdown_section(report.arm_emulated)]
+    if report.peers:
+        from albert_edge.bench_latency.peers import markdown_section as peers_section
+
+        out += [peers_section(report.peers)]
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)

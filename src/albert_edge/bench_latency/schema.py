@@ -33,6 +33,9 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
     recommendation   {variant, backend, threads, seq_len, median_ms, accuracy_drop_points, text} | null
     arm_emulated     optional: the arm_check.json last folded in with ``bench --import-arm`` (ARM kernels
                      under qemu: accuracy, drift vs x86, instruction counts; see albert_edge.arm.report)
+    peers            optional: the benchmarks/peers.py JSON last folded in with ``bench --import-peers``
+                     (other tools' files of the same checkpoint, timed in a run of their own; see
+                     albert_edge.bench_latency.peers)
 
 Additions keep ``schema_version``; renames or removals bump it. The same schema, as tables, is in
 benchmarks/README.md.
@@ -72,6 +75,7 @@ class BenchReport:
     warnings: list[str] = field(default_factory=list)
     recommendation: dict | None = None
     arm_emulated: dict | None = None
+    peers: dict | None = None
     created_utc: str = ""
     albert_edge_version: str = ""
     tool: str = "albert-edge bench"
@@ -86,7 +90,8 @@ class BenchReport:
     @classmethod
     def from_dict(cls, data: dict, source: str = "<report>") -> BenchReport:
         validate_report(data, source)
-        return cls(**{k: data[k] for k in TOP_LEVEL_KEYS}, arm_emulated=data.get("arm_emulated"))
+        return cls(**{k: data[k] for k in TOP_LEVEL_KEYS}, arm_emulated=data.get("arm_emulated"),
+                   peers=data.get("peers"))
 
     def variant(self, name: str) -> dict | None:
         return next((v for v in self.variants if v["name"] == name), None)

@@ -40,6 +40,8 @@ def add_parser(subparsers) -> None:
                         help="parse TFLite benchmark_model output into --out/report.json instead of benchmarking")
     parser.add_argument("--import-arm", metavar="FILE",
                         help="fold an arm_check.json (albert-edge arm-check) into --out/report.json instead of benchmarking")
+    parser.add_argument("--import-peers", metavar="FILE",
+                        help="fold a benchmarks/peers.py JSON into --out/report.json instead of benchmarking")
     parser.add_argument("--variant", help="with --import-device-log: the variant name (default: the graph's stem)")
     parser.add_argument("--device", help="with --import-device-log: a device label, e.g. 'Pixel 7'")
     parser.set_defaults(run=run)
@@ -67,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
 
         import_arm_report(args.import_arm, args.out)
         print(f"wrote {args.out}/report.json, report.md (ARM-emulated section from {args.import_arm})")
+        return 0
+    if args.import_peers:
+        from albert_edge.bench_latency.importer import import_peers_report
+
+        import_peers_report(args.import_peers, args.out)
+        print(f"wrote {args.out}/report.json, report.md, report.png (peers section from {args.import_peers})")
         return 0
     if not args.models:
         raise DataError("bench: expected MODEL files (or --import-device-log FILE)")

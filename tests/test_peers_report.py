@@ -1,0 +1,172 @@
+"""benchmarks/peers.py without the peer venvs: its JSON schema, the merge into the bench report, its arguments.
+
+The peers themselves (Optimum, optimum-onnx, ExecuTorch) live in venvs that CI never builds; these tests
+use a peers document shaped like the script's output (numbers made up: only the plumbing is checked).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_bench_device import PLAIN_LOG
+
+from albert_edge.bench_latency.peers import PEERS_TOOL, load_peers, validate_peers
+from albert_edge.cli import main
+from albert_edge.errors import DataError
+
+REPO = Path(__file__).resolve().parents[1]
+PEERS_SCRIPT = REPO / "benchmarks" / "peers.py"
+WORKER = REPO / "benchmarks" / "peer_tools" / "worker.py"
+
+
+def _latency(median: float) -> dict:
+    return {"count": 60, "min": median * 0.9, "median": median, "mean": median * 1.05, "p90": median * 1.2,
+            "p99": median * 1.4, "std": 0.1, "max": median * 1.5}
+
+
+def _variant(name: str, tool: str, fmt: str, static: bool) -> dict:
+    return {"name": name, "tool": tool, "format": fmt, "runtime": "ai-edge-litert 2.3.0", "file": f"/x/{name}.{fmt}",
+            "size_bytes": 8_300_000, "sha256": "0" * 64, "static_shape": static, "steps": f"steps of {name}.",
+            "limits": f"limits of {name}.", "versions": {}}
+
+
+def _result(name: str, seq, median: float, ratio: float) -> dict:
+    return {"variant": name, "seq_len": seq, "threads": 2, "latency_ms": _latency(median), "round_medians_ms": [median],
+            "init_ms": 50.0, "first_inference_ms": 9.0, "ratio_vs_baseline": ratio}
+
+
+def peers_doc() -> dict:
+    base, peer = "albert-edge fp32 tflite", "optimum-tflite int8-dynamic"
+    return {
+        "tool": PEERS_TOOL, "schema_version": 1, "created_utc": "2026-12-03T14:00:00Z",
+        "machine": {"kind": "host", "cpu_model": "Test CPU", "physical_cores": 2, "simd": ["AVX2"], "load_average": [1.0]},
+        "settings": {"threads": 2, "rounds": 3, "runs": 60, "warmup": 10, "seq_lens": [128, "real"],
+                     "eval": "test.tsv", "examples": 1728, "baseline": base, "load_average_end": [1.0]},
+        "checkpoint": {"path": "/x/hf", "note": "the sample as HF ALBERT."},
+        "variants": [_variant(base, "albert-edge", "tflite", False), _variant(peer, "Optimum 1.27", "tflite", True)],
+        "results": [_result(base, 128, 8.0, 1.0), _result(peer, 128, 4.4, 0.55), _result(base, "real", 3.0, 1.0)],
+        "accuracy": [{"variant": base, "examples": 1728, "accuracy": 0.8403, "agreement": 1.0, "max_abs_logit_diff": 0.0,
+                      "seq_len": "real"},
+                     {"variant": peer, "examples": 1728, "accuracy": 0.8391, "agreement": 0.995,
+                      "max_abs_logit_diff": 0.03, "seq_len": 128}],
+        "skipped": [{"variant": peer, "seq_len": "real", "reason": "static [1,128] input shape"}],
+        "failed": [{"variant": "executorch", "stage": "build", "error": "no venv"}],
+    }
+
+
+def _write(tmp_path: Path, doc: dict, name: str = "peers.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_a_peers_document_shaped_like_the_scripts_output_validates(tmp_path):
+    assert load_peers(_write(tmp_path, peers_doc()))["settings"]["baseline"] == "albert-edge fp32 tflite"
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda d: d.pop("accuracy"), "missing keys accuracy"),
+    (lambda d: d.update(tool="albert-edge bench"), "is this a peers.py output"),
+    (lambda d: d["results"][1].update(variant="ghost"), "'ghost' is not listed in variants"),
+    (lambda d: d["settings"].update(baseline="ghost"), "settings.baseline 'ghost'"),
+    (lambda d: d["results"][0]["latency_ms"].pop("p90"), "missing keys p90"),
+    (lambda d: d["accuracy"][0].update(seq_len="padded"), "expected an int or 'real'"),
+])
+def test_a_broken_peers_document_is_refused_naming_the_field(breakage, message):
+    doc = copy.deepcopy(peers_doc())
+    breakage(doc)
+    with pytest.raises(DataError, match=message):
+        validate_peers(doc, "p.json")
+
+
+def test_import_peers_puts_the_side_by_side_table_into_report_md_and_png(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["bench", "--import-peers", str(_write(tmp_path, peers_doc())), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["peers"]["variants"][1]["name"] == "optimum-tflite int8-dynamic"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    section = md[md.index("## Peers"):]
+    assert "| optimum-tflite int8-dynamic | Optimum 1.27 | ai-edge-litert 2.3.0 | static [1,128] | 8.30 MB | 4.4 |" in section
+    assert "0.55x" in section and "83.91%" in section and "99.50%" in section
+    assert section.index("### 128 tokens") < section.index("### real token lengths")
+    assert "not timed: optimum-tflite int8-dynamic at real" in section and "**failed**: executorch (build)" in section
+    assert "Test CPU" in section and "AVX2" in section   # the machine is named
+    assert (out / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+
+
+def test_import_peers_keeps_the_results_already_in_the_report(tmp_path, capsys):
+    out = tmp_path / "report"
+    log = tmp_path / "phone.txt"
+    log.write_text(PLAIN_LOG, encoding="utf-8")
+    assert main(["bench", "--import-device-log", str(log), "--out", str(out)]) == 0
+    before = json.loads((out / "report.json").read_text(encoding="utf-8"))["results"]
+    assert main(["bench", "--import-peers", str(_write(tmp_path, peers_doc())), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["results"] == before and before and report["peers"]["tool"] == PEERS_TOOL
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.index("## Sequence length") < md.index("## Peers")
+    capsys.readouterr()
+
+
+def test_import_peers_refuses_a_bad_file_in_one_line_and_writes_nothing(tmp_path, capsys):
+    bad = _write(tmp_path, {"tool": PEERS_TOOL}, "bad.json")
+    assert main(["bench", "--import-peers", str(bad), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.json" in err[0] and "missing keys" in err[0]
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+def _peers_module():
+    spec = importlib.util.spec_from_file_location("peers_script", PEERS_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--peers", "optimum-tflite,tvm"], "unknown tvm"),
+    (["--runs", "0"], "--runs must be >= 1"),
+    (["--eval", "/nonexistent.tsv"], "is not a file"),
+])
+def test_peers_script_rejects_bad_arguments_with_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _peers_module().parse_args(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_peers_script_always_builds_albert_edge_first_and_knows_every_variants_peer():
+    module = _peers_module()
+    args = module.parse_args(["--peers", "executorch,optimum-onnx"])
+    assert args.groups == ["albert-edge", "executorch", "optimum-onnx"]
+    assert {group for group, *_ in module.VARIANTS.values()} == set(module.PEER_GROUPS)
+    assert module.BASELINE in module.VARIANTS
+
+
+def test_peers_script_help_runs_without_the_peer_venvs():
+    result = subprocess.run([sys.executable, str(PEERS_SCRIPT), "--help"], check=False, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "--import-peers" not in result.stdout and "--peers" in result.stdout
+
+
+def test_worker_feeds_real_lengths_or_pads_to_128(tmp_path):
+    spec = importlib.util.spec_from_file_location("peers_worker", WORKER)
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    ids = np.zeros((2, 128), dtype=np.int64)
+    ids[0, :5], ids[1, :9] = 7, 8
+    data = {"ids": ids, "mask": (ids > 0).astype(np.int64), "types": np.zeros_like(ids), "lengths": np.array([5, 9])}
+    real = worker.text_inputs(data, 1, "real")
+    padded = worker.text_inputs(data, 1, 128)
+    assert [a.shape for a in real] == [(1, 9)] * 3 and int(real[1].sum()) == 9
+    assert [a.shape for a in padded] == [(1, 128)] * 3 and int(padded[1].sum()) == 9
+    bad = subprocess.run([sys.executable, str(WORKER), "--model", str(tmp_path / "m.bin"), "--inputs", "x.npz"],
+                         check=False, capture_output=True, text=True, timeout=60)
+    line = json.loads(bad.stdout.strip())
+    assert bad.returncode == 2 and line["ok"] is False and "error" in line
