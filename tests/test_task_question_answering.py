@@ -292,3 +292,46 @@ def test_qa_jsonl_errors_name_the_file_and_line(tmp_path):
     bad.write_text('{"question": "Who?"}\n')
     with pytest.raises(DataError, match="qa.jsonl:1: expected"):
         read_qa_jsonl(bad)
+
+
+def _rows(*blocks):
+    """judged_values rows ([position, start, end]) for samples given as (start list, end list)."""
+    return np.concatenate([np.stack([np.arange(len(s)), s, e], axis=1).astype(np.float64) for s, e in blocks])
+
+
+def test_drift_on_plain_texts_compares_each_texts_best_span_with_the_baselines():
+    from albert_edge.tasks.question_answering import qa_drift
+
+    base = _rows(([0, 1, 5, 0, 0, 0], [0, 0, 0, 5, 0, 0]), ([0, 5, 0, 0, 0], [0, 5, 0, 0, 0]))
+    same = qa_drift(base, base, None)
+    assert (same.agreement, same.exact_match, same.f1, same.f1_drop, same.against) == (1.0, 1.0, 1.0, 0.0,
+                                                                                       "baseline spans")
+    moved = base.copy()
+    moved[3, 2], moved[4, 2] = 0.0, 6.0  # text 0's best end moves one token right: span (1, 2) -> (1, 3)
+    d = qa_drift(moved, base, None)
+    assert d.agreement == 0.5 and d.exact_match == 0.5 and d.f1 == pytest.approx((2 * (2 / 3) / (5 / 3) + 1) / 2)
+    assert d.f1_drop == pytest.approx(100 * (1 - d.f1)) and d.max_abs_logit == 6.0
+
+
+def test_drift_on_questions_regroups_windows_and_scores_against_gold():
+    from albert_edge.tasks.question_answering import JudgedWindow, qa_drift
+
+    context = "Ann met Bo in Oslo"
+    tokens = (("ann", 0, 3), ("met", 4, 7), ("bo", 8, 10), ("in", 11, 13), ("oslo", 14, 18))
+    # Question 0 in two windows (tokens 0-2 and 2-4, question of one token: offset 3), question 1 in one.
+    w0 = QAWindow((0,) * 7, (0,) * 7, 3, 0, 3, np.array([True, True, False]))
+    w1 = QAWindow((0,) * 7, (0,) * 7, 3, 2, 3, np.array([True, True, True]))
+    w2 = QAWindow((0,) * 9, (0,) * 9, 3, 0, 5, np.ones(5, bool))
+    judged = np.empty(3, dtype=object)
+    judged[:] = [JudgedWindow(0, w0, context, tokens, ("Oslo",)), JudgedWindow(0, w1, context, tokens, ("Oslo",)),
+                 JudgedWindow(1, w2, context, tokens, ("Ann",))]
+    oslo = ([0, 0, 0, 0, 0, 9, 0], [0, 0, 0, 0, 0, 9, 0])  # window 1: token 4 = "oslo"
+    none = ([0] * 7, [0] * 7)
+    ann = ([0, 0, 0, 9, 0, 0, 0, 0, 0], [0, 0, 0, 9, 0, 0, 0, 0, 0])
+    base = _rows(none, oslo, ann)
+    d = qa_drift(base, base, judged)
+    assert (d.examples, d.exact_match, d.f1, d.baseline_f1, d.f1_drop, d.against) == (2, 1.0, 1.0, 1.0, 0.0, "gold")
+    wrong = _rows(none, ([0, 0, 0, 0, 9, 0, 0], [0, 0, 0, 0, 0, 9, 0]), ann)  # "in Oslo"
+    d = qa_drift(wrong, base, judged)
+    assert d.agreement == 0.5 and d.exact_match == 0.5 and d.f1 == pytest.approx((2 / 3 + 1) / 2)
+    assert d.f1_drop == pytest.approx(100 * (1 - d.f1))
