@@ -13,7 +13,8 @@ import random
 import re
 from pathlib import Path
 
-from ner_data import sentences, vocab as ner_vocab
+from ner_data import sentences
+from ner_data import vocab as ner_vocab
 
 #: Real English sentences (tests/data/english_sentences.txt) mixed into contexts as distractors:
 #: the first 30 for training, the rest only in held-out long contexts.

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from qa_data import held_out, training_set, vocab
 
 from albert_edge.tasks.qa_spans import exact_match, token_f1
 from albert_edge.tokenizer import WordPieceTokenizer
-from qa_data import held_out, training_set, vocab
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -183,7 +183,8 @@ def long_contexts(n: int = 15) -> list[dict]:
     (tests/data/english_sentences.txt) in new orders and lengths: a model this small, trained from
     scratch, has no meaning for words it never saw, so unseen text would test its ignorance, not
     the windows."""
-    from qa_data import TRAIN_FILLER as filler, examples
+    from qa_data import TRAIN_FILLER as filler
+    from qa_data import examples
 
     seen = {(e["question"], e["context"]) for e in training_set()}
     out = []

@@ -17,14 +17,33 @@ import pytest
 
 from albert_edge.convert import check_parity, convert_to_tflite_bytes, onnx_model_bytes
 from albert_edge.errors import CheckpointError, ConversionError, DataError
-from albert_edge.model import AlbertConfig, albert_tiny_zh_config, albert_tiny_zh_google_config, load_checkpoint
+from albert_edge.model import (
+    AlbertConfig,
+    albert_tiny_zh_config,
+    albert_tiny_zh_google_config,
+    load_checkpoint,
+)
 from albert_edge.model.reference import reference_forward
 from albert_edge.model.tf1 import write_tf1_checkpoint
 from albert_edge.model.weights import AlbertWeights, random_weights
 from albert_edge.runtime.backends import open_backend
-from albert_edge.tasks import QuestionAnswering, SequenceClassification, detect_task, get_task
-from albert_edge.tasks.qa_spans import (QAWindow, best_span, encode_windows, exact_match, max_context_masks,
-                                        normalize_answer, span_token_f1, token_f1, window_starts)
+from albert_edge.tasks import (
+    QuestionAnswering,
+    SequenceClassification,
+    detect_task,
+    get_task,
+)
+from albert_edge.tasks.qa_spans import (
+    QAWindow,
+    best_span,
+    encode_windows,
+    exact_match,
+    max_context_masks,
+    normalize_answer,
+    span_token_f1,
+    token_f1,
+    window_starts,
+)
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import random
 import struct
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from albert_edge.atomic import write_bytes_atomic
-from albert_edge.tasks.qa_spans import (MAX_ANSWER_TOKENS, best_span, encode_windows, span_text)
+from albert_edge.tasks.qa_spans import (
+    MAX_ANSWER_TOKENS,
+    best_span,
+    encode_windows,
+    span_text,
+)
 from albert_edge.tokenizer import WordPieceTokenizer
 
 GOLDEN_QA = "golden_qa_spans.jsonl"

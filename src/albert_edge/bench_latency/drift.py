@@ -26,9 +26,11 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     """
     from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
     from albert_edge.runtime.pack import read_pack
-    from albert_edge.tasks import SequenceClassification
-
-    from albert_edge.tasks import QuestionAnswering, TokenClassification
+    from albert_edge.tasks import (
+        QuestionAnswering,
+        SequenceClassification,
+        TokenClassification,
+    )
 
     base_path = dict(variants)[baseline]
     task = read_pack(base_path).task_object(str(base_path))

@@ -271,9 +271,9 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
 #: layer per position, so it has no ``qa_outputs`` equivalent.
 UNSUPPORTED_HEADS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(start_logits|end_logits|answer_class)/"),
-     "the ALBERT run_squad_v2 head (start_logits/, end_logits/, answer_class/: the end is predicted from "
-     "the chosen start with beam search) is not supported; only the single [H, 2] span head of "
-     "run_squad_v1 / BERT run_squad (cls/squad/output_weights) converts"),
+     ("the ALBERT run_squad_v2 head (start_logits/, end_logits/, answer_class/: the end is predicted from "
+      "the chosen start with beam search) is not supported; only the single [H, 2] span head of "
+      "run_squad_v1 / BERT run_squad (cls/squad/output_weights) converts")),
 )
 
 # Source names deliberately left unused: optimizer state and pretraining heads.

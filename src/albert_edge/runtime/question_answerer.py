@@ -20,8 +20,16 @@ from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import QuestionAnswering
-from albert_edge.tasks.qa_spans import (MAX_ANSWER_TOKENS, MAX_QUESTION_TOKENS, QAWindow, best_span, encode_windows,
-                                        question_ids, span_text, window_inputs)
+from albert_edge.tasks.qa_spans import (
+    MAX_ANSWER_TOKENS,
+    MAX_QUESTION_TOKENS,
+    QAWindow,
+    best_span,
+    encode_windows,
+    question_ids,
+    span_text,
+    window_inputs,
+)
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,20 @@ import numpy as np
 
 from albert_edge.errors import ConversionError
 from albert_edge.tasks.base import Task, TaskDrift, check_same_shape
-from albert_edge.tasks.qa_spans import (MAX_ANSWER_TOKENS, MAX_QUESTION_TOKENS, QAWindow, Token, best_span,
-                                        encode_windows, exact_match, question_ids, span_text, span_token_f1,
-                                        token_f1, window_inputs)
+from albert_edge.tasks.qa_spans import (
+    MAX_ANSWER_TOKENS,
+    MAX_QUESTION_TOKENS,
+    QAWindow,
+    Token,
+    best_span,
+    encode_windows,
+    exact_match,
+    question_ids,
+    span_text,
+    span_token_f1,
+    token_f1,
+    window_inputs,
+)
 from albert_edge.tasks.sequence_classification import agreement_lower_bound
 
 
