@@ -1,7 +1,7 @@
 """QuestionAnswerer end to end on a model fine-tuned here: checkpoint -> TFLite/ONNX -> answers.
 
-A tiny BertForQuestionAnswering (H=64, 2 layers, trained from scratch) learns, in about a minute
-of one CPU thread, to answer "Which city / company is <person> linked to?" (English) and
+A tiny BertForQuestionAnswering (H=64, 2 layers, trained from scratch) learns, in ~19 s of CPU on
+one thread (70 s wall at a load average of 15), to answer "Which city / company is <person> linked to?" (English) and
 "<person>和哪个城市/哪家公司有关？" (Chinese) over one or two sentences of the NER test material
 (tests/qa_data.py): it has to find the person's sentence, then the entity in it. The checkpoint is
 cached under ~/.cache/albert-edge/qa-test-model/<hash of data and recipe> (a lock serialises
