@@ -29,7 +29,8 @@ FAKE_FLATBUFFER = b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40
 
 
 def test_registry_names_every_task_once():
-    assert TASK_NAMES == ("token_classification", "sequence_classification", "feature_extraction")
+    assert TASK_NAMES == ("question_answering", "token_classification", "sequence_classification",
+                          "feature_extraction")
 
 
 def test_classifier_head_is_detected_as_sequence_classification_and_headless_as_feature_extraction():

@@ -26,12 +26,16 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     """
     from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
     from albert_edge.runtime.pack import read_pack
-    from albert_edge.tasks import SequenceClassification
-
-    from albert_edge.tasks import TokenClassification
+    from albert_edge.tasks import (
+        QuestionAnswering,
+        SequenceClassification,
+        TokenClassification,
+    )
 
     base_path = dict(variants)[baseline]
     task = read_pack(base_path).task_object(str(base_path))
+    if isinstance(task, QuestionAnswering):
+        return measure_qa_drift(variants, baseline, eval_path, threads)
     if isinstance(task, TokenClassification):
         return measure_token_drift(variants, baseline, eval_path, threads)
     if not isinstance(task, SequenceClassification):
@@ -167,4 +171,42 @@ def measure_token_drift(variants: Sequence[tuple[str, Path]], baseline: str, eva
                         "f1_against": "gold" if gold is not None else "baseline entities",
                         "agreement": same / total if total else 1.0, "tokens": total, "max_abs_logit_diff": None,
                         "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None})
+    return entries
+
+
+def measure_qa_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
+                     threads: int | None = None) -> list[dict]:
+    """Question answering: SQuAD exact match / token F1 and span agreement per variant.
+
+    ``eval_path`` is a SQuAD-style ``.jsonl`` (``albert_edge.tasks.qa_data``): with answers,
+    ``accuracy`` is F1 against gold; without, F1 against the baseline's own answers (1.0 for the
+    baseline), as quantize judges. ``agreement`` is the share of questions whose answer span
+    (offsets) equals the baseline's. Answers are exactly what ``QuestionAnswerer.answer`` returns.
+    """
+    from albert_edge.errors import DataError
+    from albert_edge.runtime.question_answerer import QuestionAnswerer
+    from albert_edge.tasks.qa_data import read_qa_jsonl
+    from albert_edge.tasks.qa_spans import exact_match, token_f1
+
+    if not str(eval_path).lower().endswith(".jsonl"):
+        raise DataError(f"{eval_path}: a question-answering model is judged on a SQuAD-style .jsonl file "
+                        '({"question", "context", "answers"} per line)')
+    examples = read_qa_jsonl(eval_path)
+    labelled = all(e.answers for e in examples)
+    answers = {}
+    for name, path in variants:
+        model = QuestionAnswerer.from_file(path, num_threads=threads)
+        answers[name] = [model.answer(e.question, e.context) for e in examples]
+    entries = []
+    for name, _ in variants:
+        golds = ([[t for t, _ in e.answers] for e in examples] if labelled
+                 else [[a.text] for a in answers[baseline]])
+        em = float(np.mean([exact_match(a.text, g) for a, g in zip(answers[name], golds)]))
+        f1 = float(np.mean([token_f1(a.text, g) for a, g in zip(answers[name], golds)]))
+        same = float(np.mean([(a.start, a.end) == (b.start, b.end) for a, b in zip(answers[name], answers[baseline])]))
+        entries.append({"variant": name, "examples": len(examples), "task": "question_answering",
+                        "accuracy": f1, "f1": f1, "exact_match": em,
+                        "f1_against": "gold" if labelled else "baseline answers", "agreement": same,
+                        "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None, "labels": None,
+                        "reference": None})
     return entries

@@ -111,6 +111,14 @@ def render_markdown(report: BenchReport) -> str:
                        f"{a['neighbour_agreement'] * 100:.1f}% (k={a['neighbours_k']}) | "
                        f"{_fmt(ref.get('mean_cosine'), '.5f')} / {_fmt(ref.get('min_cosine'), '.5f')} |")
         out.append("")
+    elif any(a.get("exact_match") is not None for a in report.accuracy):
+        against = report.accuracy[0].get("f1_against", "gold")
+        out += [f"## Answer drift (question answering; EM / F1 against {against})", "",
+                "| variant | questions | exact match | F1 | answer spans equal to baseline |", "|---|---:|---:|---:|---:|"]
+        for a in report.accuracy:
+            out.append(f"| {a['variant']} | {a['examples']} | {a['exact_match'] * 100:.2f} | {a['f1'] * 100:.2f} | "
+                       f"{a['agreement'] * 100:.2f}% |")
+        out.append("")
     elif any(a.get("entity_f1") is not None for a in report.accuracy):
         against = report.accuracy[0].get("f1_against", "gold")
         out += [f"## Entity drift (token classification; F1 against {against})", "",

@@ -29,7 +29,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--config", metavar="PATH", help="config JSON to use instead of the one beside the checkpoint")
     parser.add_argument("--cased", action="store_true", help="do not lower-case text (default: tokenizer_config.json, else lower-case)")
     parser.add_argument("--task", choices=TASK_NAMES,
-                        help="default: token classification for a classifier without a pooler (HF "
+                        help="default: question answering for a span head (HF qa_outputs, TF1 cls/squad/...), "
+                             "token classification for a classifier without a pooler (HF "
                              "*ForTokenClassification), classification for one with; a TF1 NER head looks like a "
                              "classifier, so pass token_classification")
     parser.add_argument("--batch-one", action="store_true",

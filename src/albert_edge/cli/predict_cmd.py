@@ -2,7 +2,11 @@
 
 The task comes from the file's pack: a token-classification (NER) model prints each text's
 entities instead (one ``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a blank line
-after each input text; ``--json`` gives one object per text with its ``entities``).
+after each input text; ``--json`` gives one object per text with its ``entities``). A
+question-answering model answers ``question<TAB>context`` lines (or each TEXT / line as a context
+for ``--question``, or a SQuAD-style ``.jsonl`` ``--file``) with one
+``start<TAB>end<TAB>score<TAB>answer`` line each (``--json``: one object with the offsets into the
+context as given).
 
 Texts come from the arguments, else ``--file``, else stdin (one per line, blank lines
 skipped). A TAB inside a line separates the two texts of a sentence pair; with
@@ -37,8 +41,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--batch-size", type=positive_int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
     parser.add_argument("--stride", type=int, default=None, metavar="N",
-                        help="token classification: tokens shared by consecutive windows of a long text "
-                             "(default: a quarter of the window, at most 32)")
+                        help="token classification / question answering: tokens shared by consecutive windows "
+                             "of a long text (default: a quarter of the window, at most 32 / half, at most 128)")
+    parser.add_argument("--question", default=None,
+                        help="question answering: ask this question of every TEXT (or line), each a context")
+    parser.add_argument("--max-answer-tokens", type=positive_int, default=30, metavar="N",
+                        help="question answering: longest answer span in tokens (default: 30, as run_squad)")
     # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
     parser.set_defaults(run=run, intermixed=True)
 
@@ -126,10 +134,69 @@ def _print_entities(args: argparse.Namespace, data: bytes, rows: list[Row]) -> i
     return 0
 
 
+def _qa_rows(args: argparse.Namespace, rows: list[Row] | None = None) -> list[tuple[str, str, str, list[str] | None]]:
+    """(where, question, context, gold answers) per question, from the arguments, --file or stdin
+    (``rows``: those lines, already read)."""
+    if args.file is not None and str(args.file).lower().endswith(".jsonl"):
+        from albert_edge.tasks.qa_data import read_qa_jsonl
+
+        if args.question is not None:
+            raise DataError(f"{args.file}: a .jsonl file carries its own questions; drop --question")
+        return [(f"{args.file}:{e.line}", e.question, e.context, [t for t, _ in e.answers] or None)
+                for e in read_qa_jsonl(args.file)]
+    if rows is None and args.texts:
+        rows = _argument_rows(args.texts)
+    elif rows is None:
+        lines, source = _read_lines(args.file)
+        rows = _rows(lines, source, False)
+        if not rows:
+            raise DataError(f"{source}: no questions to answer")
+    out = []
+    for where, _, text_a, text_b in rows:
+        if args.question is not None:
+            if text_b is not None:
+                raise DataError(f"{where}: with --question each line is one context, found a TAB")
+            out.append((where, args.question, text_a, None))
+        elif text_b is None:
+            raise DataError(f"{where}: a question-answering model needs question<TAB>context "
+                            "(or --question, or a .jsonl --file)")
+        else:
+            out.append((where, text_a, text_b, None))
+    return out
+
+
+def _print_answers(args: argparse.Namespace, data: bytes, read: list[Row] | None = None) -> int:
+    """Question answering: the answer span with offsets into each context as given."""
+    from albert_edge.runtime.question_answerer import QuestionAnswerer
+
+    rows = _qa_rows(args, read)
+    qa = QuestionAnswerer.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend,
+                                     stride=args.stride, max_answer_tokens=args.max_answer_tokens)
+    for where, question, context, gold in rows:
+        try:
+            a = qa.answer(question, context)
+        except TokenizerError as exc:
+            raise DataError(f"{where}: {exc}") from None
+        if args.json:
+            record = {"question": question, "answer": a.text, "start": a.start, "end": a.end,
+                      "score": round(a.score, 6), "windows": a.windows}
+            if gold is not None:
+                record["gold"] = gold
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            print(f"{a.start}\t{a.end}\t{a.score:.4f}\t{a.text}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from albert_edge.runtime.pack import read_model_bytes, read_pack_bytes
-    from albert_edge.tasks import TokenClassification
+    from albert_edge.tasks import QuestionAnswering, TokenClassification
 
+    if args.question is not None or (args.file is not None and str(args.file).lower().endswith(".jsonl")):
+        data = read_model_bytes(args.model)
+        if not isinstance(read_pack_bytes(data, str(args.model)).task_object(str(args.model)), QuestionAnswering):
+            raise DataError(f"{args.model}: --question and .jsonl question files are for question-answering models")
+        return _print_answers(args, data)
     if args.texts:
         rows = _argument_rows(args.texts)
     else:
@@ -139,7 +206,10 @@ def run(args: argparse.Namespace) -> int:
             raise DataError(f"{source}: no texts to classify")
     # One read of the model: the pack says which task it is, then the same bytes are loaded.
     data = read_model_bytes(args.model)
-    if isinstance(read_pack_bytes(data, str(args.model)).task_object(str(args.model)), TokenClassification):
+    task = read_pack_bytes(data, str(args.model)).task_object(str(args.model))
+    if isinstance(task, QuestionAnswering):
+        return _print_answers(args, data, rows)
+    if isinstance(task, TokenClassification):
         return _print_entities(args, data, rows)
     clf = TextClassifier.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend)
     encs = []

@@ -25,9 +25,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
     parser.add_argument("--max-drop", type=float, default=0.5, metavar="PT",
                         help="accuracy points a variant may lose vs fp32 (default 0.5); entity-F1 points for "
-                             "token classification")
+                             "token classification, answer-F1 points for question answering")
     parser.add_argument("--min-agreement", type=float, default=0.99, metavar="F",
-                        help="share of predictions that must equal fp32's (default 0.99)")
+                        help="share of predictions that must equal fp32's (default 0.99); tokens' tags for token "
+                             "classification, answer spans for question answering")
     parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
                         help="the agreement's one-sided lower confidence bound must reach --min-agreement (default 0.95)")
     parser.add_argument("--max-size-mb", type=float, metavar="MB", help="reject variants larger than this")
@@ -37,7 +38,9 @@ def add_parser(subparsers) -> None:
                         help="embedding models: the mean cosine to fp32 must reach this (default 0.999)")
     parser.add_argument("--eval", metavar="FILE",
                         help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line; "
-                             'token classification: .jsonl {"text": ..., "entities": [[start, end, label], ...]})')
+                             'token classification: .jsonl {"text": ..., "entities": [[start, end, label], ...]}; '
+                             'question answering: SQuAD-style .jsonl {"question", "context", "answers": '
+                             '[{"text", "answer_start"}]}, answers optional)')
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
     parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")

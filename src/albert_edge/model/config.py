@@ -316,7 +316,8 @@ def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
 
 def hf_config_dict(config: AlbertConfig, num_labels: int | None, head: str = "SequenceClassification") -> dict[str, Any]:
     """The ``config.json`` transformers' AlbertConfig/BertConfig would write for this model
-    (``head``: "SequenceClassification" or "TokenClassification" when ``num_labels``)."""
+    (``head``: "SequenceClassification", "TokenClassification" or "QuestionAnswering" (2 outputs,
+    start and end) when ``num_labels``)."""
     act = {"gelu_tanh": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "silu": "silu",
            "tanh": "tanh"}[config.hidden_act]
     data: dict[str, Any] = {

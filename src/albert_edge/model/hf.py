@@ -215,7 +215,7 @@ def _hf_tensors(weights: AlbertWeights) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for canonical, array in tensors.items():
         name, transform = mapping[canonical]
-        full = name if name.startswith("classifier.") else prefix + name
+        full = name if name.startswith(("classifier.", "qa_outputs.")) else prefix + name
         out[full] = np.ascontiguousarray(apply_transform(array, transform), dtype=np.float32)
     return out
 
@@ -246,6 +246,10 @@ def write_hf_checkpoint(weights: AlbertWeights, directory: str | os.PathLike[str
             raise CheckpointError("writing pytorch_model.bin needs torch (pip install torch==2.13.0)") from None
         with atomic_path(target / "pytorch_model.bin") as tmp:
             torch.save({name: torch.from_numpy(array) for name, array in state.items()}, str(tmp))
-    write_text_atomic(target / "config.json", json.dumps(hf_config_dict(
-        cfg, weights.num_labels, "SequenceClassification" if weights.has_pooler else "TokenClassification"), indent=2) + "\n")
+    if weights.has_span_head:
+        head, width = "QuestionAnswering", 2
+    else:
+        head = "SequenceClassification" if weights.has_pooler else "TokenClassification"
+        width = weights.num_labels
+    write_text_atomic(target / "config.json", json.dumps(hf_config_dict(cfg, width, head), indent=2) + "\n")
     return target

@@ -240,7 +240,41 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         HF_ALBERT: ("classifier.bias", KEEP),
         HF_BERT: ("classifier.bias", KEEP),
     },
+    # Extractive QA span head: one dense [H, 2] on every position, column 0 the start logit, 1 the
+    # end logit. TF1: google-research/bert run_squad.py ``create_model`` and google-research/albert
+    # squad_utils.py ``create_v1_model`` (run_squad_v1.py) both create ``cls/squad/output_weights``
+    # [2, H] / ``cls/squad/output_bias`` [2] and ``matmul(..., transpose_b=True)``; the CMRC2018
+    # baseline (ymcui/cmrc2018 run_cmrc2018_drcd_baseline.py) and the CLUE TF baselines
+    # (CLUEbenchmark/CLUE baselines/models/*/run_squad.py) copy run_squad, and albert_zh models
+    # fine-tuned with it keep the same head names over brightmart's encoder. HF
+    # ``*ForQuestionAnswering``: ``qa_outputs`` nn.Linear(H, 2), not under the model prefix.
+    "qa_outputs.kernel": {
+        GOOGLE: ("cls/squad/output_weights", T),
+        BRIGHTMART: ("cls/squad/output_weights", T),
+        BERT_TF1: ("cls/squad/output_weights", T),
+        HF_ALBERT: ("qa_outputs.weight", T),
+        HF_BERT: ("qa_outputs.weight", T),
+    },
+    "qa_outputs.bias": {
+        GOOGLE: ("cls/squad/output_bias", KEEP),
+        BRIGHTMART: ("cls/squad/output_bias", KEEP),
+        BERT_TF1: ("cls/squad/output_bias", KEEP),
+        HF_ALBERT: ("qa_outputs.bias", KEEP),
+        HF_BERT: ("qa_outputs.bias", KEEP),
+    },
 }
+
+#: Heads recognised by their variable names but not convertible, with the reason given to the user.
+#: google-research/albert squad_utils.py ``create_v2_model`` (run_squad_v2.py) conditions the end
+#: logits on the chosen start (``end_logits/dense_0`` over [hidden; start feature], a LayerNorm,
+#: ``dense_1``; beam search over ``start_n_top``) and adds an ``answer_class`` head: not one dense
+#: layer per position, so it has no ``qa_outputs`` equivalent.
+UNSUPPORTED_HEADS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(start_logits|end_logits|answer_class)/"),
+     ("the ALBERT run_squad_v2 head (start_logits/, end_logits/, answer_class/: the end is predicted from "
+      "the chosen start with beam search) is not supported; only the single [H, 2] span head of "
+      "run_squad_v1 / BERT run_squad (cls/squad/output_weights) converts")),
+)
 
 # Source names deliberately left unused: optimizer state and pretraining heads.
 IGNORED_TF1 = re.compile(
@@ -321,7 +355,9 @@ def map_to_canonical(
             raise CheckpointError(f"{source}: variable {bias_name} has shape {list(bias_shape)}, expected [num_labels]")
         num_labels = bias_shape[0]
     pooler_names = [entry[0] for part in ("kernel", "bias") if (entry := source_name(f"pooler.{part}", scheme))]
-    expected = expected_shapes(config, num_labels, pooler=any(name in stored_shapes for name in pooler_names))
+    span_names = [entry[0] for part in ("kernel", "bias") if (entry := source_name(f"qa_outputs.{part}", scheme))]
+    expected = expected_shapes(config, num_labels, pooler=any(name in stored_shapes for name in pooler_names),
+                               span_head=any(name in stored_shapes for name in span_names))
     tensors: dict[str, np.ndarray] = {}
     used: set[str] = set()
     for canonical, shape in expected.items():
@@ -340,6 +376,10 @@ def map_to_canonical(
                                         dtype=np.float32)
         used.add(name)
     leftover = sorted(set(stored_shapes) - used)
+    for pattern, reason in UNSUPPORTED_HEADS:
+        found = [name for name in leftover if pattern.search(name)]
+        if found:
+            raise CheckpointError(f"{source}: variable {found[0]} {list(stored_shapes[found[0]])}: {reason}")
     ignored = tuple(name for name in leftover if ignore.search(name) or also_ignored(name))
     unmapped = [name for name in leftover if name not in set(ignored)]
     if unmapped:

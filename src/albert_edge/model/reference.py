@@ -33,6 +33,8 @@ class ReferenceOutput:
     logits: np.ndarray | None  # [B, num_labels]: classifier on the pooler; None without either
     # [B, S, num_labels]: the same classifier on every position (token classification heads).
     token_logits: np.ndarray | None = None
+    # [B, S, 2]: the extractive-QA span head on every position ([..., 0] start, [..., 1] end).
+    span_logits: np.ndarray | None = None
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -182,4 +184,6 @@ def reference_forward(weights: AlbertWeights, input_ids, attention_mask=None, to
     has_head = "classifier.kernel" in t
     logits = dense(pooled, t["classifier.kernel"], t["classifier.bias"]) if has_head and pooled is not None else None
     token_logits = dense(hidden, t["classifier.kernel"], t["classifier.bias"]) if has_head else None
-    return ReferenceOutput(last_hidden_state=hidden, pooled_output=pooled, logits=logits, token_logits=token_logits)
+    span_logits = dense(hidden, t["qa_outputs.kernel"], t["qa_outputs.bias"]) if "qa_outputs.kernel" in t else None
+    return ReferenceOutput(last_hidden_state=hidden, pooled_output=pooled, logits=logits, token_logits=token_logits,
+                           span_logits=span_logits)

@@ -15,6 +15,7 @@ Names and orientation (TF: dense kernels are ``[in, out]``), g = hidden group, i
     encoder.group{g}.inner{i}.ffn.layer_norm.gamma / .beta              [H]
     pooler.kernel [H, H]  pooler.bias [H]                               (absent in HF *ForTokenClassification)
     classifier.kernel [H, num_labels]  classifier.bias [num_labels]     (optional head)
+    qa_outputs.kernel [H, 2]  qa_outputs.bias [2]                       (optional span head: start, end)
 
 Pre-LN needs no extra names: in brightmart's ``prelln_transformer_model`` the attention
 LayerNorm normalises the block input before attention and the ffn LayerNorm the input of the
@@ -67,11 +68,12 @@ def block_shapes(config: AlbertConfig) -> dict[str, tuple[int, ...]]:
 
 
 def expected_shapes(config: AlbertConfig, num_labels: int | None = None,
-                    pooler: bool = True) -> dict[str, tuple[int, ...]]:
+                    pooler: bool = True, span_head: bool = False) -> dict[str, tuple[int, ...]]:
     """Every canonical tensor this config needs, with its shape (classifier only if num_labels).
 
-    ``pooler`` False: Hugging Face token classifiers are built with ``add_pooling_layer=False`` and
-    store no pooler; whether a task needs one is the task's check (``Task.check_weights``).
+    ``pooler`` False: Hugging Face token classifiers and question answerers are built with
+    ``add_pooling_layer=False`` and store no pooler; whether a task needs one is the task's check
+    (``Task.check_weights``). ``span_head``: the extractive-QA head (start and end logit per token).
     """
     v, e, h = config.vocab_size, config.embedding_size, config.hidden_size
     width = h if config.embedding_order == "project_then_add" else e
@@ -97,6 +99,9 @@ def expected_shapes(config: AlbertConfig, num_labels: int | None = None,
     if num_labels:
         shapes["classifier.kernel"] = (h, num_labels)
         shapes["classifier.bias"] = (num_labels,)
+    if span_head:
+        shapes["qa_outputs.kernel"] = (h, 2)
+        shapes["qa_outputs.bias"] = (2,)
     return shapes
 
 
@@ -116,7 +121,7 @@ class AlbertWeights:
 
     def validate(self) -> None:
         """Raise CheckpointError unless the tensors are exactly what the config needs."""
-        expected = expected_shapes(self.config, self.num_labels, self.has_pooler)
+        expected = expected_shapes(self.config, self.num_labels, self.has_pooler, self.has_span_head)
         missing = [name for name in expected if name not in self.tensors]
         if missing:
             raise CheckpointError(f"{self.source}: missing canonical tensor {missing[0]} {list(expected[missing[0]])}"
@@ -136,6 +141,11 @@ class AlbertWeights:
         """Whether the checkpoint carries a pooler (one without either pooler tensor is valid)."""
         return "pooler.kernel" in self.tensors or "pooler.bias" in self.tensors
 
+    @property
+    def has_span_head(self) -> bool:
+        """Whether the checkpoint carries an extractive-QA span head (``qa_outputs.*``)."""
+        return "qa_outputs.kernel" in self.tensors or "qa_outputs.bias" in self.tensors
+
     def block(self, group: int, inner: int = 0) -> dict[str, np.ndarray]:
         """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...)."""
         prefix = block_prefix(group, inner)
@@ -147,7 +157,7 @@ class AlbertWeights:
 
 
 def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int = 0,
-                   pooler: bool = True) -> AlbertWeights:
+                   pooler: bool = True, span_head: bool = False) -> AlbertWeights:
     """Random weights of the right shapes, for tests and parity checks.
 
     Kernels are scaled 1/sqrt(fan_in) so activations stay O(1) through every layer, and biases and
@@ -156,7 +166,7 @@ def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int =
     """
     rng = np.random.default_rng(seed)
     tensors: dict[str, np.ndarray] = {}
-    for name, shape in expected_shapes(config, num_labels, pooler).items():
+    for name, shape in expected_shapes(config, num_labels, pooler, span_head).items():
         if name.endswith(".gamma"):
             value = 1.0 + 0.2 * rng.standard_normal(shape)
         elif name.endswith((".beta", ".bias")):

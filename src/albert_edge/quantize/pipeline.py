@@ -28,7 +28,7 @@ from albert_edge.output_set import OutputSet
 from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
-from albert_edge.tasks import SequenceClassification, Task, TaskDrift, get_task
+from albert_edge.tasks import FeatureExtraction, SequenceClassification, Task, TaskDrift, get_task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 FORMATS = ("tflite", "onnx")
@@ -403,8 +403,9 @@ def quantize_checkpoint(
     report.chosen = chosen.key if chosen else None
     report.seconds = time.perf_counter() - started
     if mode == "auto" and chosen is None:
-        limits = (f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%" if task.needs_labels else
-                  f"--min-cosine {min_cosine:g} / --min-mean-cosine {min_mean_cosine:g}")
+        limits = (f"--min-cosine {min_cosine:g} / --min-mean-cosine {min_mean_cosine:g}"
+                  if isinstance(task, FeatureExtraction) else
+                  f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%")
         error = QuantizationError(f"no quantized variant meets {limits}; nothing written (see the table)")
         for r in results:
             r.file = None  # nothing is written

@@ -26,6 +26,8 @@ _EXPORTS = {
     "TextEmbedder": "albert_edge.runtime.embedder",
     "TokenClassifier": "albert_edge.runtime.token_classifier",
     "Entity": "albert_edge.runtime.token_classifier",
+    "QuestionAnswerer": "albert_edge.runtime.question_answerer",
+    "Answer": "albert_edge.runtime.question_answerer",
 }
 
 __all__ = list(_EXPORTS)

@@ -13,17 +13,20 @@ from typing import Any
 from albert_edge.errors import ConversionError, ModelFileError
 from albert_edge.tasks.base import ENCODER_PREFIXES, PARITY_KEYS, Task, TaskDrift
 from albert_edge.tasks.feature_extraction import EmbeddingDrift, FeatureExtraction
+from albert_edge.tasks.question_answering import QADrift, QuestionAnswering
 from albert_edge.tasks.sequence_classification import ClassificationDrift, SequenceClassification
 from albert_edge.tasks.token_classification import TokenClassification, TokenDrift, declares_token_classification
 
-#: In detection order: the first task whose ``detect`` accepts the weights is the default (a
-#: classifier without a pooler is a token classifier before it could be a sentence classifier).
-_REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (TokenClassification, SequenceClassification,
-                                                              FeatureExtraction)}
+#: In detection order: the first task whose ``detect`` accepts the weights is the default (a span
+#: head means question answering; a classifier without a pooler is a token classifier before it
+#: could be a sentence classifier).
+_REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (QuestionAnswering, TokenClassification,
+                                                              SequenceClassification, FeatureExtraction)}
 TASK_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 __all__ = ["ENCODER_PREFIXES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift", "EmbeddingDrift",
-           "FeatureExtraction", "SequenceClassification", "Task", "TaskDrift", "TokenClassification", "TokenDrift",
+           "FeatureExtraction", "QADrift", "QuestionAnswering", "SequenceClassification", "Task", "TaskDrift",
+           "TokenClassification", "TokenDrift",
            "detect_task", "get_task",
            "task_class", "task_of_pack"]
 

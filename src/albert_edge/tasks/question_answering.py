@@ -1,0 +1,259 @@
+"""Extractive question answering: a start and an end logit for every token of question + context.
+
+Head weights (canonical): ``qa_outputs.kernel`` [H, 2], ``qa_outputs.bias`` [2] (column 0 start,
+1 end), from Hugging Face ``*ForQuestionAnswering`` ``qa_outputs`` or the TF1 run_squad head
+``cls/squad/output_weights`` [2, H] (``model/names.py``); no pooler (HF builds these models with
+``add_pooling_layer=False``; run_squad leaves BERT's pooler unused and the graph drops it). The
+signature's outputs are ``start_logits`` and ``end_logits``, each [batch, seq], as optimum's
+question-answering export and the TFLite Task Library's BertQuestionAnswerer name them.
+Post-processing (runtime ``QuestionAnswerer``, ``tasks.qa_spans``): question/context windows with
+an overlap, the best span of at most ``max_answer_tokens`` inside the context, the answer cut from
+the original context string by character offsets.
+
+Drift (``QADrift``): per question, the variant's answer against gold answers (SQuAD exact match
+and token F1, a ``.jsonl`` file: ``tasks.qa_data``) or against fp32's own answers, and span
+agreement (the same token span as fp32). Plain texts without questions (the calibration file's
+last quarter, a text eval file) are judged on the best span of each text and its token overlap
+with fp32's. Budget: ``--max-drop`` in F1 points, ``--min-agreement`` on span agreement (Wilson
+bound over questions), as for the other label tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from albert_edge.errors import ConversionError
+from albert_edge.tasks.base import Task, TaskDrift, check_same_shape
+from albert_edge.tasks.qa_spans import (
+    MAX_ANSWER_TOKENS,
+    MAX_QUESTION_TOKENS,
+    QAWindow,
+    Token,
+    best_span,
+    encode_windows,
+    exact_match,
+    question_ids,
+    span_text,
+    span_token_f1,
+    token_f1,
+    window_inputs,
+)
+from albert_edge.tasks.sequence_classification import agreement_lower_bound
+
+
+@dataclass(frozen=True)
+class JudgedWindow:
+    """What the drift metric needs to turn one judged sample (a window) back into an answer."""
+
+    question: int
+    window: QAWindow
+    context: str
+    tokens: tuple[Token, ...]
+    answers: tuple[str, ...]
+
+
+@dataclass
+class QADrift(TaskDrift):
+    """Answers of a variant against the baseline's (fp32) on the same questions.
+
+    ``agreement``: share of questions whose answer span equals the baseline's. ``exact_match`` /
+    ``f1``: SQuAD EM and token F1 of the variant's answers against ``against`` ("gold", "baseline
+    answers", or "baseline spans" for texts without questions); ``baseline_*`` is fp32's against
+    gold (labelled only). ``f1_drop``: F1 points lost vs the baseline (unlabelled: 100 * (1 - f1)).
+    """
+
+    examples: int
+    agreement: float
+    exact_match: float
+    f1: float
+    baseline_exact_match: float | None
+    baseline_f1: float | None
+    f1_drop: float
+    against: str
+    max_abs_logit: float
+    mean_abs_logit: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def budget_failures(self, budget: Any) -> list[str]:
+        reasons = []
+        if self.f1_drop > budget.max_drop + 1e-9:
+            reasons.append(f"answer F1 drop {self.f1_drop:.2f} pt > {budget.max_drop:g}")
+        bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
+        if bound < budget.min_agreement - 1e-9:
+            reasons.append(f"span agreement {100 * self.agreement:.2f}% of {self.examples} (lower bound "
+                           f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
+        return reasons
+
+    def summary(self) -> str:
+        return (f"span agreement {100 * self.agreement:.1f}%, EM {100 * self.exact_match:.1f}, "
+                f"F1 {100 * self.f1:.1f} vs {self.against}")
+
+
+class QuestionAnswering(Task):
+    """Start/end logits per token; the answer span is chosen by the runtime."""
+
+    name: ClassVar[str] = "question_answering"
+    head_prefixes: ClassVar[tuple[str, ...]] = ("qa_outputs.",)
+    # One dense layer on hidden states held to 1e-4 (fp32), like the token classifier's.
+    tolerances: ClassVar[dict[str, dict[str, float]]] = {
+        "fp32": {"start_logits": 1e-4, "end_logits": 1e-4, "hidden": 1e-4},
+        "fp16": {"start_logits": 2e-2, "end_logits": 2e-2, "hidden": 6e-2},
+    }
+
+    def __init__(self, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
+        self.max_answer_tokens = max_answer_tokens
+
+    @classmethod
+    def detect(cls, weights: Any) -> bool:
+        return "qa_outputs.kernel" in weights.tensors
+
+    def required_weights(self) -> tuple[str, ...]:
+        return ("qa_outputs.kernel", "qa_outputs.bias")
+
+    def check_weights(self, weights: Any) -> None:
+        if "qa_outputs.kernel" not in weights.tensors:
+            raise ConversionError(f"{weights.source}: task {self.name} needs a span head (HF qa_outputs.weight or "
+                                  "TF1 cls/squad/output_weights), the checkpoint has none")
+        super().check_weights(weights)
+
+    def outputs(self) -> tuple[str, ...]:
+        return ("start_logits", "end_logits")
+
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"start_logits": ["batch", "sequence"], "end_logits": ["batch", "sequence"]}
+
+    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        shape = tf.shape(sequence)
+        # One 2-D MatMul (FULLY_CONNECTED) over all positions, then [B, S, 2] unstacked (UNPACK).
+        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
+        logits = tf.matmul(flat, params["qa_outputs.kernel"]) + params["qa_outputs.bias"]
+        start, end = tf.unstack(tf.reshape(logits, tf.stack([shape[0], shape[1], 2])), num=2, axis=2)
+        return {"start_logits": tf.identity(start, name="start_logits"),
+                "end_logits": tf.identity(end, name="end_logits")}
+
+    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
+        logits = builder.dense(sequence, "qa_outputs")
+        for index, name in enumerate(self.outputs()):
+            # Gather with a scalar index drops the last axis: [B, S, 2] -> [B, S].
+            builder.op("Gather", [logits, builder.const(index, np.int64)], outputs=[name], axis=2)
+        return [(name, ["batch", "sequence"]) for name in self.outputs()]
+
+    def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
+        span = reference.span_logits
+        return {"start_logits": span[..., 0], "end_logits": span[..., 1], "hidden": reference.last_hidden_state}
+
+    def parity_required(self) -> tuple[str, ...]:
+        return ("start_logits", "end_logits")
+
+    def judged_values(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
+        """One row per real token: [position in its sequence, start logit, end logit]; position 0
+        starts a sequence, so ``drift`` regroups rows of samples of different lengths."""
+        start = np.asarray(outputs["start_logits"], dtype=np.float64)
+        end = np.asarray(outputs["end_logits"], dtype=np.float64)
+        rows = []
+        for b in range(start.shape[0]):
+            keep = np.flatnonzero(np.asarray(attention_mask[b]) > 0)
+            rows.append(np.stack([keep.astype(np.float64), start[b, keep], end[b, keep]], axis=1))
+        return np.concatenate(rows) if rows else np.zeros((0, 3))
+
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
+                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+        """Every window of every question of a SQuAD-style ``.jsonl`` (``tasks.qa_data``), and per
+        window a ``JudgedWindow`` (object array) that lets ``drift`` rebuild the answers."""
+        from albert_edge.errors import DataError
+        from albert_edge.tasks.qa_data import read_qa_jsonl
+
+        examples = read_qa_jsonl(path)[:max_examples]
+        samples, judged = [], []
+        for number, ex in enumerate(examples):
+            q = question_ids(tokenizer, ex.question, min(MAX_QUESTION_TOKENS, (max_seq_len - 3) // 2))
+            tokens = tuple(tokenizer.tokenize_with_offsets(ex.context))
+            if not q or not tokens:
+                raise DataError(f"{path}:{ex.line}: the {'question' if not q else 'context'} has no tokens")
+            for w in encode_windows(tokenizer, q, tokens, max_seq_len):
+                samples.append(window_inputs(w))
+                judged.append(JudgedWindow(number, w, ex.context, tokens, tuple(t for t, _ in ex.answers)))
+        gold = np.empty(len(judged), dtype=object)
+        gold[:] = judged
+        return samples, gold
+
+    def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> QADrift:
+        return qa_drift(values, baseline, labels, self.max_answer_tokens)
+
+
+def _sequences(values: np.ndarray) -> list[np.ndarray]:
+    starts = np.flatnonzero(values[:, 0] == 0)
+    return [values[a:b] for a, b in zip(starts, list(starts[1:]) + [len(values)])]
+
+
+def _text_spans(blocks: Sequence[np.ndarray], max_answer_tokens: int) -> list[tuple[int, int]]:
+    """Best span of each plain text sample ([CLS] text [SEP], every inner token a candidate)."""
+    out = []
+    for block in blocks:
+        n = max(0, len(block) - 2)
+        window = QAWindow(tuple(range(len(block))), (0,) * len(block), 1, 0, n, np.ones(n, dtype=bool))
+        span = best_span([(block[:, 1], block[:, 2])], [window], max_answer_tokens)
+        out.append((-1, -1) if span is None else (span.start, span.end))
+    return out
+
+
+def _answers(blocks: Sequence[np.ndarray], judged: Sequence[JudgedWindow],
+             max_answer_tokens: int) -> list[tuple[tuple[int, int], str]]:
+    """((start, end) token span, answer text) per question, from its windows' logits."""
+    by_question: dict[int, list[tuple[np.ndarray, JudgedWindow]]] = {}
+    for block, j in zip(blocks, judged):
+        by_question.setdefault(j.question, []).append((block, j))
+    out = []
+    for question in sorted(by_question):
+        parts = by_question[question]
+        span = best_span([(b[:, 1], b[:, 2]) for b, _ in parts], [j.window for _, j in parts], max_answer_tokens)
+        first = parts[0][1]
+        text, _, _ = span_text(first.context, first.tokens, span)
+        out.append(((-1, -1) if span is None else (span.start, span.end), text))
+    return out
+
+
+def qa_drift(values: np.ndarray, baseline: np.ndarray, judged: np.ndarray | None,
+             max_answer_tokens: int = MAX_ANSWER_TOKENS) -> QADrift:
+    """EM / F1 and span agreement of ``values`` against ``baseline`` (rows from ``judged_values``);
+    ``judged`` is one ``JudgedWindow`` per sample (a ``.jsonl`` file), None for plain texts."""
+    values, baseline = np.asarray(values, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
+    check_same_shape(values, baseline, ("span logits", "baseline span logits"))
+    blocks_v, blocks_b = _sequences(values), _sequences(baseline)
+    delta = np.abs(values[:, 1:] - baseline[:, 1:])
+    base_em = base_f1 = None
+    if judged is None:
+        spans_v, spans_b = _text_spans(blocks_v, max_answer_tokens), _text_spans(blocks_b, max_answer_tokens)
+        em = [float(a == b) for a, b in zip(spans_v, spans_b)]
+        f1 = [span_token_f1(a, b) for a, b in zip(spans_v, spans_b)]
+        agree, against = em, "baseline spans"
+        drop = 100.0 * (1.0 - float(np.mean(f1))) if f1 else 0.0
+    else:
+        if len(judged) != len(blocks_v):
+            raise ValueError(f"{len(judged)} judged windows for {len(blocks_v)} samples")
+        answers_v = _answers(blocks_v, judged, max_answer_tokens)
+        answers_b = _answers(blocks_b, judged, max_answer_tokens)
+        golds = {j.question: j.answers for j in judged}
+        agree = [float(a[0] == b[0]) for a, b in zip(answers_v, answers_b)]
+        if all(golds.values()):
+            gold = [golds[q] for q in sorted(golds)]
+            em = [exact_match(a[1], g) for a, g in zip(answers_v, gold)]
+            f1 = [token_f1(a[1], g) for a, g in zip(answers_v, gold)]
+            base_em = float(np.mean([exact_match(b[1], g) for b, g in zip(answers_b, gold)]))
+            base_f1 = float(np.mean([token_f1(b[1], g) for b, g in zip(answers_b, gold)]))
+            against = "gold"
+            drop = 100.0 * (base_f1 - float(np.mean(f1)))
+        else:
+            em = [exact_match(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
+            f1 = [token_f1(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
+            against = "baseline answers"
+            drop = 100.0 * (1.0 - float(np.mean(f1))) if f1 else 0.0
+    return QADrift(len(agree), float(np.mean(agree)) if agree else 1.0, float(np.mean(em)) if em else 1.0,
+                   float(np.mean(f1)) if f1 else 1.0, base_em, base_f1, drop, against,
+                   float(delta.max()) if delta.size else 0.0, float(delta.mean()) if delta.size else 0.0)

@@ -1,0 +1,322 @@
+"""QuestionAnswerer end to end on a model fine-tuned here: checkpoint -> TFLite/ONNX -> answers.
+
+A tiny BertForQuestionAnswering (H=64, 2 layers, trained from scratch) learns, in ~19 s of CPU on
+one thread (70 s wall at a load average of 15), to answer "Which city / company is <person> linked to?" (English) and
+"<person>和哪个城市/哪家公司有关？" (Chinese) over one or two sentences of the NER test material
+(tests/qa_data.py): it has to find the person's sentence, then the entity in it. The checkpoint is
+cached under ~/.cache/albert-edge/qa-test-model/<hash of data and recipe> (a lock serialises
+parallel builders), then converted, quantized and asked held-out questions.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qa_data import held_out, training_set, vocab
+
+from albert_edge.tasks.qa_spans import exact_match, token_f1
+from albert_edge.tokenizer import WordPieceTokenizer
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+MAX_SEQ_LEN = 64
+RECIPE = {"hidden": 64, "layers": 2, "heads": 2, "intermediate": 128, "steps": 500, "batch": 32, "lr": 5e-3, "seed": 0}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
+
+
+def _features(tok: WordPieceTokenizer) -> list[tuple[list[int], list[int], int, int]]:
+    """(ids, token types, start position, end position) per training question, one window each."""
+    rows = []
+    for ex in training_set():
+        q = tok.convert_tokens_to_ids(tok.tokenize(ex["question"]))
+        tokens = tok.tokenize_with_offsets(ex["context"])
+        answer = ex["answers"][0]
+        s, e = answer["answer_start"], answer["answer_start"] + len(answer["text"])
+        inside = [i for i, (_, a, b) in enumerate(tokens) if a < e and b > s]
+        ids = [tok.cls_id, *q, tok.sep_id, *tok.convert_tokens_to_ids([t for t, _, _ in tokens]), tok.sep_id]
+        if len(ids) > MAX_SEQ_LEN:
+            continue  # two sentences and two fillers can exceed one window; train on whole contexts
+        offset = len(q) + 2
+        rows.append((ids, [0] * offset + [1] * (len(tokens) + 1), offset + inside[0], offset + inside[-1]))
+    return rows
+
+
+def _train(target: Path) -> None:
+    words = vocab()
+    tok = WordPieceTokenizer(words, do_lower_case=True)
+    rows = _features(tok)
+    torch.manual_seed(RECIPE["seed"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # faster than 2 contended threads on a shared machine
+    try:
+        config = transformers.BertConfig(vocab_size=len(words), hidden_size=RECIPE["hidden"],
+                                         num_hidden_layers=RECIPE["layers"], num_attention_heads=RECIPE["heads"],
+                                         intermediate_size=RECIPE["intermediate"], max_position_embeddings=MAX_SEQ_LEN,
+                                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        model = transformers.BertForQuestionAnswering(config)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=RECIPE["lr"])
+        schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=RECIPE["lr"], total_steps=RECIPE["steps"],
+                                                       pct_start=0.1)
+        rng = np.random.default_rng(RECIPE["seed"])
+        model.train()
+        for _ in range(RECIPE["steps"]):
+            batch = [rows[i] for i in rng.choice(len(rows), RECIPE["batch"], replace=False)]
+            width = max(len(r[0]) for r in batch)
+            ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
+            types = torch.tensor([r[1] + [0] * (width - len(r[1])) for r in batch])
+            loss = model(input_ids=ids, attention_mask=(ids != 0).long(), token_type_ids=types,
+                         start_positions=torch.tensor([r[2] for r in batch]),
+                         end_positions=torch.tensor([r[3] for r in batch])).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+    finally:
+        torch.set_num_threads(threads)
+    model.eval().save_pretrained(str(target))
+    (target / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+
+
+def trained_checkpoint() -> Path:
+    """The fine-tuned HF checkpoint directory, trained once per data/recipe/library version and cached."""
+    key = hashlib.sha256(json.dumps({"data": training_set(), "vocab": vocab(), "recipe": RECIPE,
+                                     "torch": torch.__version__, "transformers": transformers.__version__},
+                                    sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    root = cache_root() / "qa-test-model"
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / key
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / "model.safetensors").is_file():
+            staging = Path(tempfile.mkdtemp(dir=root, prefix=".build-"))
+            try:
+                _train(staging)
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(staging, target)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(checkpoint dir, directory with the fp32 .tflite and .onnx)."""
+    from albert_edge.convert.pipeline import convert_checkpoint
+
+    ckpt = trained_checkpoint()
+    out = tmp_path_factory.mktemp("qa") / "out"
+    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
+    return ckpt, out
+
+
+def model_file(out: Path, suffix: str) -> Path:
+    files = sorted(out.glob(f"*{suffix}"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def scores(qa, data) -> tuple[float, float]:
+    """Mean exact match and F1 of ``qa`` on SQuAD-style ``data``; every answer is cut from its context."""
+    em = f1 = 0.0
+    for ex in data:
+        a = qa.answer(ex["question"], ex["context"])
+        assert a.text == ex["context"][a.start:a.end]
+        gold = [g["text"] for g in ex["answers"]]
+        em += exact_match(a.text, gold)
+        f1 += token_f1(a.text, gold)
+    return em / len(data), f1 / len(data)
+
+
+def write_jsonl(path: Path, data, answers: bool = True) -> Path:
+    path.write_text("\n".join(json.dumps({k: v for k, v in ex.items() if answers or k != "answers"},
+                                         ensure_ascii=False) for ex in data) + "\n", encoding="utf-8")
+    return path
+
+
+def test_fine_tuned_model_answers_held_out_questions_in_tflite_and_onnx(trained):
+    from albert_edge.runtime import QuestionAnswerer
+
+    _, out = trained
+    tflite = QuestionAnswerer.from_file(model_file(out, ".tflite"), num_threads=1)
+    onnx = QuestionAnswerer.from_file(model_file(out, ".onnx"), num_threads=1)
+    em, f1 = scores(tflite, held_out(40))
+    assert em >= 0.6 and f1 >= 0.65, (em, f1)
+    em_zh, f1_zh = scores(tflite, held_out(40, chinese=True))
+    assert em_zh >= 0.6 and f1_zh >= 0.65, (em_zh, f1_zh)
+    context = "Irene Walker moved to Oslo last year. Jack Turner works for Hooli in Cairo."
+    question = "Which company is Jack Turner linked to?"
+    answer = tflite.answer(question, context)
+    assert (answer.text, answer.start, answer.end) == ("Hooli", 60, 65) and 0 < answer.score <= 1
+    same = onnx.answer(question, context)
+    assert (same.text, same.start, same.end) == (answer.text, answer.start, answer.end)
+
+
+def test_answers_are_cut_from_the_context_as_typed(trained):
+    from albert_edge.runtime import QuestionAnswerer
+
+    _, out = trained
+    qa = QuestionAnswerer.from_file(model_file(out, ".tflite"), num_threads=1)
+    context = "  GRACE   LEE moved to   BERLIN last year."
+    answer = qa.answer("which CITY is grace lee linked to?", context)
+    assert (answer.text, answer.start, answer.end) == ("BERLIN", 25, 31)
+    zh = qa.answer("李娜和哪个城市有关？", "李娜在成都的华为工作。")
+    assert (zh.text, zh.start, zh.end) == ("成都", 3, 5)
+    empty = qa.answer("Which city is Grace Lee linked to?", "   ")
+    assert (empty.text, empty.start, empty.end, empty.windows) == ("", 0, 0, 0)
+
+
+def long_contexts(n: int = 15) -> list[dict]:
+    """Held-out one-sentence questions whose sentence sits at the start, middle or end of real
+    English text, several windows long. The text is the training's distractor sentences
+    (tests/data/english_sentences.txt) in new orders and lengths: a model this small, trained from
+    scratch, has no meaning for words it never saw, so unseen text would test its ignorance, not
+    the windows."""
+    from qa_data import TRAIN_FILLER as filler
+    from qa_data import examples
+
+    seen = {(e["question"], e["context"]) for e in training_set()}
+    out = []
+    for k, ex in enumerate(e for e in examples(seed=41, n=4 * n, max_sentences=1) if (e["question"], e["context"]) not in seen):
+        if len(out) == n:
+            break
+        before = filler[(5 * k) % 20:(5 * k) % 20 + 4 * (k % 3)]
+        after = filler[(3 * k) % 20:(3 * k) % 20 + 4 * (2 - k % 3)]
+        head = " ".join(before) + (" " if before else "")
+        context = head + ex["context"] + (" " if after else "") + " ".join(after)
+        answer = ex["answers"][0]
+        out.append({"question": ex["question"], "context": context,
+                    "answers": [{"text": answer["text"], "answer_start": answer["answer_start"] + len(head)}]})
+    return out
+
+
+def test_long_contexts_run_in_overlapping_windows_and_answers_come_from_the_right_place(trained):
+    from albert_edge.runtime import QuestionAnswerer
+
+    _, out = trained
+    qa = QuestionAnswerer.from_file(model_file(out, ".tflite"), num_threads=1, stride=16)
+    data = long_contexts()
+    windows = [len(qa.windows(ex["question"], ex["context"])[1]) for ex in data]
+    assert min(windows) >= 3  # every context runs in several windows
+    found = [qa.answer(ex["question"], ex["context"]) for ex in data]
+    assert all(ex["context"][a.start:a.end] == a.text for a, ex in zip(found, data))
+    right = [a.start == ex["answers"][0]["answer_start"] for a, ex in zip(found, data)]
+    assert np.mean(right) >= 0.8, right
+    # Answers at the start, in the middle and at the end of the long text were all found.
+    places = {k % 3 for k, ok in enumerate(right) if ok}
+    assert places == {0, 1, 2}
+    short = QuestionAnswerer.from_file(model_file(out, ".tflite"), num_threads=1, max_answer_tokens=1)
+    one = short.answer("Which company is Jack Turner linked to?", "Jack Turner works for Vandelay Imports in Cairo.")
+    assert one.tokens[0] == one.tokens[1]  # a one-token span at most
+
+
+def test_predict_cli_answers_questions_from_arguments_tabs_and_jsonl(trained, tmp_path, capsys):
+    from albert_edge.cli import main
+
+    _, out = trained
+    model = str(model_file(out, ".tflite"))
+    context = "Irene Walker moved to Oslo last year. Jack Turner works for Hooli in Cairo."
+    assert main(["predict", "--json", model, "--question", "Which company is Jack Turner linked to?", context]) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    assert (record["answer"], record["start"], record["end"]) == ("Hooli", 60, 65)
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(f"Which city is Irene Walker linked to?\t{context}\n", encoding="utf-8")
+    assert main(["predict", model, "--file", str(pairs), "--max-answer-tokens", "2"]) == 0
+    assert capsys.readouterr().out.strip().split("\t")[:2] == ["22", "26"]
+    data = held_out(5)
+    assert main(["predict", "--json", model, "--file", str(write_jsonl(tmp_path / "q.jsonl", data))]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["gold"] for r in records] == [[a["text"] for a in ex["answers"]] for ex in data]
+
+
+def test_predict_cli_bad_input_for_a_question_answerer_is_one_line(trained, tmp_path, capsys):
+    from albert_edge.cli import main
+
+    _, out = trained
+    model = str(model_file(out, ".tflite"))
+    assert main(["predict", model, "Grace Lee moved to Berlin."]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "question<TAB>context" in err[0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "Who?", "context": "Ann ran.", "answers": [{"text": "Bo", "answer_start": 0}]}\n')
+    assert main(["predict", model, "--file", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.jsonl:1" in err[0]
+
+
+def test_other_runtimes_refuse_a_question_answering_pack_and_vice_versa(trained, sample_models):
+    from albert_edge.errors import ModelFileError
+    from albert_edge.runtime import QuestionAnswerer, TextClassifier
+
+    _, out = trained
+    with pytest.raises(ModelFileError, match="TextClassifier needs a sequence_classification"):
+        TextClassifier.from_file(model_file(out, ".tflite"))
+    with pytest.raises(ModelFileError, match="QuestionAnswerer needs a question_answering"):
+        QuestionAnswerer.from_file(sample_models.fp32_tflite)
+
+
+def test_quantize_judges_answers_against_gold_and_chooses_within_the_budget(trained, tmp_path):
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from albert_edge.runtime import QuestionAnswerer
+
+    ckpt, _ = trained
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(e["context"] for e in held_out(60)[40:]) + "\n", encoding="utf-8")
+    gold = write_jsonl(tmp_path / "eval.jsonl", held_out(40) + held_out(20, chinese=True))
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN,
+                                 seq_len=MAX_SEQ_LEN, rounds=2, num_threads=1, eval_tsv=gold, max_drop=5.0,
+                                 min_agreement=0.8)
+    data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
+    assert data["judge"]["task"] == "question_answering" and data["judge"]["examples"] == 60
+    drift = {v["name"]: v["drift"] for v in data["variants"] if v.get("drift")}
+    assert drift["fp32"]["against"] == "gold" and drift["fp32"]["f1_drop"] == 0.0
+    assert drift["fp32"]["agreement"] == 1.0 and drift["fp32"]["baseline_f1"] >= 0.65
+    int8 = drift["dynamic_int8"]
+    assert int8["examples"] == 60 and int8["agreement"] >= 0.9 and int8["f1_drop"] <= 5.0
+    assert report.chosen == "tflite:dynamic_int8"
+    assert any("CHOSEN" in line and "span agreement" in line for line in report.decision_log)
+    int8_file = next((tmp_path / "q").glob("*dynamic_int8*.tflite"))
+    em, _ = scores(QuestionAnswerer.from_file(int8_file, num_threads=1), held_out(40))
+    assert em >= 0.55
+
+
+def test_quantize_without_answers_judges_against_fp32_answers_and_a_tight_budget_rejects(trained, tmp_path):
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+
+    ckpt, _ = trained
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(e["context"] for e in held_out(60)[40:]) + "\n", encoding="utf-8")
+    questions = write_jsonl(tmp_path / "eval.jsonl", held_out(30), answers=False)
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN,
+                                 seq_len=MAX_SEQ_LEN, rounds=2, num_threads=1, eval_tsv=questions, max_drop=0.0,
+                                 min_agreement=0.999)
+    drift = {v.name: v.drift for v in report.variants if v.drift is not None}
+    assert drift["dynamic_int8"].against == "baseline answers" and drift["dynamic_int8"].baseline_f1 is None
+    assert report.chosen is None  # 30 questions cannot show 99.9% agreement at 95% confidence
+    assert any("span agreement" in line and "rejected" in line for line in report.decision_log)
+
+
+def test_bench_drift_judges_answers_against_gold_and_the_baseline(trained, tmp_path):
+    from albert_edge.bench_latency.drift import measure_drift
+
+    _, out = trained
+    data = held_out(30)
+    entries = measure_drift([("fp32", model_file(out, ".tflite")), ("onnx", model_file(out, ".onnx"))], "fp32",
+                            write_jsonl(tmp_path / "eval.jsonl", data), threads=1)
+    by = {e["variant"]: e for e in entries}
+    assert by["fp32"]["f1_against"] == "gold" and by["fp32"]["examples"] == 30 and by["fp32"]["agreement"] == 1.0
+    assert by["onnx"]["agreement"] >= 0.95 and abs(by["onnx"]["f1"] - by["fp32"]["f1"]) <= 0.05
+    [unlabelled] = measure_drift([("fp32", model_file(out, ".tflite"))], "fp32",
+                                 write_jsonl(tmp_path / "q.jsonl", data, answers=False), threads=1)
+    assert unlabelled["f1_against"] == "baseline answers" and unlabelled["exact_match"] == 1.0
