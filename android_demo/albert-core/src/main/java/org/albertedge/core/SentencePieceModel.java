@@ -599,7 +599,8 @@ public final class SentencePieceModel {
                     pos += 8;
                     break;
                 case 2:
-                    pos += length();
+                    int n = length();  // not "pos += length()": Java reads pos before length() moves it
+                    pos += n;
                     break;
                 case 5:
                     fixed32();
