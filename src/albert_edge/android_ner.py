@@ -30,6 +30,7 @@ import numpy as np
 
 from albert_edge.android import (
     EDGE_TEXTS,
+    GOLDEN_NER,
     SENTENCES_FILE,
     VOCAB_FILE,
     random_texts,
@@ -42,7 +43,6 @@ from albert_edge.runtime.pack import ModelPack
 
 GOLDEN_OFFSETS = "golden_offsets.jsonl"
 GOLDEN_SP_OFFSETS = "golden_sp_offsets.jsonl"
-GOLDEN_NER = "golden_ner.jsonl"
 GOLDEN_DECODING = "golden_decoding.json"
 SPIECE_FILE = "spiece.model"
 CORPUS_FILE = "tokenizer_corpus.jsonl"
@@ -170,6 +170,18 @@ def write_offset_goldens(resources: str | Path) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- entities
+
+# Asset golden texts when none are given: names, places and companies in English and Chinese, a
+# text longer than one window of a max_seq_len 32 model, and the offset traps (case, emoji, accents).
+DEFAULT_NER_TEXTS: tuple[str, ...] = (
+    "Alice Smith moved to Paris last year.",
+    "Bob Jones works for Acme Corp in Berlin.",
+    "ALICE SMITH met Zoë Clark in Tokyo 😀 yesterday.",
+    "张伟在北京的华为工作。",
+    "昨天王芳从上海飞往深圳。",
+    "In London, Grace Lee met the chief of Globex. Henry Adams left Initech and joined Hooli. "
+    "We visited Rome with Irene Walker in the spring. 李娜离开了腾讯，加入了百度。",
+)
 
 
 class _WindowModel:
