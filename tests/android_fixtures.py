@@ -33,7 +33,6 @@ ALBERT_USER_SYMBOLS = ["(", ")", "\"", "-", ".", "\u2013", "\u00a3", "\u20ac"]
 
 def build_spiece() -> bytes:
     import sentencepiece as spm
-
     from test_tokenizer_sentencepiece import albert_layout, training_sentences
 
     buf = io.BytesIO()
@@ -70,8 +69,9 @@ def ner_texts() -> tuple[list[str], list[str]]:
 
 
 def main(resources: str) -> None:
-    from albert_edge import android_ner
     from test_runtime_token_classifier import model_file, train_and_convert
+
+    from albert_edge import android_ner
 
     out = Path(resources)
     (out / android_ner.SPIECE_FILE).write_bytes(build_spiece())

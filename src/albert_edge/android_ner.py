@@ -30,7 +30,6 @@ import numpy as np
 
 from albert_edge.android import (
     EDGE_TEXTS,
-    GOLDEN_NER,
     SENTENCES_FILE,
     VOCAB_FILE,
     random_texts,
@@ -179,8 +178,8 @@ DEFAULT_NER_TEXTS: tuple[str, ...] = (
     "ALICE SMITH met Zoë Clark in Tokyo 😀 yesterday.",
     "张伟在北京的华为工作。",
     "昨天王芳从上海飞往深圳。",
-    "In London, Grace Lee met the chief of Globex. Henry Adams left Initech and joined Hooli. "
-    "We visited Rome with Irene Walker in the spring. 李娜离开了腾讯，加入了百度。",
+    ("In London, Grace Lee met the chief of Globex. Henry Adams left Initech and joined Hooli. "
+     "We visited Rome with Irene Walker in the spring. 李娜离开了腾讯，加入了百度。"),
 )
 
 
@@ -214,7 +213,12 @@ def ner_record(model: _WindowModel, tokenizer: Any, text: str, stride: int | Non
     returns for these logits.
     """
     from albert_edge.runtime.classifier import softmax
-    from albert_edge.runtime.token_classifier import TokenClassifier, TokenTag, merge_windows, window_starts
+    from albert_edge.runtime.token_classifier import (
+        TokenClassifier,
+        TokenTag,
+        merge_windows,
+        window_starts,
+    )
 
     labels = list(model.pack.labels or ())
     window = model.pack.max_seq_len - 2
@@ -285,7 +289,11 @@ def render_ner_golden(data: bytes, source: str, texts: Sequence[str], strides: S
 def decode_golden_logits(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The entities Python decodes from a golden record's own window logits (no interpreter)."""
     from albert_edge.runtime.classifier import softmax
-    from albert_edge.runtime.token_classifier import TokenClassifier, TokenTag, merge_windows
+    from albert_edge.runtime.token_classifier import (
+        TokenClassifier,
+        TokenTag,
+        merge_windows,
+    )
 
     tokens = record["tokens"]
     if not tokens:
