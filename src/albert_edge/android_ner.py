@@ -30,6 +30,7 @@ import numpy as np
 
 from albert_edge.android import (
     EDGE_TEXTS,
+    GOLDEN_NER,
     SENTENCES_FILE,
     VOCAB_FILE,
     random_texts,
@@ -39,6 +40,11 @@ from albert_edge.android import (
 from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic
 from albert_edge.errors import DataError, ModelFileError
 from albert_edge.runtime.pack import ModelPack
+
+# GOLDEN_NER is re-exported: one name for the asset writer (android.py) and the tests.
+__all__ = ["CORPUS_FILE", "DEFAULT_NER_TEXTS", "GOLDEN_DECODING", "GOLDEN_NER", "GOLDEN_OFFSETS", "GOLDEN_SP_OFFSETS",
+           "NER_MODEL", "SPIECE_FILE", "decode_golden_logits", "decoding_golden", "ner_records", "render_ner_golden",
+           "render_offset_goldens", "sentencepiece_offset_records", "wordpiece_offset_records", "write_offset_goldens"]
 
 GOLDEN_OFFSETS = "golden_offsets.jsonl"
 GOLDEN_SP_OFFSETS = "golden_sp_offsets.jsonl"
