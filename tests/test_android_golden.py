@@ -119,7 +119,8 @@ def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatc
     )
     for name, data in rendered.items():
         assert (tmp_path / name).read_bytes() == data
-    for name in (android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING):
+    for name in (android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING,
+                 android_ner.GOLDEN_SP_CODEPOINTS):
         assert (tmp_path / name).read_bytes() == (RESOURCES / name).read_bytes()
     assert tables.read_text(encoding="utf-8") == "// tables\n"
 

@@ -33,7 +33,8 @@ def ner_golden() -> list[dict]:
     return [json.loads(line) for line in (RESOURCES / android_ner.GOLDEN_NER).read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.mark.parametrize("name", [android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING])
+@pytest.mark.parametrize("name", [android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING,
+                                  android_ner.GOLDEN_SP_CODEPOINTS])
 def test_committed_offset_and_decoding_goldens_equal_regeneration(rendered, name):
     assert (RESOURCES / name).read_bytes() == rendered[name], (
         f"{name} drifted: run albert-edge android-assets --golden-only {android.TEST_RESOURCES}")
@@ -123,3 +124,39 @@ def test_ner_goldens_refuse_a_classifier_model(tmp_path):
 
     with pytest.raises(ModelFileError, match="NER goldens need a token_classification model"):
         android_ner.ner_records((RESOURCES / android.PACK_FIXTURE).read_bytes(), "pack_fixture.tflite", ["a"])
+
+
+def test_android_assets_for_a_sentencepiece_pack_use_its_spiece_model(tmp_path, monkeypatch):
+    """An ALBERT-style SentencePiece classifier gets the same asset goldens, from its own spiece.model."""
+    tf = pytest.importorskip("tensorflow")
+    from albert_edge.runtime.pack import ModelPack, attach_tflite_pack
+    from albert_edge.tokenizer import Preprocessor
+    from albert_edge.tokenizer.spiece import SentencePieceTokenizer
+
+    monkeypatch.setattr(android_ner, "sentencepiece_codepoint_digests",
+                        lambda tokenizer, lower: {"lower" if lower else "cased": ["quick"]})
+    spiece = (RESOURCES / android_ner.SPIECE_FILE).read_bytes()
+    tok = SentencePieceTokenizer.from_model_bytes(spiece, True)
+    word = np.random.default_rng(3).standard_normal((tok.vocab_size, 2)).astype(np.float32)
+
+    class Tiny(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=n)
+                                      for n in ("input_ids", "attention_mask", "token_type_ids")])
+        def serve(self, input_ids, attention_mask, token_type_ids):
+            m = tf.expand_dims(tf.cast(attention_mask, tf.float32), -1)
+            return {"logits": tf.reduce_sum(tf.gather(tf.constant(word), input_ids) * m, axis=1) / tf.reduce_sum(m, axis=1)}
+
+    module = Tiny()
+    tf.saved_model.save(module, str(tmp_path / "saved"), signatures={"serving_default": module.serve})
+    flatbuffer = tf.lite.TFLiteConverter.from_saved_model(str(tmp_path / "saved")).convert()
+    pack = ModelPack(tokenizer_type="sentencepiece", tokenizer_asset=spiece, max_seq_len=32, labels=("neg", "pos"))
+    model = tmp_path / "albert_en.tflite"
+    model.write_bytes(attach_tflite_pack(flatbuffer, pack))
+    assert main(["android-assets", str(model), str(tmp_path / "assets")]) == 0
+    records = [json.loads(line) for line in (tmp_path / "assets" / android.GOLDEN_TOKENIZATION).read_text("utf-8").splitlines()]
+    pre = Preprocessor(tok, 32)
+    for r in records:
+        if "error" not in r:
+            assert r["input_ids"] == pre.encode(r["text_a"], r["text_b"]).input_ids
+    assert json.loads((tmp_path / "assets" / android.GOLDEN_CODEPOINTS).read_text("utf-8")) == {"lower": ["quick"]}
+    assert (tmp_path / "assets" / android.GOLDEN_LOGITS).exists()

@@ -595,11 +595,6 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
     if model_kind(data) != "tflite":
         raise ModelFileError(f"{model_path}: the Android demo runs .tflite models (TFL3 flatbuffer), not this file")
     pack = read_pack_bytes(data, str(model_path))
-    if pack.tokenizer_type != "wordpiece":
-        raise ModelFileError(
-            f"{model_path}: pack tokenizer is {pack.tokenizer_type}; the Android demo's asset goldens (tokenization, "
-            f"code point digests) are WordPiece only"
-        )
     from albert_edge.tasks import SequenceClassification, TokenClassification
 
     if not isinstance(pack.task_object(str(model_path)), (SequenceClassification, TokenClassification)):
@@ -658,10 +653,16 @@ def write_android_assets(
     data, pack = load_model_pack(model_path)
     source = str(model_path)
     out = ensure_writable_dir(assets_dir)
-    vocab_text = pack.tokenizer_asset.decode("utf-8")
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
-    records = tokenization_records(cases, vocab_text, source=source)
-    digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
+    if pack.tokenizer_type == "sentencepiece":
+        # albert-core tokenizes SentencePiece in Java too; the same goldens, from the pack's own model.
+        from albert_edge import android_ner
+
+        records, digests = android_ner.sentencepiece_asset_goldens(pack, cases, source)
+    else:
+        vocab_text = pack.tokenizer_asset.decode("utf-8")
+        records = tokenization_records(cases, vocab_text, source=source)
+        digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
     logits_text = None
     ner_text = None
     if with_logits and pack.task == "token_classification":

@@ -42,13 +42,14 @@ from albert_edge.errors import DataError, ModelFileError
 from albert_edge.runtime.pack import ModelPack
 
 # GOLDEN_NER is re-exported: one name for the asset writer (android.py) and the tests.
-__all__ = ["CORPUS_FILE", "DEFAULT_NER_TEXTS", "GOLDEN_DECODING", "GOLDEN_NER", "GOLDEN_OFFSETS", "GOLDEN_SP_OFFSETS",
+__all__ = ["CORPUS_FILE", "DEFAULT_NER_TEXTS", "GOLDEN_DECODING", "GOLDEN_NER", "GOLDEN_OFFSETS", "GOLDEN_SP_CODEPOINTS", "GOLDEN_SP_OFFSETS",
            "NER_MODEL", "SPIECE_FILE", "decode_golden_logits", "decoding_golden", "ner_records", "render_ner_golden",
-           "render_offset_goldens", "sentencepiece_offset_records", "wordpiece_offset_records", "write_offset_goldens"]
+           "render_offset_goldens", "sentencepiece_asset_goldens", "sentencepiece_codepoint_digests", "sentencepiece_offset_records", "wordpiece_offset_records", "write_offset_goldens"]
 
 GOLDEN_OFFSETS = "golden_offsets.jsonl"
 GOLDEN_SP_OFFSETS = "golden_sp_offsets.jsonl"
 GOLDEN_DECODING = "golden_decoding.json"
+GOLDEN_SP_CODEPOINTS = "golden_sp_codepoints.json"
 SPIECE_FILE = "spiece.model"
 CORPUS_FILE = "tokenizer_corpus.jsonl"
 NER_MODEL = "ner_model.tflite"
@@ -147,8 +148,12 @@ def decoding_golden() -> dict[str, Any]:
 
 
 def render_offset_goldens(vocab_text: str, spiece: bytes, texts: Sequence[str]) -> dict[str, bytes]:
-    """File name -> bytes of the offset and decoding goldens (pure)."""
+    """File name -> bytes of the offset, decoding and SentencePiece code point goldens (pure)."""
+    from albert_edge.tokenizer.spiece import SentencePieceTokenizer
+
+    digests = sentencepiece_codepoint_digests(SentencePieceTokenizer.from_model_bytes(spiece, True, SPIECE_FILE), True)
     return {
+        GOLDEN_SP_CODEPOINTS: (json.dumps(digests, indent=0, ensure_ascii=False) + "\n").encode("utf-8"),
         GOLDEN_OFFSETS: render_jsonl(wordpiece_offset_records(vocab_text, texts)).encode("utf-8"),
         GOLDEN_SP_OFFSETS: render_jsonl(sentencepiece_offset_records(spiece, texts)).encode("utf-8"),
         GOLDEN_DECODING: (json.dumps(decoding_golden(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"),
@@ -172,6 +177,40 @@ def write_offset_goldens(resources: str | Path) -> list[Path]:
     out = ensure_writable_dir(resources)
     rendered = render_offset_goldens(*committed_offset_inputs(out))
     return [write_bytes_atomic(out / name, data) for name, data in rendered.items()]
+
+
+def sentencepiece_codepoint_digests(tokenizer: Any, lower: bool) -> dict[str, Any]:
+    """``android.codepoint_digests``' format for a SentencePiece tokenizer: per block of 4096 code
+    points, the SHA-256 of the pieces of ``A + chr(cp) + Σb`` (pieces joined by U+0001, lines by \\n).
+
+    Java's ``TokenizerDigest.blockDigest`` recomputes them with any ``TextTokenizer``.
+    """
+    import hashlib
+
+    from albert_edge.android import CODEPOINT_BLOCK, CODEPOINT_CONTEXT
+
+    before, after = CODEPOINT_CONTEXT
+    digests: list[str] = []
+    for start in range(0, 0x110000, CODEPOINT_BLOCK):
+        lines = ["\x01".join(tokenizer.tokenize(before + chr(cp) + after))
+                 for cp in range(start, start + CODEPOINT_BLOCK) if not 0xD800 <= cp <= 0xDFFF]
+        digests.append(hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest())
+    return {"context": [before, after], "block": CODEPOINT_BLOCK, "lower" if lower else "cased": digests}
+
+
+def sentencepiece_asset_goldens(pack: ModelPack, cases: Sequence[Any], source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(golden_tokenization records, golden_codepoints digests) for a SentencePiece pack's assets.
+
+    The same formats as the WordPiece ones of :mod:`albert_edge.android` (``tokenization_record``,
+    ``codepoint_digests``), computed with the pack's own ``spiece.model`` and casing, so the app's
+    instrumented test reads them unchanged.
+    """
+    from albert_edge.android import tokenization_record
+    from albert_edge.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    records = [tokenization_record(case, tokenizer) for case in cases]
+    return records, sentencepiece_codepoint_digests(tokenizer, pack.do_lower_case)
 
 
 # --------------------------------------------------------------------------- entities
