@@ -28,9 +28,16 @@ def rendered() -> dict[str, bytes]:
     return android_ner.render_offset_goldens(*android_ner.committed_offset_inputs(RESOURCES))
 
 
-@pytest.fixture(scope="module")
-def ner_golden() -> list[dict]:
-    return [json.loads(line) for line in (RESOURCES / android_ner.GOLDEN_NER).read_text(encoding="utf-8").splitlines()]
+NER_CASES = [(android_ner.NER_MODEL, android_ner.GOLDEN_NER, "wordpiece"),
+             (android_ner.NER_MODEL_SP, android_ner.GOLDEN_NER_SP, "sentencepiece")]
+
+
+@pytest.fixture(scope="module", params=NER_CASES, ids=["wordpiece", "sentencepiece"])
+def ner_case(request) -> tuple[Path, list[dict], str]:
+    """(model file, its golden records, tokenizer type) for each committed NER fixture."""
+    model, golden, kind = request.param
+    lines = (RESOURCES / golden).read_text(encoding="utf-8").splitlines()
+    return RESOURCES / model, [json.loads(line) for line in lines], kind
 
 
 @pytest.mark.parametrize("name", [android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING,
@@ -70,7 +77,8 @@ def test_spiece_fixture_has_albert_layout_and_user_defined_symbols():
     assert m.trainer_spec.model_type == model_pb2.TrainerSpec.UNIGRAM and m.normalizer_spec.precompiled_charsmap
 
 
-def test_ner_golden_entities_are_the_runtime_decoding_of_its_own_logits(ner_golden):
+def test_ner_golden_entities_are_the_runtime_decoding_of_its_own_logits(ner_case):
+    _, ner_golden, _ = ner_case
     for record in ner_golden:
         assert android_ner.decode_golden_logits(record) == record["entities"], record["text"]
         assert all(record["text"][e["start"]:e["end"]] == e["text"] for e in record["entities"])
@@ -79,10 +87,14 @@ def test_ner_golden_entities_are_the_runtime_decoding_of_its_own_logits(ner_gold
     assert {r["stride"] for r in ner_golden} >= {0, 7, 20}
 
 
-def test_ner_golden_is_the_committed_model_run_by_litert(ner_golden):
+def test_ner_golden_is_the_committed_model_run_by_litert(ner_case):
     pytest.importorskip("ai_edge_litert")
-    data = NER_MODEL.read_bytes()
-    fresh = android_ner.ner_records(data, android_ner.NER_MODEL, [r["text"] for r in ner_golden if r["stride"] == 7])
+    from albert_edge.runtime.pack import read_pack
+
+    model, ner_golden, kind = ner_case
+    assert read_pack(model).tokenizer_type == kind
+    data = model.read_bytes()
+    fresh = android_ner.ner_records(data, model.name, [r["text"] for r in ner_golden if r["stride"] == 7])
     committed = [r for r in ner_golden if r["stride"] == 7]
     for want, got in zip(committed, fresh):
         assert got["tokens"] == want["tokens"] and got["ids"] == want["ids"]

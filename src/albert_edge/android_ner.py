@@ -42,9 +42,29 @@ from albert_edge.errors import DataError, ModelFileError
 from albert_edge.runtime.pack import ModelPack
 
 # GOLDEN_NER is re-exported: one name for the asset writer (android.py) and the tests.
-__all__ = ["CORPUS_FILE", "DEFAULT_NER_TEXTS", "GOLDEN_DECODING", "GOLDEN_NER", "GOLDEN_OFFSETS", "GOLDEN_SP_CODEPOINTS", "GOLDEN_SP_OFFSETS",
-           "NER_MODEL", "SPIECE_FILE", "decode_golden_logits", "decoding_golden", "ner_records", "render_ner_golden",
-           "render_offset_goldens", "sentencepiece_asset_goldens", "sentencepiece_codepoint_digests", "sentencepiece_offset_records", "wordpiece_offset_records", "write_offset_goldens"]
+__all__ = [
+    "CORPUS_FILE",
+    "DEFAULT_NER_TEXTS",
+    "GOLDEN_DECODING",
+    "GOLDEN_NER",
+    "GOLDEN_NER_SP",
+    "GOLDEN_OFFSETS",
+    "GOLDEN_SP_CODEPOINTS",
+    "GOLDEN_SP_OFFSETS",
+    "NER_MODEL",
+    "NER_MODEL_SP",
+    "SPIECE_FILE",
+    "decode_golden_logits",
+    "decoding_golden",
+    "ner_records",
+    "render_ner_golden",
+    "render_offset_goldens",
+    "sentencepiece_asset_goldens",
+    "sentencepiece_codepoint_digests",
+    "sentencepiece_offset_records",
+    "wordpiece_offset_records",
+    "write_offset_goldens",
+]
 
 GOLDEN_OFFSETS = "golden_offsets.jsonl"
 GOLDEN_SP_OFFSETS = "golden_sp_offsets.jsonl"
@@ -53,6 +73,8 @@ GOLDEN_SP_CODEPOINTS = "golden_sp_codepoints.json"
 SPIECE_FILE = "spiece.model"
 CORPUS_FILE = "tokenizer_corpus.jsonl"
 NER_MODEL = "ner_model.tflite"
+NER_MODEL_SP = "ner_model_sp.tflite"
+GOLDEN_NER_SP = "golden_ner_sp.jsonl"
 _OFFSETS_SEED = 20240611
 
 # Where offsets go wrong in a port; each line says why.

@@ -14,17 +14,22 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Python and Java give identical entities for the same logits: every line of golden_ner.jsonl
- * (a real NER model file, ner_model.tflite, run by LiteRT in Python) is re-decoded here from its
- * window logits, with the tokenizer and labels read from that model file's own pack.
+ * (a real NER model file, ner_model.tflite, WordPiece, run by LiteRT in Python) and of
+ * golden_ner_sp.jsonl (ner_model_sp.tflite, an ALBERT model with SentencePiece) is re-decoded here
+ * from its window logits, with the tokenizer and labels read from that model file's own pack.
  */
 class EntityGoldenTest {
     private static ModelPack pack;
     private static List<JSONObject> golden;
+    private static ModelPack spPack;
+    private static List<JSONObject> spGolden;
 
     @BeforeAll
     static void load() throws Exception {
         pack = ModelPack.read(Resources.bytes("ner_model.tflite"), "ner_model.tflite");
         golden = Resources.jsonLines("golden_ner.jsonl");
+        spPack = ModelPack.read(Resources.bytes("ner_model_sp.tflite"), "ner_model_sp.tflite");
+        spGolden = Resources.jsonLines("golden_ner_sp.jsonl");
     }
 
     private static float[][][] logits(JSONArray windows) throws Exception {
@@ -45,6 +50,17 @@ class EntityGoldenTest {
 
     @Test
     void everyGoldenTextGivesPythonsTokensWindowsTagsAndEntities() throws Exception {
+        assertEquals("wordpiece", pack.tokenizerType);
+        checkAll(pack, golden);
+    }
+
+    @Test
+    void everySentencePieceGoldenTextGivesPythonsTokensWindowsTagsAndEntities() throws Exception {
+        assertEquals("sentencepiece", spPack.tokenizerType);
+        checkAll(spPack, spGolden);
+    }
+
+    private static void checkAll(ModelPack pack, List<JSONObject> golden) throws Exception {
         int entities = 0;
         int multiWindow = 0;
         List<String> mismatches = new ArrayList<String>();
