@@ -401,11 +401,13 @@ public final class SentencePieceModel {
             return java.util.Arrays.copyOfRange(input, pos, pos + length);
         }
         consumed[0] = longestLength;
-        int end = longestValue;
+        // A value past the strings blob (a damaged model) reads as an empty replacement, never out of bounds.
+        int start = Math.min(longestValue, charsMapStrings.length);
+        int end = start;
         while (end < charsMapStrings.length && charsMapStrings[end] != 0) {
             end++;
         }
-        return java.util.Arrays.copyOfRange(charsMapStrings, Math.min(longestValue, end), end);
+        return java.util.Arrays.copyOfRange(charsMapStrings, start, end);
     }
 
     /** Darts-clone's unit offset. */
