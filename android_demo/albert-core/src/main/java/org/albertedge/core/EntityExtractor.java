@@ -104,6 +104,7 @@ public final class EntityExtractor {
         this.labels = Collections.unmodifiableList(new ArrayList<String>(labels));
         this.window = maxSeqLen - 2;
         this.stride = stride < 0 ? TokenWindows.defaultStride(window) : stride;
+        // Refuses a stride outside [0, window) now, not at the first long text.
         TokenWindows.windowStarts(0, window, this.stride);
     }
 
