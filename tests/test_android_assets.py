@@ -116,12 +116,17 @@ def test_onnx_model_is_refused_with_a_reason(tmp_path):
         android.write_android_assets(model, tmp_path / "assets")
 
 
-def test_sentencepiece_pack_is_refused_because_java_tokenizes_wordpiece_only(tmp_path):
+def test_sentencepiece_pack_with_a_broken_model_is_refused_naming_the_file(tmp_path):
+    # SentencePiece packs are accepted (albert-core segments them in Java); a broken spiece.model
+    # is refused before anything is written.
+    from albert_edge.errors import TokenizerError
+
     pack = ModelPack(tokenizer_type="sentencepiece", tokenizer_asset=b"\x08\x01", labels=("a", "b"))
     model = tmp_path / "sp.tflite"
     model.write_bytes(attach_tflite_pack(b"\x1c\x00\x00\x00TFL3" + b"\x00" * 64, pack))
-    with pytest.raises(ModelFileError, match="WordPiece only"):
+    with pytest.raises((ModelFileError, TokenizerError), match="sp.tflite"):
         android.write_android_assets(model, tmp_path / "assets")
+    assert not (tmp_path / "assets" / android.ASSET_MODEL).exists()
     assert pack_to_metadata_props(pack)  # the same pack is fine for the desktop runtime
 
 

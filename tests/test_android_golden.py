@@ -99,7 +99,9 @@ def test_metadata_pack_fixture_carries_standard_metadata_and_the_same_pack():
 def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatch, rendered):
     # The rendering itself is proven above; this checks what the CLI reads and writes, without
     # paying for a second full regeneration.
-    for name in (android.VOCAB_FILE, android.SENTENCES_FILE):
+    from albert_edge import android_ner
+
+    for name in (android.VOCAB_FILE, android.SENTENCES_FILE, android_ner.SPIECE_FILE, android_ner.CORPUS_FILE):
         (tmp_path / name).write_bytes((RESOURCES / name).read_bytes())
     seen = {}
 
@@ -117,6 +119,9 @@ def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatc
     )
     for name, data in rendered.items():
         assert (tmp_path / name).read_bytes() == data
+    for name in (android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING,
+                 android_ner.GOLDEN_SP_CODEPOINTS):
+        assert (tmp_path / name).read_bytes() == (RESOURCES / name).read_bytes()
     assert tables.read_text(encoding="utf-8") == "// tables\n"
 
 

@@ -63,6 +63,7 @@ GOLDEN_LATENCY = "golden_latency.json"
 GOLDEN_PACK = "golden_pack.json"
 GOLDEN_CODEPOINTS = "golden_codepoints.json"
 GOLDEN_NORMALIZATION = "golden_normalization.jsonl"
+GOLDEN_NER = "golden_ner.jsonl"  # written by albert_edge.android_ner
 PACK_FIXTURE = "pack_fixture.tflite"
 PACK_METADATA_FIXTURE = "pack_fixture_metadata.tflite"
 SENTENCES_FILE = "golden_sentences.txt"
@@ -594,15 +595,11 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
     if model_kind(data) != "tflite":
         raise ModelFileError(f"{model_path}: the Android demo runs .tflite models (TFL3 flatbuffer), not this file")
     pack = read_pack_bytes(data, str(model_path))
-    if pack.tokenizer_type != "wordpiece":
-        raise ModelFileError(
-            f"{model_path}: pack tokenizer is {pack.tokenizer_type}; the Android demo's Java tokenizer is WordPiece only"
-        )
-    from albert_edge.tasks import SequenceClassification
+    from albert_edge.tasks import SequenceClassification, TokenClassification
 
-    if not isinstance(pack.task_object(str(model_path)), SequenceClassification):
-        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, so it needs "
-                             f"{SequenceClassification.name}")
+    if not isinstance(pack.task_object(str(model_path)), (SequenceClassification, TokenClassification)):
+        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label or entities, so "
+                             f"it needs {SequenceClassification.name} or {TokenClassification.name}")
     return data, checked_pack(data, str(model_path), pack)
 
 
@@ -649,17 +646,32 @@ def write_android_assets(
     ``golden_tokenization.jsonl`` uses the pack's own vocab, casing and ``max_seq_len``;
     ``golden_codepoints.json`` the per-block digests of every code point under the pack's
     casing; ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
-    encodable cases, which the app's instrumented test compares with the phone's.
+    encodable cases, which the app's instrumented test compares with the phone's. For a
+    token-classification model ``golden_ner.jsonl`` replaces it: window logits, tags and entities
+    per text (``albert_edge.android_ner``), checked against ``TokenClassifier`` first.
     """
     data, pack = load_model_pack(model_path)
     source = str(model_path)
     out = ensure_writable_dir(assets_dir)
-    vocab_text = pack.tokenizer_asset.decode("utf-8")
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
-    records = tokenization_records(cases, vocab_text, source=source)
-    digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
+    if pack.tokenizer_type == "sentencepiece":
+        # albert-core tokenizes SentencePiece in Java too; the same goldens, from the pack's own model.
+        from albert_edge import android_ner
+
+        records, digests = android_ner.sentencepiece_asset_goldens(pack, cases, source)
+    else:
+        vocab_text = pack.tokenizer_asset.decode("utf-8")
+        records = tokenization_records(cases, vocab_text, source=source)
+        digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
     logits_text = None
-    if with_logits:
+    ner_text = None
+    if with_logits and pack.task == "token_classification":
+        # Entities instead of sentence logits; checked against TokenClassifier before anything is written.
+        from albert_edge import android_ner
+
+        texts = list(sentences) if sentences else list(android_ner.DEFAULT_NER_TEXTS)
+        ner_text = android_ner.render_ner_golden(data, source, texts[:_MAX_MODEL_GOLDENS])
+    elif with_logits:
         # The golden run happens before anything is written: a model LiteRT cannot run leaves the
         # app's previous assets as they were.
         runnable = [c for c, r in zip(cases, records) if "error" not in r][:_MAX_MODEL_GOLDENS]
@@ -679,4 +691,8 @@ def write_android_assets(
             written.append(staged.write_text(GOLDEN_LOGITS, logits_text))
         else:
             staged.remove_stale(GOLDEN_LOGITS)
+        if ner_text is not None:
+            written.append(staged.write_text(GOLDEN_NER, ner_text))
+        else:
+            staged.remove_stale(GOLDEN_NER)
     return written

@@ -105,6 +105,22 @@ def nfd_map() -> dict[int, str]:
     return out
 
 
+def nfkd_map() -> dict[int, str]:
+    """Code point -> ``NFKD(chr(cp))`` where that differs, Hangul syllables excepted (algorithmic).
+
+    ALBERT's SentencePiece preprocessing decomposes each character with NFKD and drops its
+    combining marks; the values are fully decomposed and canonically ordered already.
+    """
+    out = {}
+    for cp in range(_MAX_CP + 1):
+        if _is_surrogate(cp) or _is_hangul_syllable(cp):
+            continue
+        nfkd = unicodedata.normalize("NFKD", chr(cp))
+        if nfkd != chr(cp):
+            out[cp] = nfkd
+    return out
+
+
 def combining_class_runs() -> list[tuple[int, int, int]]:
     """``(first, last, ccc)`` runs of non-zero canonical combining class."""
     runs: list[tuple[int, int, int]] = []
@@ -154,6 +170,12 @@ def range_tables() -> dict[str, list[tuple[int, int]]]:
         "PYTHON_SPACE": code_point_ranges(lambda cp: chr(cp).isspace()),
         "CASED": code_point_ranges(is_cased),
         "CASE_IGNORABLE": code_point_ranges(is_case_ignorable),
+        # Offsets and SentencePiece (token classification): a character and its following marks
+        # are one unit; Cc/Cf are what SentencePiece's normaliser drops; str.isdigit for ALBERT's
+        # digit-comma re-split.
+        "MARK": code_point_ranges(lambda cp: _category(cp)[0] == "M"),
+        "CONTROL_OR_FORMAT": code_point_ranges(lambda cp: _category(cp) in ("Cc", "Cf")),
+        "PYTHON_DIGIT": code_point_ranges(lambda cp: not _is_surrogate(cp) and chr(cp).isdigit()),
     }
 
 
@@ -192,6 +214,7 @@ def render_unicode_tables_java() -> str:
     fields = "".join(_java_string_array(f"{name}_RANGES", _encode_ranges(runs)) for name, runs in tables.items())
     fields += _java_string_array("LOWER_MAP", _encode_lower(lower_map()))
     fields += _java_string_array("NFD_MAP", _encode_lower(nfd_map()))
+    fields += _java_string_array("NFKD_MAP", _encode_lower(nfkd_map()))
     fields += _java_string_array("COMBINING_CLASS_RUNS", _encode_ccc(combining_class_runs()))
     fields += _java_string_array("COMPOSITION_PAIRS", _encode_pairs(composition_pairs()))
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -221,7 +244,11 @@ final class {JAVA_CLASS} {{
     private static final RangeSet CASED = RangeSet.parse(CASED_RANGES);
     private static final RangeSet CASE_IGNORABLE = RangeSet.parse(CASE_IGNORABLE_RANGES);
     private static final LowerMap LOWER = LowerMap.parse(LOWER_MAP);
+    private static final RangeSet MARK = RangeSet.parse(MARK_RANGES);
+    private static final RangeSet CONTROL_OR_FORMAT = RangeSet.parse(CONTROL_OR_FORMAT_RANGES);
+    private static final RangeSet PYTHON_DIGIT = RangeSet.parse(PYTHON_DIGIT_RANGES);
     private static final LowerMap NFD = LowerMap.parse(NFD_MAP);
+    private static final LowerMap NFKD = LowerMap.parse(NFKD_MAP);
     private static final CombiningClasses CCC = CombiningClasses.parse(COMBINING_CLASS_RUNS, COMPOSITION_PAIRS);
 
     private {JAVA_CLASS}() {{}}
@@ -269,6 +296,26 @@ final class {JAVA_CLASS} {{
     /** Unicode Case_Ignorable, as str.lower() uses it for the final-sigma rule. */
     static boolean isCaseIgnorable(int cp) {{
         return CASE_IGNORABLE.contains(cp);
+    }}
+
+    /** unicodedata.category(c) starts with "M": a mark that joins the character before it. */
+    static boolean isMark(int cp) {{
+        return MARK.contains(cp);
+    }}
+
+    /** unicodedata.category(c) in ("Cc", "Cf"): what SentencePiece's nmt_nfkc normaliser drops. */
+    static boolean isControlOrFormat(int cp) {{
+        return CONTROL_OR_FORMAT.contains(cp);
+    }}
+
+    /** c.isdigit(): ALBERT's digit-comma re-split tests it. */
+    static boolean isPythonDigit(int cp) {{
+        return PYTHON_DIGIT.contains(cp);
+    }}
+
+    /** unicodedata.normalize("NFKD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
+    static int[] compatibilityDecomposition(int cp) {{
+        return NFKD.get(cp);
     }}
 
     /** unicodedata.normalize("NFD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */

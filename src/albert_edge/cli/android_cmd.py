@@ -20,9 +20,9 @@ def add_parser(subparsers) -> None:
         help="copy a packed .tflite and its golden files into the Android demo",
         description=(
             "Copy MODEL (a .tflite with its albert-edge pack) to ASSETS_DIR/model.tflite and write "
-            "golden_tokenization.jsonl and golden_logits.jsonl for it, which the app's instrumented "
-            "test checks on the phone. With --golden-only DIR, regenerate the committed JVM-test "
-            "goldens (and UnicodeTables.java) instead."
+            "golden_tokenization.jsonl and golden_logits.jsonl (golden_ner.jsonl for a token-classification "
+            "model) for it, which the app's instrumented test checks on the phone. With --golden-only DIR, "
+            "regenerate the committed JVM-test goldens (and UnicodeTables.java) instead."
         ),
     )
     p.add_argument("model", nargs="?", help="packed .tflite written by albert-edge convert/quantize")
@@ -73,5 +73,11 @@ def _run_golden_only(args: argparse.Namespace, android) -> int:
         tables = None
     vocab = Path(args.vocab) if args.vocab else out / android.VOCAB_FILE
     for path in android.write_test_goldens(out, vocab, sentences_path, tables):
+        print(f"wrote {path}")
+    from albert_edge import android_ner
+
+    # Offsets and tag decoding (token classification); the NER model's own golden is rebuilt with
+    # tests/android_fixtures.py, which trains that model.
+    for path in android_ner.write_offset_goldens(out):
         print(f"wrote {path}")
     return 0

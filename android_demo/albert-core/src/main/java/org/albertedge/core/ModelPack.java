@@ -32,7 +32,12 @@ public final class ModelPack {
     static final int MAX_MEMBERS = 32;
     static final int MAX_SEQ_LEN_LIMIT = 8192;
     private static final List<String> KNOWN_INPUTS = Arrays.asList("input_ids", "attention_mask", "token_type_ids");
-    private static final List<String> TASKS = Arrays.asList("sequence_classification", "feature_extraction");
+    public static final String SEQUENCE_CLASSIFICATION = "sequence_classification";
+    public static final String TOKEN_CLASSIFICATION = "token_classification";
+    private static final List<String> TASKS = Arrays.asList(SEQUENCE_CLASSIFICATION, "feature_extraction",
+            TOKEN_CLASSIFICATION);
+    /** Tasks whose pack must carry labels (Python: the task's needs_labels). */
+    private static final List<String> TASKS_WITH_LABELS = Arrays.asList(SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION);
     private static final ZipTail.Caps CAPS;
     /** What Python's str.splitlines() breaks on (empty lines are dropped, so CRLF needs no special case). */
     private static final String PYTHON_LINE_BREAKS = "[\\n\\r\\x0B\\x0C\\x1C\\x1D\\x1E\\x{85}\\x{2028}\\x{2029}]";
@@ -168,8 +173,8 @@ public final class ModelPack {
         }
         List<String> outputs = stringList(settings, "outputs", Collections.singletonList("logits"), source);
         List<String> labels = readLabels(settings, members, source);
-        if ("sequence_classification".equals(task) && labels == null) {
-            throw fail(source, "pack task is sequence_classification but it carries no labels");
+        if (TASKS_WITH_LABELS.contains(task) && labels == null) {
+            throw fail(source, "pack task is " + task + " but it carries no labels");
         }
         return new ModelPack(kind, asset, lower == null || (Boolean) lower, maxSeqLen, labels, task, inputs,
                 outputs, settings.optString("variant", "fp32"), settings.optString("albert_edge_version", "unknown"),
@@ -230,10 +235,10 @@ public final class ModelPack {
         return out;
     }
 
-    /** The tokenizer this pack describes. Only WordPiece runs in Java (SentencePiece needs a native library). */
-    public WordPieceTokenizer tokenizer() {
-        if (!"wordpiece".equals(tokenizerType)) {
-            throw fail(source, "pack tokenizer is " + tokenizerType + "; albert-core tokenizes wordpiece only");
+    /** The tokenizer this pack describes: WordPiece (vocab.txt) or SentencePiece (spiece.model). */
+    public TextTokenizer tokenizer() {
+        if ("sentencepiece".equals(tokenizerType)) {
+            return SentencePieceTokenizer.fromModelBytes(tokenizerAsset, doLowerCase, source + "!spiece.model");
         }
         return WordPieceTokenizer.fromVocabBytes(tokenizerAsset, doLowerCase, source + "!vocab.txt");
     }

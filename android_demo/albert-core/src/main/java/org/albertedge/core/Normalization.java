@@ -32,6 +32,22 @@ final class Normalization {
         return new String(cps, 0, n);
     }
 
+    /**
+     * {@code unicodedata.normalize("NFKD", chr(cp))} as code points: Hangul syllables
+     * algorithmically, everything else from Python's table (already fully decomposed and ordered).
+     */
+    static int[] nfkdOf(int cp) {
+        int s = cp - S_BASE;
+        if (s >= 0 && s < S_COUNT) {
+            int t = s % T_COUNT;
+            int l = L_BASE + s / N_COUNT;
+            int v = V_BASE + (s % N_COUNT) / T_COUNT;
+            return t == 0 ? new int[] {l, v} : new int[] {l, v, T_BASE + t};
+        }
+        int[] mapped = UnicodeTables.compatibilityDecomposition(cp);
+        return mapped == null ? new int[] {cp} : mapped;
+    }
+
     /** Full canonical decomposition followed by canonical ordering. */
     private static int[] decompose(int[] input) {
         int[] out = new int[input.length * 4 + 4];

@@ -9,10 +9,10 @@ import java.util.List;
  * of ones, at most maxSeqLen positions; pairs truncated longest-first (b loses on a tie).
  */
 public final class Preprocessor {
-    private final WordPieceTokenizer tokenizer;
+    private final TextTokenizer tokenizer;
     private final int maxSeqLen;
 
-    public Preprocessor(WordPieceTokenizer tokenizer, int maxSeqLen) {
+    public Preprocessor(TextTokenizer tokenizer, int maxSeqLen) {
         if (maxSeqLen < 2) {
             throw new AlbertCoreException("max_seq_len: expected an int >= 2 ([CLS] and [SEP] need two), got "
                     + maxSeqLen);
@@ -21,7 +21,7 @@ public final class Preprocessor {
         this.maxSeqLen = maxSeqLen;
     }
 
-    public WordPieceTokenizer tokenizer() {
+    public TextTokenizer tokenizer() {
         return tokenizer;
     }
 

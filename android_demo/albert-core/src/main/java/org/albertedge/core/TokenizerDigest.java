@@ -19,7 +19,7 @@ public final class TokenizerDigest {
      * {@code [block * size, (block + 1) * size)}, surrogates skipped; tokens joined by U+0001,
      * code points by '\n'.
      */
-    public static String blockDigest(WordPieceTokenizer tokenizer, String before, String after, int block, int size) {
+    public static String blockDigest(TextTokenizer tokenizer, String before, String after, int block, int size) {
         StringBuilder sb = new StringBuilder();
         boolean first = true;
         for (int cp = block * size; cp < (block + 1) * size; cp++) {

@@ -5,6 +5,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -19,7 +20,7 @@ import java.util.Map;
  * {@code ##} continuations, {@code [UNK]} for a piece that cannot be covered or is longer than
  * 100 code points. Golden files written by the Python package prove the two agree.
  */
-public final class WordPieceTokenizer {
+public final class WordPieceTokenizer implements TextTokenizer {
     /** Longer words (in code points) become one [UNK], as in BERT. */
     public static final int MAX_INPUT_CHARS_PER_WORD = 100;
     private static final String[] REQUIRED_SPECIALS = {"[CLS]", "[SEP]", "[UNK]"};
@@ -104,6 +105,7 @@ public final class WordPieceTokenizer {
     }
 
     /** Text -> WordPiece tokens, without [CLS]/[SEP]. An empty text gives an empty list. */
+    @Override
     public List<String> tokenize(String text) {
         if (text == null) {
             throw new AlbertCoreException("text: expected a string, got null");
@@ -113,6 +115,154 @@ public final class WordPieceTokenizer {
             tokenizeWord(word, out);
         }
         return out;
+    }
+
+    /**
+     * Python's {@code WordPieceTokenizer.tokenize_with_offsets}, step for step: clean per character
+     * keeping each output character's origin, split on whitespace, tokenize each word as
+     * {@link #tokenize} does, then walk the word normalised unit by unit (a character and its
+     * following marks) to give each piece the original characters it came from. Offsets are code
+     * points ({@link TokenSpan}).
+     */
+    @Override
+    public List<TokenSpan> tokenizeWithOffsets(String text) {
+        if (text == null) {
+            throw new AlbertCoreException("text: expected a string, got null");
+        }
+        int[] cps = CodePoints.of(text);
+        int[] chars = new int[cps.length * 3];
+        int[] owner = new int[cps.length * 3];
+        int n = 0;
+        for (int i = 0; i < cps.length; i++) {
+            int cp = cps[i];
+            if (cp == 0 || cp == 0xFFFD || BertText.isControl(cp)) {
+                continue;
+            }
+            if (BertText.isWhitespace(cp)) {
+                chars[n] = ' ';
+                owner[n++] = i;
+            } else if (BertText.isCjk(cp)) {
+                chars[n] = ' ';
+                owner[n++] = i;
+                chars[n] = cp;
+                owner[n++] = i;
+                chars[n] = ' ';
+                owner[n++] = i;
+            } else {
+                chars[n] = cp;
+                owner[n++] = i;
+            }
+        }
+        List<TokenSpan> out = new ArrayList<TokenSpan>();
+        int i = 0;
+        while (i < n) {
+            if (UnicodeTables.isPythonSpace(chars[i])) {
+                i++;
+                continue;
+            }
+            int a = i;
+            while (i < n && !UnicodeTables.isPythonSpace(chars[i])) {
+                i++;
+            }
+            List<String> pieces = new ArrayList<String>();
+            tokenizeWord(new String(chars, a, i - a), pieces);
+            pieceOffsets(Arrays.copyOfRange(chars, a, i), Arrays.copyOfRange(owner, a, i), pieces, out);
+        }
+        return out;
+    }
+
+    /** tokenizeWord's per-unit normalisation: NFC, then lower case and accents stripped. */
+    private String normaliseChar(String text) {
+        if (!BertText.isAscii(text)) {
+            text = Normalization.nfc(text);
+        }
+        if (doLowerCase) {
+            text = BertText.lower(text);
+            if (!BertText.isAscii(text)) {
+                text = BertText.stripAccents(text);
+            }
+        }
+        return text;
+    }
+
+    /**
+     * Offsets of one word's pieces. The word is normalised per unit; when normalising the unit's
+     * code points one by one gives the same string, each output keeps its own origin, otherwise
+     * (NFC composed e + U+0301) every output spans the whole unit. Then the normalised word is
+     * split as tokenizeWord splits it and the pieces are laid over its parts in order.
+     */
+    private void pieceOffsets(int[] word, int[] owner, List<String> pieces, List<TokenSpan> out) {
+        List<Integer> normCps = new ArrayList<Integer>();
+        List<int[]> spans = new ArrayList<int[]>();
+        int u = 0;
+        while (u < word.length) {
+            int v = u + 1;
+            while (v < word.length && UnicodeTables.isMark(word[v])) {
+                v++;
+            }
+            String whole = normaliseChar(new String(word, u, v - u));
+            StringBuilder joined = new StringBuilder();
+            String[] singles = new String[v - u];
+            for (int k = u; k < v; k++) {
+                singles[k - u] = normaliseChar(new String(word, k, 1));
+                joined.append(singles[k - u]);
+            }
+            if (joined.toString().equals(whole)) {
+                for (int k = u; k < v; k++) {
+                    int len = singles[k - u].codePointCount(0, singles[k - u].length());
+                    for (int m = 0; m < len; m++) {
+                        spans.add(new int[] {owner[k], owner[k] + 1});
+                    }
+                }
+            } else {
+                for (int m = 0; m < whole.codePointCount(0, whole.length()); m++) {
+                    spans.add(new int[] {owner[u], owner[v - 1] + 1});
+                }
+            }
+            for (int cp : CodePoints.of(whole)) {
+                normCps.add(cp);
+            }
+            u = v;
+        }
+        int[] norm = new int[normCps.size()];
+        for (int k = 0; k < norm.length; k++) {
+            norm[k] = normCps.get(k);
+        }
+        List<int[]> parts = new ArrayList<int[]>();
+        int i = 0;
+        while (i < norm.length) {
+            if (UnicodeTables.isPythonSpace(norm[i])) {
+                i++;
+                continue;
+            }
+            int a = i;
+            while (i < norm.length && !UnicodeTables.isPythonSpace(norm[i])) {
+                i++;
+            }
+            int start = a;
+            for (String part : splitOnPunctuation(new String(norm, a, i - a))) {
+                int len = part.codePointCount(0, part.length());
+                parts.add(new int[] {start, start + len});
+                start += len;
+            }
+        }
+        int q = 0;
+        for (int[] part : parts) {
+            int cursor = part[0];
+            int end = part[1];
+            while (q < pieces.size() && cursor < end) {
+                String piece = pieces.get(q++);
+                int width = "[UNK]".equals(piece) ? end - cursor
+                        : piece.codePointCount(0, piece.length()) - (piece.startsWith("##") ? 2 : 0);
+                int stop = Math.min(end, cursor + Math.max(width, 1));
+                out.add(new TokenSpan(piece, spans.get(cursor)[0], spans.get(stop - 1)[1]));
+                cursor = stop;
+            }
+        }
+        // Defensive, as in Python: pieces left over keep the word's span rather than vanish.
+        while (q < pieces.size()) {
+            out.add(new TokenSpan(pieces.get(q++), owner[0], owner[owner.length - 1] + 1));
+        }
     }
 
     private void tokenizeWord(String word, List<String> out) {
@@ -190,6 +340,7 @@ public final class WordPieceTokenizer {
     }
 
     /** Tokens -> ids; a token not in the vocab maps to the [UNK] id. */
+    @Override
     public int[] convertTokensToIds(List<String> tokens) {
         int[] ids = new int[tokens.size()];
         for (int i = 0; i < ids.length; i++) {
@@ -206,26 +357,32 @@ public final class WordPieceTokenizer {
         return idToToken.get(id);
     }
 
+    @Override
     public int clsId() {
         return clsId;
     }
 
+    @Override
     public int sepId() {
         return sepId;
     }
 
+    @Override
     public int unkId() {
         return unkId;
     }
 
+    @Override
     public int padId() {
         return padId;
     }
 
+    @Override
     public int vocabSize() {
         return idToToken.size();
     }
 
+    @Override
     public boolean doLowerCase() {
         return doLowerCase;
     }

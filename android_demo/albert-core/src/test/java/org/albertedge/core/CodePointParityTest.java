@@ -12,11 +12,14 @@ import org.junit.jupiter.api.Test;
  */
 class CodePointParityTest {
     private static void checkMode(String key, boolean doLowerCase) throws Exception {
-        JSONObject golden = new JSONObject(Resources.text("golden_codepoints.json"));
+        check("golden_codepoints.json", key, Resources.vocab(doLowerCase));
+    }
+
+    private static void check(String file, String key, TextTokenizer tok) throws Exception {
+        JSONObject golden = new JSONObject(Resources.text(file));
         JSONArray context = golden.getJSONArray("context");
         int block = golden.getInt("block");
         JSONArray digests = golden.getJSONArray(key);
-        WordPieceTokenizer tok = Resources.vocab(doLowerCase);
         assertEquals(0x110000 / block, digests.length());
         for (int b = 0; b < digests.length(); b++) {
             assertEquals(digests.getString(b),
@@ -34,5 +37,11 @@ class CodePointParityTest {
     @Test
     void everyCodePointCasedTokenizesAsInPython() throws Exception {
         checkMode("cased", false);
+    }
+
+    /** SentencePiece (spiece.model, lower-cased): NFKD, Python's lower(), the nmt_nfkc map, unknowns. */
+    @Test
+    void everyCodePointSegmentsAsInPythonSentencePiece() throws Exception {
+        check("golden_sp_codepoints.json", "lower", Resources.spiece(true));
     }
 }

@@ -208,12 +208,44 @@ class PackReaderTest {
     }
 
     @Test
-    void sentencePiecePackReadsButCannotBuildAJavaTokenizer() throws Exception {
+    void sentencePiecePackBuildsTheJavaSentencePieceTokenizer() throws Exception {
         Map<String, byte[]> m = members(SETTINGS.replace("\"wordpiece\", \"file\": \"vocab.txt\"",
                 "\"sentencepiece\", \"file\": \"spiece.model\""));
-        m.put("spiece.model", new byte[] {8, 1});
-        final ModelPack pack = ModelPack.read(packed(m, ZipEntry.STORED), "sp.tflite");
+        m.put("spiece.model", Resources.bytes("spiece.model"));
+        ModelPack pack = ModelPack.read(packed(m, ZipEntry.STORED), "sp.tflite");
         assertEquals("sentencepiece", pack.tokenizerType);
-        assertTrue(assertThrows(AlbertCoreException.class, pack::tokenizer).getMessage().contains("wordpiece only"));
+        TextTokenizer tok = pack.tokenizer();
+        assertTrue(tok instanceof SentencePieceTokenizer);
+        assertEquals(Resources.spiece(false).tokenize("The quick brown fox."), tok.tokenize("The quick brown fox."));
+    }
+
+    @Test
+    void brokenSpieceModelIsRefusedNamingThePackMember() throws Exception {
+        Map<String, byte[]> m = members(SETTINGS.replace("\"wordpiece\", \"file\": \"vocab.txt\"",
+                "\"sentencepiece\", \"file\": \"spiece.model\""));
+        m.put("spiece.model", new byte[] {10, 100, 1});
+        final ModelPack pack = ModelPack.read(packed(m, ZipEntry.STORED), "sp.tflite");
+        String message = assertThrows(AlbertCoreException.class, pack::tokenizer).getMessage();
+        assertTrue(message.startsWith("sp.tflite!spiece.model: not a valid SentencePiece model"), message);
+    }
+
+    @Test
+    void nerModelPackIsTokenClassificationWithItsLabels() throws Exception {
+        ModelPack pack = ModelPack.read(Resources.bytes("ner_model.tflite"), "ner_model.tflite");
+        assertEquals(ModelPack.TOKEN_CLASSIFICATION, pack.task);
+        assertEquals(java.util.Arrays.asList("O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"), pack.labels);
+        assertEquals(32, pack.maxSeqLen);
+        assertEquals(30, EntityExtractor.fromPack(pack).window());
+        assertEquals(7, EntityExtractor.fromPack(pack).stride());
+    }
+
+    @Test
+    void tokenClassificationPackWithoutLabelsIsRefused() throws Exception {
+        final Map<String, byte[]> m = members(SETTINGS.replace("sequence_classification", "token_classification")
+                .replace(" \"labels\": [\"neg\", \"pos\"],", ""));
+        m.remove("labels.txt");
+        String message = assertThrows(AlbertCoreException.class,
+                () -> ModelPack.read(packed(m, ZipEntry.STORED), "ner.tflite")).getMessage();
+        assertTrue(message.contains("token_classification but it carries no labels"), message);
     }
 }

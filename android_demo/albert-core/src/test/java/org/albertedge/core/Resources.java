@@ -71,6 +71,10 @@ final class Resources {
         return out;
     }
 
+    static SentencePieceTokenizer spiece(boolean doLowerCase) throws IOException {
+        return SentencePieceTokenizer.fromModelBytes(bytes("spiece.model"), doLowerCase, "spiece.model");
+    }
+
     static WordPieceTokenizer vocab(boolean doLowerCase) throws IOException {
         return WordPieceTokenizer.fromVocabBytes(bytes("vocab.txt"), doLowerCase, "vocab.txt");
     }

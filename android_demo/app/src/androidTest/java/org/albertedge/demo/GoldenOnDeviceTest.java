@@ -4,6 +4,7 @@ import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
 
 import android.content.Context;
 
@@ -19,6 +20,8 @@ import java.util.List;
 
 import org.albertedge.core.AlbertCoreException;
 import org.albertedge.core.Encoding;
+import org.albertedge.core.EntityExtractor;
+import org.albertedge.core.ModelPack;
 import org.albertedge.core.Preprocessor;
 import org.albertedge.core.Scores;
 import org.albertedge.core.TokenizerDigest;
@@ -38,6 +41,9 @@ import org.junit.runner.RunWith;
  * are specific to the model that was copied in. Logits are compared with a tolerance: the
  * phone's kernels (ARM, XNNPACK) round differently from the desktop's, and quantized kernels
  * (int8 GEMMs) more so. Labels must agree wherever the desktop's top two are not a near tie.
+ * A token-classification model is checked on golden_ner.jsonl instead: the same tokens and
+ * offsets, window logits within the tolerance, and the same entities wherever no token's top two
+ * labels are a near tie.
  */
 @RunWith(AndroidJUnit4.class)
 public class GoldenOnDeviceTest {
@@ -45,17 +51,31 @@ public class GoldenOnDeviceTest {
     private static final double QUANTIZED_LOGIT_TOLERANCE = 5e-2;
     private static final double NEAR_TIE = 0.02;
     private AlbertClassifier classifier;
+    private AlbertEntityRecognizer recognizer;
+    private ModelPack pack;
+    private Preprocessor preprocessor;
     private Context context;
 
     @Before
     public void load() throws IOException {
         context = InstrumentationRegistry.getInstrumentation().getTargetContext();
-        classifier = AlbertClassifier.fromAssets(context, 2);
+        pack = ModelPack.read(AlbertClassifier.mapAsset(context, AlbertClassifier.MODEL_ASSET), AlbertClassifier.MODEL_ASSET);
+        preprocessor = pack.preprocessor();
+        if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
+            recognizer = AlbertEntityRecognizer.fromAssets(context, 2);
+        } else {
+            classifier = AlbertClassifier.fromAssets(context, 2);
+        }
     }
 
     @After
     public void close() {
-        classifier.close();
+        if (classifier != null) {
+            classifier.close();
+        }
+        if (recognizer != null) {
+            recognizer.close();
+        }
     }
 
     private String text(String asset) throws IOException {
@@ -90,7 +110,7 @@ public class GoldenOnDeviceTest {
 
     @Test
     public void tokenizationMatchesPythonGoldens() throws Exception {
-        Preprocessor pre = classifier.preprocessor();
+        Preprocessor pre = preprocessor;
         List<JSONObject> lines = golden("golden_tokenization.jsonl");
         assertFalse(lines.isEmpty());
         for (JSONObject g : lines) {
@@ -117,10 +137,10 @@ public class GoldenOnDeviceTest {
         JSONObject golden = new JSONObject(text("golden_codepoints.json"));
         JSONArray context = golden.getJSONArray("context");
         int block = golden.getInt("block");
-        JSONArray digests = golden.getJSONArray(classifier.pack().doLowerCase ? "lower" : "cased");
+        JSONArray digests = golden.getJSONArray(pack.doLowerCase ? "lower" : "cased");
         List<String> differing = new ArrayList<String>();
         for (int b = 0; b < digests.length(); b++) {
-            String got = TokenizerDigest.blockDigest(classifier.preprocessor().tokenizer(), context.getString(0),
+            String got = TokenizerDigest.blockDigest(preprocessor.tokenizer(), context.getString(0),
                     context.getString(1), b, block);
             if (!digests.getString(b).equals(got)) {
                 differing.add("U+" + Integer.toHexString(b * block) + "..U+" + Integer.toHexString((b + 1) * block - 1));
@@ -131,6 +151,7 @@ public class GoldenOnDeviceTest {
 
     @Test
     public void logitsAndLabelsMatchLiteRtOnTheDesktop() throws Exception {
+        assumeTrue("a token-classification model has golden_ner.jsonl instead", classifier != null);
         List<JSONObject> lines = golden("golden_logits.jsonl");
         assertFalse(lines.isEmpty());
         String variant = classifier.pack().variant;
@@ -159,7 +180,65 @@ public class GoldenOnDeviceTest {
     }
 
     @Test
+    public void entitiesMatchLiteRtOnTheDesktop() throws Exception {
+        assumeTrue("a classifier has golden_logits.jsonl instead", recognizer != null);
+        List<JSONObject> lines = golden("golden_ner.jsonl");
+        assertFalse(lines.isEmpty());
+        double tolerance = pack.variant.startsWith("fp") ? FLOAT_LOGIT_TOLERANCE : QUANTIZED_LOGIT_TOLERANCE;
+        EntityExtractor extractor = recognizer.extractor();
+        for (JSONObject g : lines) {
+            String text = g.getString("text");
+            EntityExtractor.Prepared prepared = extractor.prepare(text);
+            JSONArray tokens = g.getJSONArray("tokens");
+            assertEquals(text, tokens.length(), prepared.tokens.size());
+            for (int i = 0; i < tokens.length(); i++) {
+                JSONArray t = tokens.getJSONArray(i);
+                assertEquals(text, t.getString(0), prepared.tokens.get(i).token);
+                assertEquals(text, t.getInt(1), prepared.tokens.get(i).start);
+                assertEquals(text, t.getInt(2), prepared.tokens.get(i).end);
+            }
+            JSONArray windows = g.getJSONArray("window_logits");
+            assertEquals(text, windows.length(), prepared.windows.size());
+            float[][][] logits = new float[windows.length()][][];
+            boolean nearTie = false;
+            for (int w = 0; w < logits.length; w++) {
+                logits[w] = recognizer.run(prepared.windows.get(w));
+                JSONArray rows = windows.getJSONArray(w);
+                assertEquals(text, rows.length(), logits[w].length);
+                for (int r = 0; r < rows.length(); r++) {
+                    float[] want = new float[rows.getJSONArray(r).length()];
+                    for (int k = 0; k < want.length; k++) {
+                        want[k] = (float) rows.getJSONArray(r).getDouble(k);
+                        assertEquals(text, want[k], logits[w][r][k], tolerance);
+                    }
+                    double[] probs = Scores.softmax(want);
+                    java.util.Arrays.sort(probs);
+                    nearTie |= probs.length > 1 && probs[probs.length - 1] - probs[probs.length - 2] < NEAR_TIE;
+                }
+            }
+            if (nearTie) {
+                continue;
+            }
+            List<EntityExtractor.Entity> got = EntityExtractor.entities(text, extractor.tag(prepared, logits));
+            JSONArray want = g.getJSONArray("entities");
+            assertEquals(text, want.length(), got.size());
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(text, want.getJSONObject(i).getString("label"), got.get(i).label);
+                assertEquals(text, want.getJSONObject(i).getInt("start"), got.get(i).start);
+                assertEquals(text, want.getJSONObject(i).getInt("end"), got.get(i).end);
+                assertEquals(text, want.getJSONObject(i).getString("text"), got.get(i).text);
+            }
+        }
+    }
+
+    @Test
     public void benchmarkReportsPositiveLatencies() {
+        if (recognizer != null) {
+            AlbertEntityRecognizer.Benchmark bench = recognizer.benchmark("Alice Smith moved to Paris last year.", 5, 2);
+            assertEquals(5, bench.inference.count());
+            assertTrue(bench.inference.p50() > 0.0);
+            return;
+        }
         AlbertClassifier.Benchmark bench = classifier.benchmark("这本书写得很好，值得一读。", 5, 2);
         assertEquals(5, bench.inference.count());
         assertTrue(bench.inference.p50() > 0.0);

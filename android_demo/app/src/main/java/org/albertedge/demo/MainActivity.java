@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
+import org.albertedge.core.EntityExtractor;
 import org.albertedge.core.LatencyStats;
 import org.albertedge.core.ModelPack;
 import org.albertedge.core.Scores;
@@ -21,7 +22,9 @@ import org.albertedge.core.Scores;
 /**
  * Type text, pick 1/2/4 threads, see the label, its probability and where the time went
  * (tokenization and inference apart); "Benchmark" repeats the classification N times and shows
- * p50/p90 with a text histogram.
+ * p50/p90 with a text histogram. When the packed model's task is token_classification, the same
+ * buttons show its entities instead: label, text and character offsets (code points, as Python's)
+ * with tokenization, inference (every window) and decoding times.
  *
  * <p>All model work runs on one background thread: the interpreter is not thread-safe, and the
  * UI thread must never wait for an inference.
@@ -35,6 +38,8 @@ public final class MainActivity extends Activity {
     private final Handler ui = new Handler(Looper.getMainLooper());
     // Written on the worker thread, read on both.
     private volatile AlbertClassifier classifier;
+    // Set instead of classifier when the pack's task is token_classification.
+    private volatile AlbertEntityRecognizer recognizer;
 
     private TextView modelInfo;
     private EditText input;
@@ -75,8 +80,9 @@ public final class MainActivity extends Activity {
     }
 
     private void setBusy(boolean busy) {
-        classify.setEnabled(!busy && classifier != null);
-        benchmark.setEnabled(!busy && classifier != null);
+        boolean loaded = classifier != null || recognizer != null;
+        classify.setEnabled(!busy && loaded);
+        benchmark.setEnabled(!busy && loaded);
         for (int i = 0; i < threads.getChildCount(); i++) {
             threads.getChildAt(i).setEnabled(!busy);
         }
@@ -89,25 +95,37 @@ public final class MainActivity extends Activity {
         worker.execute(() -> {
             String info;
             AlbertClassifier loaded = null;
+            AlbertEntityRecognizer loadedNer = null;
             try {
                 if (classifier != null) {
                     classifier.close();
                     classifier = null;
                 }
-                loaded = AlbertClassifier.fromAssets(this, numThreads);
-                ModelPack pack = loaded.pack();
-                info = String.format(Locale.ROOT, "%s · %s · labels %s · max_seq_len %d · lower %b · %d thread(s)",
-                        AlbertClassifier.MODEL_ASSET, pack.variant, pack.labels, pack.maxSeqLen, pack.doLowerCase,
-                        numThreads);
+                if (recognizer != null) {
+                    recognizer.close();
+                    recognizer = null;
+                }
+                ModelPack pack = ModelPack.read(AlbertClassifier.mapAsset(this, AlbertClassifier.MODEL_ASSET),
+                        AlbertClassifier.MODEL_ASSET);
+                if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
+                    loadedNer = AlbertEntityRecognizer.fromAssets(this, numThreads);
+                } else {
+                    loaded = AlbertClassifier.fromAssets(this, numThreads);
+                }
+                info = String.format(Locale.ROOT, "%s · %s · %s · labels %s · max_seq_len %d · lower %b · %d thread(s)",
+                        AlbertClassifier.MODEL_ASSET, pack.task, pack.variant, pack.labels, pack.maxSeqLen,
+                        pack.doLowerCase, numThreads);
             } catch (FileNotFoundException e) {
                 info = getString(R.string.no_model) + " (" + e.getMessage() + ")";
             } catch (Exception e) {
                 info = "Cannot load model: " + e.getMessage();
             }
             final AlbertClassifier ready = loaded;
+            final AlbertEntityRecognizer readyNer = loadedNer;
             final String text = info;
             ui.post(() -> {
                 classifier = ready;
+                recognizer = readyNer;
                 modelInfo.setText(text);
                 setBusy(false);
             });
@@ -117,6 +135,10 @@ public final class MainActivity extends Activity {
     private void onClassify() {
         final String text = input.getText().toString();
         setBusy(true);
+        if (recognizer != null) {
+            worker.execute(() -> onRecognize(text));
+            return;
+        }
         worker.execute(() -> {
             String shown;
             String timing;
@@ -142,6 +164,31 @@ public final class MainActivity extends Activity {
         });
     }
 
+    /** Entities of {@code text}, one per line: label, [start, end) in code points, the text, the score. */
+    private void onRecognize(String text) {
+        String shown;
+        String timing;
+        try {
+            AlbertEntityRecognizer.Result r = recognizer.recognize(text);
+            shown = String.format(Locale.ROOT, "%d entit%s", r.entities.size(), r.entities.size() == 1 ? "y" : "ies");
+            StringBuilder sb = new StringBuilder();
+            for (EntityExtractor.Entity e : r.entities) {
+                sb.append(String.format(Locale.ROOT, "%-8s [%d, %d)  %s  %.3f%n", e.label, e.start, e.end, e.text,
+                        e.score));
+            }
+            sb.append(String.format(Locale.ROOT, "%ntokens     %d in %d window(s)%n", r.tokens, r.windows));
+            sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
+            sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
+                    recognizer.threads()));
+            sb.append(String.format(Locale.ROOT, "decode     %.3f ms%n", r.decodeMs));
+            timing = sb.toString();
+        } catch (RuntimeException e) {
+            shown = "Error";
+            timing = e.getMessage();
+        }
+        postResult(shown, timing, null);
+    }
+
     private void onBenchmark() {
         final String text = input.getText().toString();
         final int n = parseRuns();
@@ -150,6 +197,19 @@ public final class MainActivity extends Activity {
         worker.execute(() -> {
             String report;
             try {
+                if (recognizer != null) {
+                    AlbertEntityRecognizer.Benchmark b = recognizer.benchmark(text, n, WARMUP_RUNS);
+                    StringBuilder sb = new StringBuilder();
+                    sb.append(String.format(Locale.ROOT, "%d runs, %d tokens in %d window(s), %d thread(s), %d warm-up%n",
+                            n, b.tokens, b.windows, recognizer.threads(), WARMUP_RUNS));
+                    sb.append(line("tokenize", b.tokenize));
+                    sb.append(line("inference", b.inference));
+                    sb.append(line("decode", b.decode));
+                    sb.append("\ninference histogram\n");
+                    sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
+                    postResult(null, null, sb.toString());
+                    return;
+                }
                 AlbertClassifier.Benchmark b = classifier.benchmark(text, n, WARMUP_RUNS);
                 StringBuilder sb = new StringBuilder();
                 sb.append(String.format(Locale.ROOT, "%d runs, seq_len %d, %d thread(s), %d warm-up%n", n,
@@ -200,6 +260,9 @@ public final class MainActivity extends Activity {
         worker.execute(() -> {
             if (classifier != null) {
                 classifier.close();
+            }
+            if (recognizer != null) {
+                recognizer.close();
             }
         });
         worker.shutdown();
