@@ -165,3 +165,20 @@ def test_tflite_without_any_signature_is_refused():
     flat = tf.lite.TFLiteConverter.from_concrete_functions([double.get_concrete_function()]).convert()
     with pytest.raises(ModelFileError, match="no 'serving_default' signature"):
         open_backend(flat, "none.tflite", "litert", num_threads=1)
+
+
+def test_a_checked_load_copies_the_flatbuffer_no_more_and_parses_it_once(models, monkeypatch):
+    """The interpreter gets the file's own bytes (pack tail included) and the load-time check's TfliteInfo."""
+    from albert_edge.runtime import TextClassifier
+    from albert_edge.runtime import flatbuffer as F
+
+    calls = []
+    real = F.inspect_tflite
+    monkeypatch.setattr(F, "inspect_tflite", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(B, "inspect_tflite", F.inspect_tflite)
+    data = models["tflite"].read_bytes()
+    clf = TextClassifier.from_bytes(data, "bag.tflite", num_threads=1)
+    assert clf._pool.first._flatbuffer is data and len(calls) == 1
+    x = _inputs()
+    want = numpy_logits(weights(), x["input_ids"], x["attention_mask"], x["token_type_ids"])
+    np.testing.assert_allclose(clf.run_inputs(x), want, atol=1e-5)
