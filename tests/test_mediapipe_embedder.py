@@ -79,17 +79,17 @@ def _long_texts(texts: list[str], joiner: str) -> list[str]:
     return [joiner.join(texts[i : i + 14]) for i in range(0, min(len(texts), 70), 7)]
 
 
-def _judge(python: Path, model: Path, texts: list[str], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cosines of MediaPipe's head 0 to ours, MediaPipe's vectors, ours) over ``texts``."""
+def _judge(python: Path, model: Path, texts: list[str], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """(cosines of MediaPipe's head 0 to ours, MediaPipe's vectors, ours, {head name: size}) over ``texts``."""
     results = _mediapipe(python, model, texts)
     errors = [(t[:30], r["error"]) for t, r in zip(texts, results) if "error" in r]
     assert not errors, f"MediaPipe failed on {len(errors)} texts, e.g. {errors[:2]}"
     heads = results[0]["heads"]
-    assert heads[0]["head"] == "sentence_embedding" and heads[0]["index"] == 0 and len(heads[0]["embedding"]) == width
+    assert heads[0]["head"] == "sentence_embedding" and heads[0]["index"] == 0 and heads[0]["size"] == width
     theirs = np.array([r["heads"][0]["embedding"] for r in results], dtype=np.float64)
     ours = TextEmbedder.from_file(model, num_threads=1).embed_batch(texts).astype(np.float64)
     cos = np.sum(theirs * ours, axis=1) / (np.linalg.norm(theirs, axis=1) * np.linalg.norm(ours, axis=1))
-    return cos, theirs, ours
+    return cos, theirs, ours, {h["head"]: h["size"] for h in heads}
 
 
 def _truncated(model: Path, texts: list[str]) -> int:
@@ -103,7 +103,8 @@ def test_mediapipe_embeds_minilm_as_we_do(variant, mediapipe_python, minilm_file
     texts = sentences + _long_texts(sentences, " ")
     assert _truncated(model, texts) >= 5
     assert all(_same_preprocessing(t) for t in texts)
-    cos, theirs, _ = _judge(mediapipe_python, model, texts, 384)
+    cos, theirs, _, heads = _judge(mediapipe_python, model, texts, 384)
+    assert heads == {"sentence_embedding": 384}
     print(f"MiniLM {variant}: MediaPipe vs TextEmbedder cosine min {cos.min():.8f} mean {cos.mean():.8f} "
           f"over {len(texts)} texts")
     assert cos.min() >= MIN_COSINE
@@ -117,7 +118,9 @@ def test_mediapipe_embeds_the_sample_albert_as_we_do(variant, mediapipe_python, 
     split = [e.text_a for e in read_tsv(SAMPLE / "test.tsv")][:SAMPLE_TEXTS]
     texts = split + _long_texts(split, "")
     assert _truncated(model, texts) >= 10
-    cos, theirs, ours = _judge(mediapipe_python, model, texts, 312)
+    cos, theirs, ours, heads = _judge(mediapipe_python, model, texts, 312)
+    # The hidden states and the pooler stay outputs for our runtime; MediaPipe lists them after head 0.
+    assert heads == {"sentence_embedding": 312, "pooled_output": 312, "last_hidden_state": 128 * 312}
     same = np.array([_same_preprocessing(t) for t in texts])
     # MediaPipe lower-cases ASCII only and strips no accents; such texts must stay rare here.
     assert same.mean() > 0.99

@@ -1,8 +1,10 @@
 """Run MediaPipe's real TextEmbedder on texts; executed by the mediapipe venv's Python, not ours.
 
-Reads JSON from stdin: {"model": path, "texts": [...], "l2_normalize": bool}. Writes one JSON object
-to stdout: {"results": [{"heads": [{"head": name, "index": i, "embedding": [...]}, ...]} | {"error": msg},
-...], "version": ...}. Float embeddings only (MediaPipe's own quantize option is off).
+Reads JSON from stdin: {"model": path, "texts": [...], "l2_normalize": bool, "values_of": [head indices]}.
+Writes one JSON object to stdout: {"results": [{"heads": [{"head": name, "index": i, "size": n,
+"embedding": [...] (only for the heads in values_of, default [0])}, ...]} | {"error": msg}, ...],
+"version": ...}. Float embeddings only (MediaPipe's own quantize option is off). values_of keeps the
+output small: a hidden-state head is max_seq_len x H floats per text.
 Imports nothing from albert_edge: this is the independent client.
 """
 
@@ -24,6 +26,7 @@ def main() -> None:
     job = json.load(sys.stdin)
     options = text.TextEmbedderOptions(base_options=base.BaseOptions(model_asset_path=job["model"]),
                                        l2_normalize=bool(job.get("l2_normalize", False)), quantize=False)
+    values_of = set(job.get("values_of", [0]))
     out = []
     with text.TextEmbedder.create_from_options(options) as embedder:
         for t in job["texts"]:
@@ -32,8 +35,13 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - every failure is reported per text
                 out.append({"error": f"{type(exc).__name__}: {exc}"})
                 continue
-            out.append({"heads": [{"head": e.head_name, "index": e.head_index,
-                                   "embedding": [float(v) for v in e.embedding]} for e in result.embeddings]})
+            heads = []
+            for e in result.embeddings:
+                head = {"head": e.head_name, "index": e.head_index, "size": len(e.embedding)}
+                if e.head_index in values_of:
+                    head["embedding"] = [float(v) for v in e.embedding]
+                heads.append(head)
+            out.append({"heads": heads})
     json.dump({"version": MP_VERSION, "results": out}, sys.stdout)
 
 
