@@ -118,6 +118,9 @@ if __name__ == "__main__":
 
 GOLDEN_QA_MODEL = "golden_qa.jsonl"
 QA_MODEL = "qa_model.tflite"
+#: The same for a SentencePiece ALBERT (the Java SentencePiece offsets path, end to end).
+GOLDEN_QA_MODEL_SP = "golden_qa_sp.jsonl"
+QA_MODEL_SP = "qa_model_sp.tflite"
 
 # Asset golden cases when none are given: the questions the test QA model was trained on, short and
 # long contexts, text typed in capitals and with emoji (offsets), Chinese, and an empty context.

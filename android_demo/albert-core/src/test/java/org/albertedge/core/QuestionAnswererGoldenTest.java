@@ -15,19 +15,23 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Python and Java give identical answers from strings: every line of golden_qa.jsonl (a real QA model
- * file, qa_model.tflite, run by LiteRT in Python, answers checked against Python's QuestionAnswerer)
- * is answered here from its question and context as typed, with the tokenizer read from that model
+ * file, qa_model.tflite, WordPiece BERT, run by LiteRT in Python, answers checked against Python's
+ * QuestionAnswerer) and of golden_qa_sp.jsonl (qa_model_sp.tflite, a SentencePiece ALBERT) is answered here from its question and context as typed, with the tokenizer read from that model
  * file's own pack; only the window logits come from the file. Tokens, offsets, windows, model inputs,
  * span, answer text, offsets and score must all agree.
  */
 class QuestionAnswererGoldenTest {
     private static ModelPack pack;
     private static List<JSONObject> golden;
+    private static ModelPack spPack;
+    private static List<JSONObject> spGolden;
 
     @BeforeAll
     static void load() throws Exception {
         pack = ModelPack.read(Resources.bytes("qa_model.tflite"), "qa_model.tflite");
         golden = Resources.jsonLines("golden_qa.jsonl");
+        spPack = ModelPack.read(Resources.bytes("qa_model_sp.tflite"), "qa_model_sp.tflite");
+        spGolden = Resources.jsonLines("golden_qa_sp.jsonl");
     }
 
     private static List<float[]> rows(JSONArray windows) throws Exception {
@@ -43,7 +47,7 @@ class QuestionAnswererGoldenTest {
         return out;
     }
 
-    private static QuestionAnswerer answerer(JSONObject g) throws Exception {
+    private static QuestionAnswerer answerer(ModelPack pack, JSONObject g) throws Exception {
         return new QuestionAnswerer(pack.tokenizer(), g.getInt("max_seq_len"), g.isNull("stride") ? -1 : g.getInt("stride"),
                 g.getInt("max_answer_tokens"), -1);
     }
@@ -59,6 +63,18 @@ class QuestionAnswererGoldenTest {
 
     @Test
     void everyGoldenQuestionGivesPythonsTokensWindowsAndAnswer() throws Exception {
+        assertEquals("wordpiece", pack.tokenizerType);
+        checkAll(pack, golden);
+    }
+
+    @Test
+    void everySentencePieceGoldenQuestionGivesPythonsTokensWindowsAndAnswer() throws Exception {
+        assertEquals("sentencepiece", spPack.tokenizerType);
+        assertEquals(ModelPack.QUESTION_ANSWERING, spPack.task);
+        checkAll(spPack, spGolden);
+    }
+
+    private static void checkAll(ModelPack pack, List<JSONObject> golden) throws Exception {
         int answers = 0;
         int multiWindow = 0;
         int astral = 0;
@@ -67,7 +83,7 @@ class QuestionAnswererGoldenTest {
             String question = g.getString("question");
             String context = g.getString("context");
             String where = JSONObject.quote(question) + " / " + JSONObject.quote(context) + " stride " + g.opt("stride");
-            QuestionAnswerer qa = answerer(g);
+            QuestionAnswerer qa = answerer(pack, g);
             assertEquals(g.getInt("max_question_tokens"), qa.maxQuestionTokens(), where);
             QuestionAnswerer.Prepared p = qa.prepare(question, context);
             assertArrayEquals(Resources.ints(g.getJSONArray("question_ids")), p.questionIds, where);
@@ -123,7 +139,7 @@ class QuestionAnswererGoldenTest {
         final List<float[]> ends = rows(g.getJSONArray("end_logits"));
         final int[] calls = {0};
         final JSONArray windows = g.getJSONArray("windows");
-        QuestionAnswerer.Answer a = answerer(g).answer(g.getString("question"), g.getString("context"), encoding -> {
+        QuestionAnswerer.Answer a = answerer(pack, g).answer(g.getString("question"), g.getString("context"), encoding -> {
             try {
                 assertArrayEquals(Resources.ints(windows.getJSONObject(calls[0]).getJSONArray("input_ids")),
                         encoding.input("input_ids")[0]);
