@@ -595,11 +595,16 @@ def load_model_pack(model_path: str | Path) -> tuple[bytes, ModelPack]:
     if model_kind(data) != "tflite":
         raise ModelFileError(f"{model_path}: the Android demo runs .tflite models (TFL3 flatbuffer), not this file")
     pack = read_pack_bytes(data, str(model_path))
-    from albert_edge.tasks import SequenceClassification, TokenClassification
+    from albert_edge.tasks import (
+        QuestionAnswering,
+        SequenceClassification,
+        TokenClassification,
+    )
 
-    if not isinstance(pack.task_object(str(model_path)), (SequenceClassification, TokenClassification)):
-        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label or entities, so "
-                             f"it needs {SequenceClassification.name} or {TokenClassification.name}")
+    shown = (SequenceClassification, TokenClassification, QuestionAnswering)
+    if not isinstance(pack.task_object(str(model_path)), shown):
+        raise ModelFileError(f"{model_path}: pack task is {pack.task}; the Android demo shows a label, entities or an "
+                             f"answer, so it needs one of {', '.join(t.name for t in shown)}")
     return data, checked_pack(data, str(model_path), pack)
 
 
@@ -648,8 +653,12 @@ def write_android_assets(
     casing; ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
     encodable cases, which the app's instrumented test compares with the phone's. For a
     token-classification model ``golden_ner.jsonl`` replaces it: window logits, tags and entities
-    per text (``albert_edge.android_ner``), checked against ``TokenClassifier`` first.
+    per text (``albert_edge.android_ner``), checked against ``TokenClassifier`` first; for a
+    question-answering model ``golden_qa.jsonl``: tokens, windows, start/end logits and the answer
+    per (question, context) (``albert_edge.android_qa``), checked against ``QuestionAnswerer`` first.
     """
+    from albert_edge import android_qa
+
     data, pack = load_model_pack(model_path)
     source = str(model_path)
     out = ensure_writable_dir(assets_dir)
@@ -665,7 +674,12 @@ def write_android_assets(
         digests = codepoint_digests(vocab_text, casings=(pack.do_lower_case,))
     logits_text = None
     ner_text = None
-    if with_logits and pack.task == "token_classification":
+    qa_text = None
+    if with_logits and pack.task == "question_answering":
+        # Answers instead of sentence logits; checked against QuestionAnswerer before anything is written.
+        qa_cases = android_qa.asset_qa_cases(sentences)[:_MAX_MODEL_GOLDENS]
+        qa_text = android_qa.render_qa_model_golden(data, source, qa_cases)
+    elif with_logits and pack.task == "token_classification":
         # Entities instead of sentence logits; checked against TokenClassifier before anything is written.
         from albert_edge import android_ner
 
@@ -695,4 +709,8 @@ def write_android_assets(
             written.append(staged.write_text(GOLDEN_NER, ner_text))
         else:
             staged.remove_stale(GOLDEN_NER)
+        if qa_text is not None:
+            written.append(staged.write_text(android_qa.GOLDEN_QA_MODEL, qa_text))
+        else:
+            staged.remove_stale(android_qa.GOLDEN_QA_MODEL)
     return written

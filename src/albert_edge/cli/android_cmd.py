@@ -21,14 +21,14 @@ def add_parser(subparsers) -> None:
         description=(
             "Copy MODEL (a .tflite with its albert-edge pack) to ASSETS_DIR/model.tflite and write "
             "golden_tokenization.jsonl and golden_logits.jsonl (golden_ner.jsonl for a token-classification "
-            "model) for it, which the app's instrumented test checks on the phone. With --golden-only DIR, "
+            "model, golden_qa.jsonl for a question-answering one: each --sentences line is then a context) for it, which the app's instrumented test checks on the phone. With --golden-only DIR, "
             "regenerate the committed JVM-test goldens (and UnicodeTables.java) instead."
         ),
     )
     p.add_argument("model", nargs="?", help="packed .tflite written by albert-edge convert/quantize")
     p.add_argument("assets_dir", nargs="?", help="the app's assets directory, e.g. android_demo/app/src/main/assets")
     p.add_argument("--sentences", help="UTF-8 file of golden input texts, one per line")
-    p.add_argument("--no-logits", action="store_true", help="skip golden_logits.jsonl (needs no interpreter)")
+    p.add_argument("--no-logits", action="store_true", help="skip the model goldens (golden_logits/ner/qa.jsonl; needs no interpreter)")
     p.add_argument(
         "--golden-only",
         metavar="DIR",

@@ -28,6 +28,7 @@ from albert_edge.runtime.classifier import open_checked, softmax
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import TokenClassification
 from albert_edge.tasks.entities import decode_tags
+from albert_edge.tasks.qa_spans import window_starts  # one window cutter for NER and QA
 
 
 @dataclass(frozen=True)
@@ -51,16 +52,6 @@ class TokenTag:
     end: int
     tag: str
     score: float
-
-
-def window_starts(n: int, window: int, stride: int) -> list[int]:
-    """Token index where each window starts: step ``window - stride``, the last one ends at ``n``."""
-    if n <= window:
-        return [0]
-    step = window - stride
-    starts = list(range(0, n - window, step))
-    starts.append(n - window)
-    return starts
 
 
 def merge_windows(n: int, starts: Sequence[int], window_logits: Sequence[np.ndarray]) -> np.ndarray:

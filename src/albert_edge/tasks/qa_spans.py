@@ -71,7 +71,11 @@ class Span:
 
 
 def window_starts(n: int, window: int, stride: int) -> list[int]:
-    """Context token index where each window starts: step ``window - stride``, the last ends at ``n``."""
+    """Token index where each window starts: step ``window - stride``, the last one ends at ``n``.
+
+    The one window cutter of both span tasks: QA's context windows and the token classifier's
+    (``runtime.token_classifier`` imports it; the Java twins are ``QaSpans``/``TokenWindows``).
+    """
     if n <= window:
         return [0]
     step = window - stride

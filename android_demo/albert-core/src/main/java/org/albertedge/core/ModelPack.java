@@ -34,8 +34,9 @@ public final class ModelPack {
     private static final List<String> KNOWN_INPUTS = Arrays.asList("input_ids", "attention_mask", "token_type_ids");
     public static final String SEQUENCE_CLASSIFICATION = "sequence_classification";
     public static final String TOKEN_CLASSIFICATION = "token_classification";
+    public static final String QUESTION_ANSWERING = "question_answering";
     private static final List<String> TASKS = Arrays.asList(SEQUENCE_CLASSIFICATION, "feature_extraction",
-            TOKEN_CLASSIFICATION);
+            TOKEN_CLASSIFICATION, QUESTION_ANSWERING);
     /** Tasks whose pack must carry labels (Python: the task's needs_labels). */
     private static final List<String> TASKS_WITH_LABELS = Arrays.asList(SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION);
     private static final ZipTail.Caps CAPS;

@@ -55,24 +55,6 @@ public final class QaSpans {
         }
     }
 
-    /** Token index where each window starts: step {@code window - stride}, the last window ends at n. */
-    public static int[] windowStarts(int n, int window, int stride) {
-        if (n <= window) {
-            return new int[] {0};
-        }
-        int step = window - stride;
-        List<Integer> starts = new ArrayList<Integer>();
-        for (int s = 0; s < n - window; s += step) {
-            starts.add(s);
-        }
-        starts.add(n - window);
-        int[] out = new int[starts.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = starts.get(i);
-        }
-        return out;
-    }
-
     /** The windows covering {@code contextTokens} after a question of {@code questionTokens}; stride -1: default. */
     public static List<Window> windows(int contextTokens, int questionTokens, int maxSeqLen, int stride) {
         int window = maxSeqLen - 3 - questionTokens;
@@ -81,7 +63,8 @@ public final class QaSpans {
                     + questionTokens + "-token question");
         }
         int overlap = stride < 0 ? Math.min(window / 2, MAX_STRIDE) : Math.min(stride, window - 1);
-        int[] starts = windowStarts(contextTokens, window, overlap);
+        // The one window cutter of both span tasks (Python: tasks.qa_spans.window_starts).
+        int[] starts = TokenWindows.windowStarts(contextTokens, window, overlap);
         int[] best = new int[contextTokens];
         int[] owner = new int[contextTokens];
         java.util.Arrays.fill(best, -1);

@@ -14,7 +14,10 @@ public final class TokenWindows {
         return Math.min(window / 4, 32);
     }
 
-    /** Token index where each window starts, for {@code n} tokens. */
+    /**
+     * Token index where each window starts, for {@code n} tokens: step {@code window - stride}, the
+     * last window ends at n. Shared by the entity extractor and the QA windows ({@link QaSpans}).
+     */
     public static int[] windowStarts(int n, int window, int stride) {
         if (window < 1 || stride < 0 || stride >= window) {
             throw new AlbertCoreException("stride " + stride + ": expected an int in [0, " + window

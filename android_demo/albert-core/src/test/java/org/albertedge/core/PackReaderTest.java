@@ -248,4 +248,26 @@ class PackReaderTest {
                 () -> ModelPack.read(packed(m, ZipEntry.STORED), "ner.tflite")).getMessage();
         assertTrue(message.contains("token_classification but it carries no labels"), message);
     }
+
+    @Test
+    void questionAnsweringPackReadsWithoutLabelsAndAnUnknownTaskIsRefused() throws Exception {
+        final Map<String, byte[]> m = members(SETTINGS.replace("sequence_classification", "question_answering")
+                .replace(" \"labels\": [\"neg\", \"pos\"],", ""));
+        m.remove("labels.txt");
+        final ModelPack noSpans = ModelPack.read(packed(m, ZipEntry.STORED), "qa.tflite");
+        assertEquals(ModelPack.QUESTION_ANSWERING, noSpans.task);
+        String missing = assertThrows(AlbertCoreException.class, () -> QuestionAnswerer.fromPack(noSpans)).getMessage();
+        assertTrue(missing.contains("start_logits and end_logits"), missing);
+        Map<String, byte[]> spans = members(SETTINGS.replace("sequence_classification", "question_answering")
+                .replace(" \"labels\": [\"neg\", \"pos\"],", "")
+                .replace("[\"logits\"]", "[\"start_logits\", \"end_logits\"]"));
+        spans.remove("labels.txt");
+        QuestionAnswerer qa = QuestionAnswerer.fromPack(ModelPack.read(packed(spans, ZipEntry.STORED), "qa.tflite"));
+        assertEquals(64, qa.maxSeqLen());
+        assertEquals(30, qa.maxQuestionTokens());
+        final Map<String, byte[]> other = members(SETTINGS.replace("sequence_classification", "summarization"));
+        String message = assertThrows(AlbertCoreException.class,
+                () -> ModelPack.read(packed(other, ZipEntry.STORED), "x.tflite")).getMessage();
+        assertTrue(message.contains("question_answering"), message);
+    }
 }

@@ -23,6 +23,7 @@ import org.albertedge.core.Encoding;
 import org.albertedge.core.EntityExtractor;
 import org.albertedge.core.ModelPack;
 import org.albertedge.core.Preprocessor;
+import org.albertedge.core.QuestionAnswerer;
 import org.albertedge.core.Scores;
 import org.albertedge.core.TokenizerDigest;
 import org.json.JSONArray;
@@ -43,7 +44,9 @@ import org.junit.runner.RunWith;
  * (int8 GEMMs) more so. Labels must agree wherever the desktop's top two are not a near tie.
  * A token-classification model is checked on golden_ner.jsonl instead: the same tokens and
  * offsets, window logits within the tolerance, and the same entities wherever no token's top two
- * labels are a near tie.
+ * labels are a near tie. A question-answering model is checked on golden_qa.jsonl: the same
+ * question ids, context tokens and offsets, window inputs, start/end logits within the tolerance,
+ * and (for a float model, where no span flips within 1e-3) the same answer and offsets.
  */
 @RunWith(AndroidJUnit4.class)
 public class GoldenOnDeviceTest {
@@ -52,6 +55,7 @@ public class GoldenOnDeviceTest {
     private static final double NEAR_TIE = 0.02;
     private AlbertClassifier classifier;
     private AlbertEntityRecognizer recognizer;
+    private AlbertQuestionAnswerer answerer;
     private ModelPack pack;
     private Preprocessor preprocessor;
     private Context context;
@@ -63,6 +67,8 @@ public class GoldenOnDeviceTest {
         preprocessor = pack.preprocessor();
         if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
             recognizer = AlbertEntityRecognizer.fromAssets(context, 2);
+        } else if (ModelPack.QUESTION_ANSWERING.equals(pack.task)) {
+            answerer = AlbertQuestionAnswerer.fromAssets(context, 2);
         } else {
             classifier = AlbertClassifier.fromAssets(context, 2);
         }
@@ -75,6 +81,9 @@ public class GoldenOnDeviceTest {
         }
         if (recognizer != null) {
             recognizer.close();
+        }
+        if (answerer != null) {
+            answerer.close();
         }
     }
 
@@ -151,7 +160,7 @@ public class GoldenOnDeviceTest {
 
     @Test
     public void logitsAndLabelsMatchLiteRtOnTheDesktop() throws Exception {
-        assumeTrue("a token-classification model has golden_ner.jsonl instead", classifier != null);
+        assumeTrue("a token-classification or QA model has golden_ner/qa.jsonl instead", classifier != null);
         List<JSONObject> lines = golden("golden_logits.jsonl");
         assertFalse(lines.isEmpty());
         String variant = classifier.pack().variant;
@@ -181,7 +190,7 @@ public class GoldenOnDeviceTest {
 
     @Test
     public void entitiesMatchLiteRtOnTheDesktop() throws Exception {
-        assumeTrue("a classifier has golden_logits.jsonl instead", recognizer != null);
+        assumeTrue("this model's golden is golden_logits.jsonl or golden_qa.jsonl", recognizer != null);
         List<JSONObject> lines = golden("golden_ner.jsonl");
         assertFalse(lines.isEmpty());
         double tolerance = pack.variant.startsWith("fp") ? FLOAT_LOGIT_TOLERANCE : QUANTIZED_LOGIT_TOLERANCE;
@@ -232,7 +241,61 @@ public class GoldenOnDeviceTest {
     }
 
     @Test
+    public void answersMatchLiteRtOnTheDesktop() throws Exception {
+        assumeTrue("this model's golden is golden_logits.jsonl or golden_ner.jsonl", answerer != null);
+        List<JSONObject> lines = golden("golden_qa.jsonl");
+        assertFalse(lines.isEmpty());
+        boolean floatModel = pack.variant.startsWith("fp");
+        double tolerance = floatModel ? FLOAT_LOGIT_TOLERANCE : QUANTIZED_LOGIT_TOLERANCE;
+        QuestionAnswerer qa = answerer.answerer();
+        for (JSONObject g : lines) {
+            String where = g.getString("question") + " / " + g.getString("context");
+            QuestionAnswerer.Prepared prepared = qa.prepare(g.getString("question"), g.getString("context"));
+            assertArrayEquals(where, ints(g.getJSONArray("question_ids")), prepared.questionIds);
+            JSONArray tokens = g.getJSONArray("tokens");
+            assertEquals(where, tokens.length(), prepared.tokens.size());
+            for (int i = 0; i < tokens.length(); i++) {
+                JSONArray t = tokens.getJSONArray(i);
+                assertEquals(where, t.getString(0), prepared.tokens.get(i).token);
+                assertEquals(where, t.getInt(1), prepared.tokens.get(i).start);
+                assertEquals(where, t.getInt(2), prepared.tokens.get(i).end);
+            }
+            JSONArray windows = g.getJSONArray("windows");
+            assertEquals(where, windows.length(), prepared.encodings.size());
+            List<float[]> starts = new ArrayList<float[]>();
+            List<float[]> ends = new ArrayList<float[]>();
+            for (int w = 0; w < windows.length(); w++) {
+                assertArrayEquals(where, ints(windows.getJSONObject(w).getJSONArray("input_ids")),
+                        prepared.encodings.get(w).inputIds);
+                float[][] out = answerer.run(prepared.encodings.get(w));
+                JSONArray wantStart = g.getJSONArray("start_logits").getJSONArray(w);
+                JSONArray wantEnd = g.getJSONArray("end_logits").getJSONArray(w);
+                for (int k = 0; k < out[0].length; k++) {
+                    assertEquals(where, wantStart.getDouble(k), out[0][k], tolerance);
+                    assertEquals(where, wantEnd.getDouble(k), out[1][k], tolerance);
+                }
+                starts.add(out[0]);
+                ends.add(out[1]);
+            }
+            if (!floatModel) {
+                continue;  // int8 kernels may move a close second span ahead; the logits are checked above
+            }
+            QuestionAnswerer.Answer a = qa.answer(prepared, starts, ends);
+            assertEquals(where, g.getString("answer"), a.text);
+            assertEquals(where, g.getInt("start"), a.start);
+            assertEquals(where, g.getInt("end"), a.end);
+        }
+    }
+
+    @Test
     public void benchmarkReportsPositiveLatencies() {
+        if (answerer != null) {
+            AlbertQuestionAnswerer.Benchmark bench = answerer.benchmark("Which city is Grace Lee linked to?",
+                    "Grace Lee moved to Berlin last year.", 5, 2);
+            assertEquals(5, bench.inference.count());
+            assertTrue(bench.inference.p50() > 0.0);
+            return;
+        }
         if (recognizer != null) {
             AlbertEntityRecognizer.Benchmark bench = recognizer.benchmark("Alice Smith moved to Paris last year.", 5, 2);
             assertEquals(5, bench.inference.count());

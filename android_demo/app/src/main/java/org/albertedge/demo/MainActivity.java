@@ -4,6 +4,7 @@ import android.app.Activity;
 import android.os.Bundle;
 import android.os.Handler;
 import android.os.Looper;
+import android.view.View;
 import android.widget.Button;
 import android.widget.EditText;
 import android.widget.RadioGroup;
@@ -17,6 +18,7 @@ import java.util.concurrent.Executors;
 import org.albertedge.core.EntityExtractor;
 import org.albertedge.core.LatencyStats;
 import org.albertedge.core.ModelPack;
+import org.albertedge.core.QuestionAnswerer;
 import org.albertedge.core.Scores;
 
 /**
@@ -24,7 +26,9 @@ import org.albertedge.core.Scores;
  * (tokenization and inference apart); "Benchmark" repeats the classification N times and shows
  * p50/p90 with a text histogram. When the packed model's task is token_classification, the same
  * buttons show its entities instead: label, text and character offsets (code points, as Python's)
- * with tokenization, inference (every window) and decoding times.
+ * with tokenization, inference (every window) and decoding times. For a question_answering pack a
+ * question field appears and the text is the context: the answer, its character offsets (code
+ * points) and score, with the same timings.
  *
  * <p>All model work runs on one background thread: the interpreter is not thread-safe, and the
  * UI thread must never wait for an inference.
@@ -40,9 +44,12 @@ public final class MainActivity extends Activity {
     private volatile AlbertClassifier classifier;
     // Set instead of classifier when the pack's task is token_classification.
     private volatile AlbertEntityRecognizer recognizer;
+    // Set instead of classifier when the pack's task is question_answering.
+    private volatile AlbertQuestionAnswerer answerer;
 
     private TextView modelInfo;
     private EditText input;
+    private EditText question;
     private EditText runs;
     private RadioGroup threads;
     private Button classify;
@@ -57,6 +64,7 @@ public final class MainActivity extends Activity {
         setContentView(R.layout.activity_main);
         modelInfo = findViewById(R.id.model_info);
         input = findViewById(R.id.input_text);
+        question = findViewById(R.id.question_text);
         runs = findViewById(R.id.runs);
         threads = findViewById(R.id.threads);
         classify = findViewById(R.id.classify);
@@ -80,7 +88,7 @@ public final class MainActivity extends Activity {
     }
 
     private void setBusy(boolean busy) {
-        boolean loaded = classifier != null || recognizer != null;
+        boolean loaded = classifier != null || recognizer != null || answerer != null;
         classify.setEnabled(!busy && loaded);
         benchmark.setEnabled(!busy && loaded);
         for (int i = 0; i < threads.getChildCount(); i++) {
@@ -96,6 +104,7 @@ public final class MainActivity extends Activity {
             String info;
             AlbertClassifier loaded = null;
             AlbertEntityRecognizer loadedNer = null;
+            AlbertQuestionAnswerer loadedQa = null;
             try {
                 if (classifier != null) {
                     classifier.close();
@@ -105,10 +114,16 @@ public final class MainActivity extends Activity {
                     recognizer.close();
                     recognizer = null;
                 }
+                if (answerer != null) {
+                    answerer.close();
+                    answerer = null;
+                }
                 ModelPack pack = ModelPack.read(AlbertClassifier.mapAsset(this, AlbertClassifier.MODEL_ASSET),
                         AlbertClassifier.MODEL_ASSET);
                 if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
                     loadedNer = AlbertEntityRecognizer.fromAssets(this, numThreads);
+                } else if (ModelPack.QUESTION_ANSWERING.equals(pack.task)) {
+                    loadedQa = AlbertQuestionAnswerer.fromAssets(this, numThreads);
                 } else {
                     loaded = AlbertClassifier.fromAssets(this, numThreads);
                 }
@@ -122,10 +137,14 @@ public final class MainActivity extends Activity {
             }
             final AlbertClassifier ready = loaded;
             final AlbertEntityRecognizer readyNer = loadedNer;
+            final AlbertQuestionAnswerer readyQa = loadedQa;
             final String text = info;
             ui.post(() -> {
                 classifier = ready;
                 recognizer = readyNer;
+                answerer = readyQa;
+                question.setVisibility(readyQa != null ? View.VISIBLE : View.GONE);
+                classify.setText(readyQa != null ? R.string.answer : R.string.classify);
                 modelInfo.setText(text);
                 setBusy(false);
             });
@@ -137,6 +156,11 @@ public final class MainActivity extends Activity {
         setBusy(true);
         if (recognizer != null) {
             worker.execute(() -> onRecognize(text));
+            return;
+        }
+        if (answerer != null) {
+            final String asked = question.getText().toString();
+            worker.execute(() -> onAnswer(asked, text));
             return;
         }
         worker.execute(() -> {
@@ -189,14 +213,52 @@ public final class MainActivity extends Activity {
         postResult(shown, timing, null);
     }
 
+    /** The answer to {@code asked} in {@code context}: its text, [start, end) in code points, its score. */
+    private void onAnswer(String asked, String context) {
+        String shown;
+        String timing;
+        try {
+            AlbertQuestionAnswerer.Result r = answerer.answer(asked, context);
+            QuestionAnswerer.Answer a = r.answer;
+            shown = a.text.isEmpty() ? getString(R.string.no_answer) : a.text;
+            StringBuilder sb = new StringBuilder();
+            sb.append(String.format(Locale.ROOT, "answer     [%d, %d)  score %.3f  tokens [%d, %d]%n", a.start, a.end,
+                    a.score, a.firstToken, a.lastToken));
+            sb.append(String.format(Locale.ROOT, "%ntokens     %d in %d window(s)%n", r.tokens, a.windows));
+            sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
+            sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
+                    answerer.threads()));
+            sb.append(String.format(Locale.ROOT, "decode     %.3f ms%n", r.decodeMs));
+            timing = sb.toString();
+        } catch (RuntimeException e) {
+            shown = "Error";
+            timing = e.getMessage();
+        }
+        postResult(shown, timing, null);
+    }
+
     private void onBenchmark() {
         final String text = input.getText().toString();
+        final String asked = question.getText().toString();
         final int n = parseRuns();
         setBusy(true);
         benchResult.setText(String.format(Locale.ROOT, "running %d inferences…", n));
         worker.execute(() -> {
             String report;
             try {
+                if (answerer != null) {
+                    AlbertQuestionAnswerer.Benchmark b = answerer.benchmark(asked, text, n, WARMUP_RUNS);
+                    StringBuilder sb = new StringBuilder();
+                    sb.append(String.format(Locale.ROOT, "%d runs, %d tokens in %d window(s), %d thread(s), %d warm-up%n",
+                            n, b.tokens, b.windows, answerer.threads(), WARMUP_RUNS));
+                    sb.append(line("tokenize", b.tokenize));
+                    sb.append(line("inference", b.inference));
+                    sb.append(line("decode", b.decode));
+                    sb.append("\ninference histogram\n");
+                    sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
+                    postResult(null, null, sb.toString());
+                    return;
+                }
                 if (recognizer != null) {
                     AlbertEntityRecognizer.Benchmark b = recognizer.benchmark(text, n, WARMUP_RUNS);
                     StringBuilder sb = new StringBuilder();
@@ -263,6 +325,9 @@ public final class MainActivity extends Activity {
             }
             if (recognizer != null) {
                 recognizer.close();
+            }
+            if (answerer != null) {
+                answerer.close();
             }
         });
         worker.shutdown();
