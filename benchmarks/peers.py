@@ -89,7 +89,7 @@ VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
                          ("torchao Int8DynamicActivationIntxWeightConfig(int8 weights, PerAxis(0)) then the same "
                          "export."),
                          ("per-channel, not the default PerGroup(32): 32 does not divide ALBERT-Tiny's width 312, "
-                         "and the default leaves those linears float.")),
+                         "and the default leaves those linears float; the embedding tables stay fp32.")),
 }
 
 
