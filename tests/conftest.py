@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from minilm_fixtures import minilm_dir, minilm_models, sentences  # noqa: F401 - session fixtures for every file
 from sample_models import SampleModels, build_sample_models
 
 

@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_mediapipe_compat import _same_preprocessing, mediapipe_python  # noqa: F401 - fixture
-from test_minilm_real_weights import minilm_dir, minilm_models, sentences  # noqa: F401 - fixtures
 
 from albert_edge.data import read_tsv
 from albert_edge.runtime.embedder import TextEmbedder
@@ -56,8 +55,8 @@ def _dynamic_int8(checkpoint: Path, weights, task, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def minilm_files(minilm_models) -> dict[str, Path]:  # noqa: F811
-    """test_minilm_real_weights' session conversion: fp32 by convert_checkpoint, dynamic int8 packed as quantize does."""
+def minilm_files(minilm_models) -> dict[str, Path]:
+    """The session's MiniLM conversion (tests/minilm_fixtures.py): fp32 by convert_checkpoint, int8 packed as quantize does."""
     return {"fp32": minilm_models["fp32_tflite"], "int8": minilm_models["int8_tflite"]}
 
 
@@ -98,7 +97,7 @@ def _truncated(model: Path, texts: list[str]) -> int:
 
 
 @pytest.mark.parametrize("variant", ["fp32", "int8"])
-def test_mediapipe_embeds_minilm_as_we_do(variant, mediapipe_python, minilm_files, sentences):  # noqa: F811
+def test_mediapipe_embeds_minilm_as_we_do(variant, mediapipe_python, minilm_files, sentences):
     model = minilm_files[variant]
     texts = sentences + _long_texts(sentences, " ")
     assert _truncated(model, texts) >= 5

