@@ -43,6 +43,7 @@ VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
     TfliteVariant("fp32", False, "float32 reference"),
     TfliteVariant("fp16", False, "float16 weights, float32 compute"),
     TfliteVariant("dynamic_int8", False, "int8 weights (per-channel) and tables, activations quantized per row at run time"),
+    TfliteVariant("dynamic_int8_col", False, "dynamic_int8 with one int8 scale per embedding column in the lookup tables"),
     TfliteVariant("int8_full", True, "full integer: every op int8 (stock converter), float I/O"),
     TfliteVariant("int8_fc", True, "static int8 FULLY_CONNECTED (classifier float), attention/LayerNorm/GELU/Adds float"),
     TfliteVariant("int16x8", True, "16-bit activations, 8-bit weights (builtin kernels only)"),
@@ -134,10 +135,14 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         data = convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
-    if variant in ("dynamic_int8", "int8_fc", "int8_full", "int16x8"):
+    if variant in ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full", "int16x8"):
         from albert_edge.quantize.tflite_edit import int8_lookup_tables
 
         data, _ = int8_lookup_tables(data)
+    if variant == "dynamic_int8_col":
+        from albert_edge.quantize.column_tables import per_column_lookup_tables
+
+        data, _ = per_column_lookup_tables(data, float_model or tflite_variant(weights, "fp32", task=task))
     return data
 
 
