@@ -8,8 +8,8 @@ attention value projections float 6.1e-4, the six FFN outputs float 7.5e-4, Q, K
 output float ~1.05e-3 (no gain). So the ops are ranked by what keeping each one float buys on
 calibration text, and the fallback keeps the best few float, not a kind chosen by name.
 
-A kept-float op gets its fp32 weights back (from the fp32 flatbuffer of the same graph, by tensor
-name) and becomes a plain float FULLY_CONNECTED: XNNPACK runs it in the same partition.
+A kept-float op gets its fp32 weights back (from the fp32 flatbuffer of the same graph, paired op by
+op) and becomes a plain float FULLY_CONNECTED: XNNPACK runs it in the same partition.
 A weight tensor shared by several ops (ALBERT's shared layer) is one unit: all its uses go float.
 """
 
@@ -58,7 +58,7 @@ def int8_fc_weights(model: bytes) -> dict[str, tuple[str, ...]]:
 
 def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weights: Sequence[str]) -> bytes:
     """``model`` with the int8 FC weight tensors named in ``weights`` replaced by their fp32 values
-    (``float_model``: the fp32 flatbuffer, or its tensors as ``float_tensors`` returns them).
+    (``float_model``: the fp32 flatbuffer of the same graph, or ``float_counterparts(model, float_model)``).
 
     Raises QuantizationError when a name is not an int8 weight of ``model`` or ``float_model`` has
     no float tensor of that name and size (the two files are not the same graph).
@@ -68,7 +68,7 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
     root, _, schema = _unpack(model)
     graph = root.subgraphs[0]
     wanted = set(weights)
-    floats = float_model if isinstance(float_model, Mapping) else float_tensors(float_model, wanted)
+    floats = float_model if isinstance(float_model, Mapping) else float_counterparts(model, float_model)
     done = set()
     for tensor in graph.tensors:
         name = tensor.name.decode("utf-8", "replace")
@@ -76,7 +76,7 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
             continue
         values = floats.get(name)
         if values is None or values.size != int(np.prod(tensor.shape)):
-            raise QuantizationError(f"weight {name}: the fp32 model has no float tensor of that name and size")
+            raise QuantizationError(f"weight {name}: no float counterpart in the fp32 model")
         buffer = schema.BufferT()
         buffer.data = np.frombuffer(values.astype(np.float32).tobytes(), dtype=np.uint8)
         root.buffers.append(buffer)
@@ -110,7 +110,7 @@ def rank_float_gains(model: bytes, float_model: bytes, evaluate: Callable[[bytes
     ``reference`` minus that of the model with only this weight float (one build and run per weight)."""
     base = relative_error(evaluate(model), reference)
     candidates = int8_fc_weights(model)
-    floats = float_tensors(float_model, set(candidates))
+    floats = float_counterparts(model, float_model)
     gains = [FloatGain(name, outputs, base, relative_error(evaluate(keep_float(model, floats, [name])), reference))
              for name, outputs in candidates.items()]
     return sorted(gains, key=lambda g: -g.gain)
@@ -124,13 +124,41 @@ def _unpack(model: bytes) -> tuple[Any, list[str | None], Any]:
     return root, [names.get(max(c.builtinCode, c.deprecatedBuiltinCode)) for c in root.operatorCodes], schema
 
 
-def float_tensors(model: bytes, wanted: set[str]) -> dict[str, np.ndarray]:
-    """Name -> float32 values of the float constants of ``model`` named in ``wanted``."""
-    root, _, schema = _unpack(model)
-    out = {}
-    for tensor in root.subgraphs[0].tensors:
+def float_counterparts(model: bytes, float_model: bytes) -> dict[str, np.ndarray]:
+    """Int8 FC weight name of ``model`` -> float32 values of the same weight in ``float_model``.
+
+    The two files come from one graph, so their FULLY_CONNECTED ops are paired in graph order (tensor
+    names are not stable: the converter calls small weights ``tfl.pseudo_qconst``); each pair is checked
+    (same shape, the int8 values within half a step of the float ones), so another graph is an error.
+    """
+    root, opcode_names, schema = _unpack(model)
+    froot, fopcode_names, _ = _unpack(float_model)
+    ours, theirs = _fc_weight_tensors(root, opcode_names), _fc_weight_tensors(froot, fopcode_names)
+    if len(ours) != len(theirs):
+        raise QuantizationError(f"the fp32 model has {len(theirs)} FULLY_CONNECTED ops, the quantized one {len(ours)}")
+    out: dict[str, np.ndarray] = {}
+    for (tensor, buffer), (ftensor, fbuffer) in zip(ours, theirs):
+        if tensor.type != schema.TensorType.INT8 or fbuffer is None or fbuffer.data is None:
+            continue
         name = tensor.name.decode("utf-8", "replace")
-        buffer = root.buffers[tensor.buffer] if tensor.buffer else None
-        if name in wanted and tensor.type == schema.TensorType.FLOAT32 and buffer is not None and buffer.data is not None:
-            out[name] = np.frombuffer(bytes(np.asarray(buffer.data, dtype=np.uint8)), dtype=np.float32)
+        shape = tuple(int(d) for d in tensor.shape)
+        values = np.frombuffer(bytes(np.asarray(fbuffer.data, dtype=np.uint8)), dtype=np.float32)
+        if ftensor.type != schema.TensorType.FLOAT32 or values.size != int(np.prod(shape)):
+            raise QuantizationError(f"weight {name}: the fp32 model's FULLY_CONNECTED at the same place differs in shape")
+        values = values.reshape(shape)
+        quantized = np.frombuffer(bytes(np.asarray(buffer.data, dtype=np.uint8)), dtype=np.int8).reshape(shape)
+        scale = np.asarray(tensor.quantization.scale, np.float32).reshape((-1,) + (1,) * (len(shape) - 1))
+        if np.any(np.abs(quantized * scale - values) > 0.51 * scale + 1e-6):
+            raise QuantizationError(f"weight {name}: its int8 values are not a rounding of the fp32 model's weight")
+        out[name] = values
     return out
+
+
+def _fc_weight_tensors(root: Any, opcode_names: list[str | None]) -> list[tuple[Any, Any]]:
+    graph = root.subgraphs[0]
+    pairs = []
+    for op in graph.operators:
+        if opcode_names[op.opcodeIndex] == "FULLY_CONNECTED" and len(op.inputs) >= 2:
+            tensor = graph.tensors[int(op.inputs[1])]
+            pairs.append((tensor, root.buffers[tensor.buffer] if tensor.buffer else None))
+    return pairs
