@@ -107,6 +107,11 @@ def test_keep_float_turns_only_the_named_fully_connected_weights_float(built):
     edited = keep_float(col, models["fp32"], names[:3])
     assert list(int8_fc_weights(edited)) == names[3:]
     assert tflite_op_dtypes(edited).get("FULLY_CONNECTED:f32", 0) == tflite_op_dtypes(col).get("FULLY_CONNECTED:f32", 0) + 6
+    from ai_edge_litert import schema_py_generated as schema
+
+    root = schema.ModelT.InitFromPackedBuf(bytearray(edited), 0)
+    assert root.metadata and all(root.buffers[m.buffer].data is not None for m in root.metadata), \
+        "the converter's metadata (min_runtime_version) must survive the edit"
     all_float = keep_float(col, models["fp32"], names)
     samples = _inputs(4)
     # Every FC float leaves only the int8 tables: close to fp32, closer than with the FCs int8.

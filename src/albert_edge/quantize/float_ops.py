@@ -88,7 +88,8 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
     if missing:
         raise QuantizationError(f"weight {sorted(missing)[0]}: not an int8 FULLY_CONNECTED weight of the model")
     # The replaced int8 buffers stay referenced by nothing; Pack keeps them, so drop their bytes.
-    used = {int(t.buffer) for t in graph.tensors}
+    used = {int(t.buffer) for sub in root.subgraphs for t in sub.tensors}
+    used |= {int(m.buffer) for m in (root.metadata or [])}  # min_runtime_version, conversion metadata
     for index, buffer in enumerate(root.buffers):
         if index and index not in used and buffer.data is not None:
             buffer.data = None
