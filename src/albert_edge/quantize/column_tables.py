@@ -35,13 +35,11 @@ def per_column_lookup_tables(model: bytes, float_model: bytes) -> tuple[bytes, l
     so no precision of the per-tensor rounding is inherited.
     """
     import flatbuffers
-    from ai_edge_litert import schema_py_generated as schema
+    from albert_edge.quantize.float_ops import unpack_tflite
 
-    root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
+    root, opcode_names, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
     floats = _float_constants(float_model, schema)
-    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
-    opcode_names = [names.get(max(c.builtinCode, c.deprecatedBuiltinCode)) for c in root.operatorCodes]
     changed: list[str] = []
     for op in graph.operators:
         kind = opcode_names[op.opcodeIndex]

@@ -43,7 +43,7 @@ class FloatGain:
 
 def int8_fc_weights(model: bytes) -> dict[str, tuple[str, ...]]:
     """Int8 FULLY_CONNECTED weight tensor name -> output tensor names of the ops using it, in graph order."""
-    root, opcode_names, schema = _unpack(model)
+    root, opcode_names, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
     found: dict[str, list[str]] = {}
     for op in graph.operators:
@@ -65,7 +65,7 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
     """
     import flatbuffers
 
-    root, _, schema = _unpack(model)
+    root, _, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
     wanted = set(weights)
     floats = float_model if isinstance(float_model, Mapping) else float_counterparts(model, float_model)
@@ -117,7 +117,8 @@ def rank_float_gains(model: bytes, float_model: bytes, evaluate: Callable[[bytes
     return sorted(gains, key=lambda g: -g.gain)
 
 
-def _unpack(model: bytes) -> tuple[Any, list[str | None], Any]:
+def unpack_tflite(model: bytes) -> tuple[Any, list[str | None], Any]:
+    """(ModelT object tree, builtin op name per operator code, the LiteRT schema module) of a flatbuffer."""
     from ai_edge_litert import schema_py_generated as schema
 
     root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
@@ -132,8 +133,8 @@ def float_counterparts(model: bytes, float_model: bytes) -> dict[str, np.ndarray
     names are not stable: the converter calls small weights ``tfl.pseudo_qconst``); each pair is checked
     (same shape, the int8 values within half a step of the float ones), so another graph is an error.
     """
-    root, opcode_names, schema = _unpack(model)
-    froot, fopcode_names, _ = _unpack(float_model)
+    root, opcode_names, schema = unpack_tflite(model)
+    froot, fopcode_names, _ = unpack_tflite(float_model)
     ours, theirs = _fc_weight_tensors(root, opcode_names), _fc_weight_tensors(froot, fopcode_names)
     if len(ours) != len(theirs):
         raise QuantizationError(f"the fp32 model has {len(theirs)} FULLY_CONNECTED ops, the quantized one {len(ours)}")
