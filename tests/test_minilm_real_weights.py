@@ -14,14 +14,15 @@ import json
 
 import numpy as np
 import pytest
+from minilm_fixtures import SENTENCES
 
 # float32 graphs vs float32 torch, unit vectors: rounding differences only.
 FP32_MAX_ABS = 1e-5
 FP32_MIN_COSINE = 0.99999
 # Dynamic int8 against transformers. The issue's done-when asks 0.995 min and 0.999 mean; dynamic
 # int8 measured min 0.9972 and mean 0.9982 on these sentences (per-token activation quantization in
-# every layer; a float position table changes nothing), so the mean bound below is the measured figure
-# less a margin, NOT the target: see docs/architecture.md "Known gaps".
+# every layer, plus per-tensor int8 lookup tables), so the mean bound below is plain dynamic int8's measured
+# figure less a margin; the auto choice is held to the target by the test further down.
 INT8_MIN_COSINE = 0.995
 INT8_MEAN_COSINE = 0.998
 
@@ -87,6 +88,54 @@ def test_dynamic_int8_embeddings_keep_cosine_to_transformers(minilm_models, tran
     cos = cosines(got, want)
     assert float(cos.min()) >= INT8_MIN_COSINE, f"min cosine {cos.min():.5f}"
     assert float(cos.mean()) >= INT8_MEAN_COSINE, f"mean cosine {cos.mean():.5f}"
+
+
+#: The issue's done-when bounds, asked of what ``quantize --mode auto`` chooses (against transformers).
+AUTO_MIN_COSINE = 0.995
+AUTO_MEAN_COSINE = 0.999
+
+
+@pytest.fixture(scope="session")
+def minilm_auto(minilm_dir, tmp_path_factory):
+    """``quantize_checkpoint(mode="auto")`` on MiniLM with the default cosine budget, calibrated on the
+    sentences (the last quarter judges). Only the dynamic-int8 candidates are built: the static int8
+    ones cost minutes and measured cosine <= 0.952 here (docs/architecture.md), so they cannot win."""
+    from albert_edge.quantize import quantize_checkpoint
+
+    out = tmp_path_factory.mktemp("minilm_auto")
+    report = quantize_checkpoint(minilm_dir, out, SENTENCES, mode="auto", variants=("dynamic_int8", "dynamic_int8_col"),
+                                 rounds=3)
+    return report, out
+
+
+def test_minilm_auto_choice_meets_the_cosine_budget_against_transformers(minilm_auto, transformers_embeddings,
+                                                                         sentences):
+    from albert_edge.runtime import TextEmbedder
+
+    report, out = minilm_auto
+    chosen = next(v for v in report.variants if v.key == report.chosen)
+    assert chosen.name != "fp32" and chosen.file and (out / chosen.file).is_file()
+    got = TextEmbedder.from_file(out / chosen.file, num_threads=2).embed_batch(sentences, batch_size=16)
+    want, _ = transformers_embeddings
+    cos = cosines(got, want)
+    assert float(cos.min()) >= AUTO_MIN_COSINE, f"{chosen.name}: min cosine {cos.min():.5f}"
+    assert float(cos.mean()) >= AUTO_MEAN_COSINE, f"{chosen.name}: mean cosine {cos.mean():.5f}"
+
+
+def test_minilm_auto_needed_the_outlier_fixes_and_reports_what_it_kept_float(minilm_auto):
+    """Plain dynamic int8 misses the mean bound; the search keeps the ops it ranked worst float and says which."""
+    report, _ = minilm_auto
+    by_name = {v.name: v for v in report.variants if v.format == "tflite"}
+    assert not by_name["dynamic_int8"].meets_budget
+    assert by_name["dynamic_int8_col"].drift.mean_cosine > by_name["dynamic_int8"].drift.mean_cosine
+    chosen = next(v for v in report.variants if v.key == report.chosen)
+    # Measured here: dynamic_int8_col 0.99887 mean on the judged quarter, so a fallback step is chosen;
+    # should other kernels round better, dynamic_int8_col itself may fit and no search runs.
+    assert chosen.name.startswith("dynamic_int8_col_fb") or by_name["dynamic_int8_col"].meets_budget
+    if chosen.name.startswith("dynamic_int8_col_fb"):
+        k = int(chosen.name.rsplit("fb", 1)[1])
+        assert len(chosen.float_fallback) == k and all(line.startswith("FULLY_CONNECTED") for line in chosen.float_fallback)
+        assert chosen.census["ops"].get("FULLY_CONNECTED:f32", 0) >= k
 
 
 def test_paraphrases_are_nearest_neighbours_with_the_int8_model(minilm_models, sentences):

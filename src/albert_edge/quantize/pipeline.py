@@ -39,7 +39,7 @@ TFLITE_MODE_VARIANTS = {
     "int8": ("int8_fc", "int8_full"),
     "int16x8": ("int16x8",),
     "fp16": ("fp16",),
-    "auto": ("dynamic_int8", "int8_fc", "int8_full"),
+    "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
 }
 ONNX_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -367,6 +367,12 @@ def quantize_checkpoint(
         say("fallback search (int8_fc ops back to float while drift exceeds the budget)")
         results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
                                     num_threads, max_fallback_steps, task)
+        from albert_edge.quantize.dynamic_search import dynamic_fallback_search
+
+        say("dynamic int8 search (per-column tables, then the FCs that gain most back to float)")
+        results += dynamic_fallback_search(results, calibration, budget, max_fallback_steps, task, num_threads,
+                                           lambda r: _judge(r, judge_samples, reference, y, num_threads, task),
+                                           VariantResult)
     runnable = {r.key: r.data for r in results if not r.error}
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)

@@ -43,6 +43,8 @@ VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
     TfliteVariant("fp32", False, "float32 reference"),
     TfliteVariant("fp16", False, "float16 weights, float32 compute"),
     TfliteVariant("dynamic_int8", False, "int8 weights (per-channel) and tables, activations quantized per row at run time"),
+    TfliteVariant("dynamic_int8_col", False, "dynamic_int8 with one int8 scale per embedding column in the lookup tables"),
+    TfliteVariant("dynamic_int8_col_smooth", False, "dynamic_int8_col on SmoothQuant-smoothed weights (needs calibration texts)"),
     TfliteVariant("int8_full", True, "full integer: every op int8 (stock converter), float I/O"),
     TfliteVariant("int8_fc", True, "static int8 FULLY_CONNECTED (classifier float), attention/LayerNorm/GELU/Adds float"),
     TfliteVariant("int16x8", True, "16-bit activations, 8-bit weights (builtin kernels only)"),
@@ -101,6 +103,15 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         raise QuantizationError(f"variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if spec.calibrated and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
+    if variant == "dynamic_int8_col_smooth":
+        from albert_edge.quantize.smoothing import smoothed_weights_for
+
+        if calibration is None or len(calibration) == 0:
+            raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
+        float_model = float_model or tflite_variant(weights, "fp32", task=task)
+        smoothed, _ = smoothed_weights_for(weights, float_model, calibration.samples)
+        # Smoothing leaves the embedding tables alone, so the fp32 file still supplies their float values.
+        return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task)
     deny_ops = list(denylisted_ops)
     if variant == "int8_fc":
         deny_ops += [op for op in float_island_ops(float_model) if op not in deny_ops]
@@ -134,10 +145,14 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         data = convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
-    if variant in ("dynamic_int8", "int8_fc", "int8_full", "int16x8"):
+    if variant in ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full", "int16x8"):
         from albert_edge.quantize.tflite_edit import int8_lookup_tables
 
         data, _ = int8_lookup_tables(data)
+    if variant == "dynamic_int8_col":
+        from albert_edge.quantize.column_tables import per_column_lookup_tables
+
+        data, _ = per_column_lookup_tables(data, float_model or tflite_variant(weights, "fp32", task=task))
     return data
 
 
