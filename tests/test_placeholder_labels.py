@@ -101,3 +101,10 @@ def test_quantize_warns_once_about_default_labels(tmp_path, capsys, names):
         assert len(warnings) == 1 and "albert-edge quantize ... --labels" in warnings[0], captured.err
     else:
         assert warnings == []
+
+
+def test_convert_points_at_a_labels_txt_it_does_not_read(tmp_path, capsys):
+    checkpoint = _hf_checkpoint(tmp_path / "hf")
+    (checkpoint / "labels.txt").write_text("sad\ncalm\nglad\n", encoding="utf-8")
+    err, _ = _convert(capsys, checkpoint, tmp_path / "out")
+    assert len(err) == 1 and f"paste -sd, {checkpoint / 'labels.txt'}" in err[0], err

@@ -159,19 +159,28 @@ def placeholder_labels(labels: Sequence[str] | None) -> bool:
     return bool(labels) and list(labels) == [f"LABEL_{i}" for i in range(len(labels))]
 
 
-def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "convert") -> str | None:
+def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "convert",
+                               checkpoint: str | os.PathLike[str] | None = None) -> str | None:
     """The one warning line ``convert`` / ``quantize`` print when the pack records placeholder labels, else None.
 
     The pack keeps them (a classifier needs one name per output), but an app would show "LABEL_1" to
-    its users, so the line says where real names come from.
+    its users, so the line says where real names come from. convert reads no labels.txt (quantize
+    does), so for convert a labels.txt beside ``checkpoint`` is named in the hint.
     """
     if not placeholder_labels(labels):
         return None
     assert labels is not None
     shown = ",".join(labels) if len(labels) <= 3 else f"{labels[0]},...,{labels[-1]}"
-    return (f"warning: the {len(labels)} class labels {shown} are placeholders (no labels.txt, no real "
-            f"config.json id2label); the files record them as they are; pass real names in class-id order with "
-            f"`albert-edge {command} ... --labels NAME0,NAME1,...`")
+    found = "no labels.txt, no real config.json id2label" if command == "quantize" else "no real config.json id2label"
+    hint = f"`albert-edge {command} ... --labels NAME0,NAME1,...`"
+    if command == "convert" and checkpoint is not None:
+        from albert_edge.convert.assets import checkpoint_dir
+
+        beside = checkpoint_dir(checkpoint) / "labels.txt"
+        if beside.is_file():
+            hint += f" (convert does not read {beside}; e.g. --labels \"$(paste -sd, {beside})\")"
+    return (f"warning: the {len(labels)} class labels {shown} are placeholders ({found}); the files record "
+            f"them as they are; pass real names in class-id order with {hint}")
 
 
 def build_pack(weights: Any, asset: TokenizerAsset, task: Task | str, labels: list[str] | None, max_seq_len: int,

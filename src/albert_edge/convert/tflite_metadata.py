@@ -17,7 +17,10 @@ So this step (``graph_for_mediapipe``) sets the inputs to ``[1, max_seq_len]`` w
 signature (LiteRT's signature runner still resizes them to ``[batch, real_length]`` for our runtime,
 since every op in the graph was converted with dynamic shapes) and adds a SOFTMAX whose output
 ``probabilities`` becomes output 0 (head 0); ``logits`` stays as output 1 for our runtime and parity
-checks. Then it builds the ``ModelMetadata`` flatbuffer with the flatc-generated object API
+checks. A feature-extraction graph that returns hidden states instead gets a pooled
+``sentence_embedding`` output 0 for MediaPipe's TextEmbedder (``mediapipe_embedding.py``), and
+dynamic outputs get the static ``[1, max_seq_len, ...]`` shape MediaPipe allocates its buffers by.
+Then it builds the ``ModelMetadata`` flatbuffer with the flatc-generated object API
 (``albert_edge._vendor``), stores it as buffer ``TFLITE_METADATA`` of the model (re-serialised with
 LiteRT's generated schema code), and appends the pack ZIP, whose members are the associated files.
 """
