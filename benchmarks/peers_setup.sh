@@ -5,7 +5,7 @@
 # for Optimum's TFLite exporter; optimum 2.1 + transformers 4.57 for optimum-onnx; torch + torchao for
 # ExecuTorch), so each gets its own. A venv whose pins are unchanged is left as it is (stamp file).
 #
-#   bash benchmarks/peers_setup.sh            # all three (about 5-10 minutes from an empty cache)
+#   bash benchmarks/peers_setup.sh            # all three (10-15 minutes from an empty cache)
 #   bash benchmarks/peers_setup.sh onnx       # just one: tflite | onnx | executorch
 #
 # torch is always torch==2.13.0 (the CPU wheel found locally; an unpinned torch would pull a CUDA
