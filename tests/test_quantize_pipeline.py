@@ -189,11 +189,30 @@ def test_strict_budget_falls_back_the_worst_ranked_ops_to_float_step_by_step(str
     assert fc_float == sorted(fc_float)
 
 
-def test_budget_nobody_meets_writes_no_model_file(strict_run):
+def test_budget_nobody_meets_still_writes_the_report_and_the_best_effort_marked_over_budget(strict_run):
     report, out, raised = strict_run
-    written = list(out.glob("model_*"))
     assert (report.chosen is None) == raised
-    assert (not written) if raised else bool(written)
+    data = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
+    written = sorted(p.name for p in out.glob("*model_*"))
+    if raised:
+        assert data["status"] == "over_budget" and data["best_effort"] == report.best_effort
+        best = next(v for v in report.variants if v.key == report.best_effort)
+        assert written == sorted(["model_fp32.tflite", f"over_budget_model_{best.name}.tflite"])
+        assert "relax" in data["relax"] and data["error_tables"]
+    else:
+        assert data["status"] == "chosen" and not any(n.startswith("over_budget_") for n in written)
+
+
+def test_cli_exits_3_and_says_what_to_relax_when_nothing_fits(trained, tmp_path, capsys):
+    ckpt, calib, evaluation = trained
+    out = tmp_path / "q"
+    code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "auto", "--eval", str(evaluation),
+                 "--out", str(out), "--rounds", "2", "--max-seq-len", "32", "--max-drop", "0", "--min-agreement", "1",
+                 "--max-fallback-steps", "1"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "relax" in err and "over_budget_model_" in err and "worst ops" in err
+    assert (out / "quantize_report.json").is_file()
 
 
 def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(trained, tmp_path, capsys):
