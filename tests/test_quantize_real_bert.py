@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
-
 from minilm_classifier import FetchError, build_minilm_sentiment
 
 
@@ -71,7 +69,7 @@ def test_error_table_has_one_row_per_quantized_fc_per_layer(auto_run):
 
 
 def test_report_json_holds_tables_rule_and_fallback_log(auto_run):
-    report, out = auto_run
+    _, out = auto_run
     data = json.loads((out / "quantize_report.json").read_text())
     assert set(data["error_tables"]) >= {"tflite:dynamic_int8", "tflite:int8_fc"}
     assert data["min_judge_rows"] == 268 and data["judge"]["examples"] == 1000
@@ -93,7 +91,6 @@ def test_auto_finds_an_int8_variant_within_budget_on_dev(auto_run):
 
 def test_the_chosen_variant_holds_on_the_held_out_test_split(auto_run, minilm_sentiment):
     from albert_edge.quantize.auto import Budget
-
     from albert_edge.quantize.measure import drift
 
     report, out = auto_run

@@ -12,7 +12,7 @@ the other uses keep the int8 tensor.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

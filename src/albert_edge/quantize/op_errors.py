@@ -22,8 +22,9 @@ being its k-th application; other ops are named after the FC they follow.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,6 +117,7 @@ class _Stats:
 
 def _interpreter(model: bytes):
     from ai_edge_litert.interpreter import Interpreter
+
     from albert_edge.runtime.pack import strip_tflite_pack
 
     return Interpreter(model_content=strip_tflite_pack(bytes(model)), experimental_preserve_all_tensors=True,

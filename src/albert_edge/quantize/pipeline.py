@@ -498,6 +498,8 @@ def _fallback_line(entry: dict[str, Any]) -> str:
 
 def _relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
     """The one sentence printed when nothing fits: the closest variant and the budget that it would meet."""
+    from albert_edge.convert.pipeline import model_file_name
+
     if closest is None:
         return "no quantized variant could be built and run; see the decision log in the report"
     failures = budget_failures(closest, budget)
@@ -617,6 +619,10 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
                                  "recovered_by": None}
         log.append(entry)
         unranked = sorted({r.op for r in table.rows if r.quantized and r.local_snr_db is None} - {"FULLY_CONNECTED"})
+        if hasattr(base.drift, "agreement_verdict") and base.drift.examples < _min_rows(budget):
+            entry["skipped"] = (f"{base.drift.examples} judged rows cannot show {100 * budget.min_agreement:g}% agreement "
+                                f"(need {_min_rows(budget)}); floating ops cannot fix that")
+            continue
         if unranked:
             entry["skipped"] = f"quantized {', '.join(unranked)} are not FULLY_CONNECTED: the ranking cannot cover them"
             continue
