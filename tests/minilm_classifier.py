@@ -222,6 +222,8 @@ def _finetune(base: Path, splits: dict, recipe: dict, out: Path, log) -> dict:
             accuracy[name] = right / len(rows)
     model.save_pretrained(str(out), safe_serialization=True)
     tokenizer.save_pretrained(str(out))
+    # transformers 5 saves tokenizer.json only; albert-edge (and the app) read the WordPiece vocab.txt.
+    shutil.copyfile(base / "vocab.txt", out / "vocab.txt")
     info = {"recipe": recipe, "seconds": round(time.perf_counter() - started, 1), "torch_accuracy": accuracy,
             "transformers": transformers.__version__, "torch": torch.__version__,
             "base": MINILM_REQUIREMENT, "data": VADER_REQUIREMENT, "rows": {k: len(v) for k, v in splits.items()}}
