@@ -152,7 +152,10 @@ def _value(interpreter, detail: Mapping[str, Any]) -> np.ndarray:
 
 
 def weight_names(fp32_model: bytes, weights: Any) -> dict[str, str]:
-    """fp32 FC output tensor name -> canonical kernel name, matched by value ([in, out] vs TFLite's [out, in])."""
+    """fp32 FC output tensor name -> canonical kernel name, matched by value ([in, out] vs TFLite's [out, in]).
+
+    Up to a positive scalar: the graph folds 1/sqrt(head_dim) into the query kernel.
+    """
     if weights is None:
         return {}
     by_shape: dict[tuple[int, ...], list[tuple[str, np.ndarray]]] = {}
@@ -171,7 +174,8 @@ def weight_names(fp32_model: bytes, weights: Any) -> dict[str, str]:
         except ValueError:
             continue
         for name, value in by_shape.get(tuple(kernel.shape), []):
-            if np.allclose(kernel, value, atol=1e-6):
+            factor = float(np.vdot(kernel, value) / max(float(np.vdot(value, value)), 1e-30))
+            if factor > 0 and np.allclose(kernel, factor * value, atol=1e-6):
                 names[tensors[int(op["outputs"][0])]["name"]] = name
                 break
     return names
