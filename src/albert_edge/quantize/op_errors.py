@@ -116,12 +116,17 @@ class _Stats:
 
 
 def _interpreter(model: bytes):
+    import warnings
+
     from ai_edge_litert.interpreter import Interpreter
 
     from albert_edge.runtime.pack import strip_tflite_pack
 
-    return Interpreter(model_content=strip_tflite_pack(bytes(model)), experimental_preserve_all_tensors=True,
-                       num_threads=1)
+    with warnings.catch_warnings():
+        # "intended for debugging purposes only": this is the debugging purpose.
+        warnings.simplefilter("ignore", UserWarning)
+        return Interpreter(model_content=strip_tflite_pack(bytes(model)), experimental_preserve_all_tensors=True,
+                           num_threads=1)
 
 
 def _run(interpreter, sample: Mapping[str, np.ndarray]) -> None:
