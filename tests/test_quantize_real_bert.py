@@ -26,7 +26,8 @@ def minilm_sentiment():
 
 @pytest.fixture(scope="module")
 def auto_run(minilm_sentiment, tmp_path_factory):
-    """(report, out dir) of ``--mode auto --max-drop 0.5 --eval dev.tsv`` over dynamic_int8 and int8_fc."""
+    """(report, out dir) of ``--mode auto --max-drop 0.5 --eval dev.tsv`` over dynamic_int8 and int8_fc (two
+    fallback steps: each int8_fc step is a re-conversion, the CI's cost)."""
     from albert_edge.errors import BudgetNotMetError
     from albert_edge.quantize import quantize_checkpoint
 
@@ -34,7 +35,7 @@ def auto_run(minilm_sentiment, tmp_path_factory):
     try:
         report = quantize_checkpoint(minilm_sentiment, out, minilm_sentiment / "calib.txt", mode="auto",
                                      max_drop=0.5, eval_tsv=minilm_sentiment / "dev.tsv", rounds=2, seq_len=64,
-                                     max_seq_len=64, variants=("dynamic_int8", "int8_fc"))
+                                     max_seq_len=64, variants=("dynamic_int8", "int8_fc"), max_fallback_steps=2)
     except BudgetNotMetError as exc:
         report = exc.report
     return report, out
@@ -81,7 +82,7 @@ def test_auto_finds_an_int8_variant_within_budget_on_dev(auto_run):
     report, _ = auto_run
     assert report.chosen is not None, report.relax
     chosen = next(v for v in report.variants if v.key == report.chosen)
-    assert chosen.drift.accuracy_drop <= 0.5 and chosen.meets_budget
+    assert chosen.drift.accuracy_drop <= 0.5 + 1e-9 and chosen.meets_budget  # 5 of 1000 rows is exactly 0.5
     assert chosen.census["ops"].get("FULLY_CONNECTED:f32+w_i8", 0) + sum(
         n for k, n in chosen.census["ops"].items() if k.startswith("FULLY_CONNECTED:i8")) > 0
     if chosen.fallback_of:
@@ -100,5 +101,5 @@ def test_the_chosen_variant_holds_on_the_held_out_test_split(auto_run, minilm_se
     ref, y = _logits(out / "model_fp32.tflite", minilm_sentiment / "test.tsv", names)
     got, _ = _logits(out / chosen.file, minilm_sentiment / "test.tsv", names)
     d = drift(got, ref, y)
-    assert d.accuracy_drop <= 0.5
+    assert d.accuracy_drop <= 0.5 + 1e-9
     assert d.agreement_verdict(Budget(max_drop=0.5, min_agreement=0.99))[0], d.to_dict()
