@@ -7,7 +7,9 @@ ships in ``additional_resources/hutto_ICWSM_2014.tar.gz`` (sha256 of the sdist c
 of the mean human rating (the 37 zero-rated sentences are dropped).
 
 ``build_minilm_sentiment(cache)`` fine-tunes the encoder briefly with transformers as
-``BertForSequenceClassification`` (``FINETUNE`` below: a few hundred steps, short max length, CPU) and saves it
+``BertForSequenceClassification`` (``FINETUNE`` below: 120 steps of 16 sentences at max length 32, the
+embeddings and the two lowest layers frozen; torch accuracy dev 0.784 / test 0.789; 8 min of CPU, 46 min
+wall, on this 2-core machine while it ran at load 12-20: expect a few CPU minutes on a quiet one) and saves it
 with ``save_pretrained`` beside ``train.tsv`` / ``dev.tsv`` / ``test.tsv`` (disjoint, seeded split) and
 ``calib.txt`` (train sentences, never judged). The result is cached under ``~/.cache/albert-edge`` (or
 ``$ALBERT_EDGE_CACHE``) keyed by the recipe, built under a file lock so parallel sessions build it once.
