@@ -84,3 +84,58 @@ def test_agreement_measured_on_few_examples_must_clear_its_lower_confidence_boun
     assert budget_failures(few, Budget(0.5, 0.99)) and "lower bound" in budget_failures(few, Budget(0.5, 0.99))[0]
     assert budget_failures(many, Budget(0.5, 0.99)) == []
     assert agreement_lower_bound(0.5, 100, 0.5) == 0.5
+
+
+def _flips(n: int, flips: int, flip_margin: float, margin: float = 3.0):
+    """Drift of n two-class rows where ``flips`` rows (fp32 margin ``flip_margin``) change prediction."""
+    ref = np.tile([[margin, 0.0]], (n, 1))
+    ref[:flips] = [flip_margin, 0.0]
+    got = ref.copy()
+    got[:flips] = [0.0, flip_margin + 0.01]
+    return drift(got, ref)
+
+
+def test_min_judge_rows_is_where_a_perfect_score_reaches_the_bound():
+    from albert_edge.tasks.sequence_classification import min_judge_rows
+
+    n = min_judge_rows(0.99, 0.95)
+    assert n == 268
+    assert agreement_lower_bound(1.0, n, 0.95) >= 0.99 > agreement_lower_bound(1.0, n - 1, 0.95)
+
+
+def test_flips_of_near_ties_only_pass_by_the_near_tie_rule_and_say_so():
+    d = _flips(1000, 12, 0.05)  # 98.8 %: rule 1 fails, every flip is a near tie
+    ok, rule = d.agreement_verdict(Budget(max_drop=5, min_agreement=0.99, tie_margin=0.1))
+    assert ok and rule.startswith("near ties excused") and "12 of 12" in rule
+    assert d.to_dict()["flips_by_margin"]["<0.1"] == 12
+
+
+def test_confident_flips_are_not_excused():
+    d = _flips(1000, 12, 0.8)
+    ok, rule = d.agreement_verdict(Budget(max_drop=5, min_agreement=0.99, tie_margin=0.1))
+    assert not ok and "0 near-tie flips" in rule
+    assert budget_failures(VariantResult("x", "tflite", drift=d, ratio_vs_fp32=0.4), Budget(5, 0.99)) == [rule]
+
+
+def test_near_tie_rule_off_with_zero_margin():
+    d = _flips(1000, 12, 0.05)
+    assert not d.agreement_verdict(Budget(max_drop=5, min_agreement=0.99, tie_margin=0.0))[0]
+
+
+def test_too_few_rows_cannot_pass_even_without_flips():
+    d = _flips(200, 0, 0.05)
+    ok, rule = d.agreement_verdict(Budget(max_drop=5, min_agreement=0.99))
+    assert not ok and "268 needed" in rule
+
+
+def test_agreement_over_all_rows_decides_when_it_suffices():
+    ok, rule = _flips(2000, 2, 0.8).agreement_verdict(Budget(max_drop=5, min_agreement=0.99))
+    assert ok and rule.startswith("all rows")
+
+
+def test_best_effort_is_the_closest_miss_never_fp32():
+    from albert_edge.quantize.auto import best_effort
+
+    results = [_result("fp32", 1.0, 0.0, 1.0), _result("int8_full", 0.2, 5.0, 0.9),
+               _result("dynamic_int8", 0.45, 0.3, 0.985)]
+    assert best_effort(results, Budget(0.5, 0.99)).name == "dynamic_int8"

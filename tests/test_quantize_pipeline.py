@@ -165,14 +165,15 @@ def test_quantized_files_are_much_smaller_than_fp32(auto_run):
 
 @pytest.fixture(scope="module")
 def strict_run(trained, tmp_path_factory):
-    """(report, out dir, raised) of an auto run whose budget int8_fc cannot meet (zero drop, 100 % agreement)."""
+    """(report, out dir, raised) of an auto run whose budget no variant can meet (a 10 kB size limit), so the
+    search runs every fallback step it is allowed."""
     from albert_edge.errors import QuantizationError
     from albert_edge.quantize import quantize_checkpoint
 
     ckpt, calib, evaluation = trained
     out = tmp_path_factory.mktemp("strict_out")
     try:
-        report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=0.0, min_agreement=1.0,
+        report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=0.0, min_agreement=0.98, max_size_mb=0.01,
                                      eval_tsv=evaluation, rounds=3, max_seq_len=32, seq_len=32, max_fallback_steps=2)
         return report, out, False
     except QuantizationError as exc:
@@ -189,11 +190,30 @@ def test_strict_budget_falls_back_the_worst_ranked_ops_to_float_step_by_step(str
     assert fc_float == sorted(fc_float)
 
 
-def test_budget_nobody_meets_writes_no_model_file(strict_run):
+def test_budget_nobody_meets_still_writes_the_report_and_the_best_effort_marked_over_budget(strict_run):
     report, out, raised = strict_run
-    written = list(out.glob("model_*"))
     assert (report.chosen is None) == raised
-    assert (not written) if raised else bool(written)
+    data = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
+    written = sorted(p.name for p in out.glob("*model_*"))
+    if raised:
+        assert data["status"] == "over_budget" and data["best_effort"] == report.best_effort
+        best = next(v for v in report.variants if v.key == report.best_effort)
+        assert written == sorted(["model_fp32.tflite", f"over_budget_model_{best.name}.tflite"])
+        assert "relax" in data["relax"] and data["error_tables"]
+    else:
+        assert data["status"] == "chosen" and not any(n.startswith("over_budget_") for n in written)
+
+
+def test_cli_exits_3_and_says_what_to_relax_when_nothing_fits(trained, tmp_path, capsys):
+    ckpt, calib, evaluation = trained
+    out = tmp_path / "q"
+    code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "auto", "--eval", str(evaluation),
+                 "--out", str(out), "--rounds", "2", "--max-seq-len", "32", "--max-drop", "0", "--min-agreement", "1",
+                 "--max-fallback-steps", "1"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "relax" in err and "over_budget_model_" in err and "worst ops" in err
+    assert (out / "quantize_report.json").is_file()
 
 
 def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(trained, tmp_path, capsys):

@@ -54,6 +54,14 @@ class QuantizationError(AlbertEdgeError):
     """Calibration data is unusable, the model is already quantized, or no variant meets the budget."""
 
 
+class BudgetNotMetError(QuantizationError):
+    """Quantize ran, but no variant met the budget: the report and the best effort (named
+    ``over_budget_*``) are written, and the message says what to relax. Exit 3, not 2: the input
+    was fine, the model is what it is."""
+
+    exit_code = 3
+
+
 class DataError(AlbertEdgeError):
     """A data file (TSV, calibration text) is empty, mis-encoded, or has bad columns or labels."""
 

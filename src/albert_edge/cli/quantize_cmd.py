@@ -19,7 +19,9 @@ def add_parser(subparsers) -> None:
                     "model's own tokenizer. Every variant is timed against fp32 in one interleaved run and judged "
                     f"against fp32 on --eval (or held-out calibration text); the table goes to DIR/{REPORT_NAME}. "
                     "--mode auto picks the fastest variant whose accuracy drop is within --max-drop, falling back "
-                    "the worst int8 ops to float when needed.")
+                    "the int8 ops that the per-op error table ranks worst to float when needed. When nothing fits, "
+                    "the report and the closest variant (named over_budget_*) are still written, one line says "
+                    "what to relax, and the exit code is 3.")
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory (float weights)")
     parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
@@ -31,6 +33,12 @@ def add_parser(subparsers) -> None:
                              "classification, answer spans for question answering")
     parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
                         help="the agreement's one-sided lower confidence bound must reach --min-agreement (default 0.95)")
+    parser.add_argument("--tie-margin", type=float, default=0.1, metavar="LOGIT",
+                        help="classifiers: flips of rows whose fp32 top-1 minus top-2 logit is below this are near "
+                             "ties; when the agreement over all rows misses --min-agreement, it is judged on the "
+                             "other rows instead (default 0.1; 0 turns this rule off). The report says which rule decided")
+    parser.add_argument("--max-fallback-steps", type=int, default=5, metavar="N",
+                        help="auto: float-fallback steps per variant (1, 2, 4, ... worst ops float; default 5)")
     parser.add_argument("--max-size-mb", type=float, metavar="MB", help="reject variants larger than this")
     parser.add_argument("--min-cosine", type=float, default=0.995, metavar="C",
                         help="embedding models: the worst text's cosine to fp32 must reach this (default 0.995)")
@@ -63,11 +71,15 @@ def run(args: argparse.Namespace) -> int:
                                   labels=labels, vocab=args.vocab, max_seq_len=args.max_seq_len,
                                   num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
                                   max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
-                                  min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine)
+                                  min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
+                                  tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps)
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:
+        # BudgetNotMetError (exit 3): the report and the over_budget_ best effort are written.
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)
+            if exc.report.report_path:
+                print(f"report: {exc.report.report_path}", file=sys.stderr)
         raise
     print(report.table())
     print(f"chosen: {report.chosen or '(none: explicit mode, see budget column)'}")

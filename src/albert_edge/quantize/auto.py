@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from albert_edge.tasks.sequence_classification import agreement_lower_bound
 
-__all__ = ["Budget", "agreement_lower_bound", "budget_failures", "choose", "fallback_steps"]
+__all__ = ["Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose", "fallback_steps"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,10 @@ class Budget:
     in points); ``min_agreement``: share of predictions equal to fp32's, required of the one-sided
     ``confidence`` lower bound of the measured agreement (so that 800/800 on the choice set is not
     taken for 100 % on new data); ``max_size_bytes``: optional. Embedding tasks are judged on
-    ``min_cosine`` (the worst text's cosine to fp32) and ``min_mean_cosine`` instead."""
+    ``min_cosine`` (the worst text's cosine to fp32) and ``min_mean_cosine`` instead.
+    ``tie_margin``: a classifier's flips of rows whose fp32 top-1 minus top-2 logit is below it are
+    near ties, excused by the agreement gate's second rule (``ClassificationDrift.agreement_verdict``);
+    0 turns the rule off. 0.1 logit is a top-1 probability under 52.5 % in a two-class model."""
 
     max_drop: float = 0.5
     min_agreement: float = 0.99
@@ -29,6 +32,7 @@ class Budget:
     confidence: float = 0.95
     min_cosine: float = 0.995
     min_mean_cosine: float = 0.999
+    tie_margin: float = 0.1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +76,21 @@ def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str
         if r.ratio_vs_fp32 is None and r.name != "fp32":
             log.append(f"{r.format} {r.name}: {'; '.join(budget_failures(r, budget))}")
     return chosen, log
+
+
+def best_effort(results: Sequence[Any], budget: Budget) -> Any | None:
+    """The quantized variant closest to ``budget`` when none meets it: fewest failed checks, then the
+    smallest shortfall the task's drift reports (``shortfall``; classification: points lost plus
+    agreement points missing), then the fastest. Never fp32, never an unrunnable variant."""
+    candidates = [r for r in results if r.name != "fp32" and not r.error and r.drift is not None]
+    if not candidates:
+        return None
+
+    def key(r: Any) -> tuple[int, float, float]:
+        shortfall = getattr(r.drift, "shortfall", None)
+        return (len(budget_failures(r, budget)), shortfall(budget) if shortfall else 0.0,
+                r.ratio_vs_fp32 if r.ratio_vs_fp32 is not None else float("inf"))
+    return min(candidates, key=key)
 
 
 def fallback_steps(ranking_size: int, max_steps: int) -> list[int]:

@@ -23,16 +23,20 @@ import numpy as np
 
 from albert_edge import __version__
 from albert_edge.atomic import ensure_writable_dir
-from albert_edge.errors import AlbertEdgeError, DataError, QuantizationError
+from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, DataError, QuantizationError
 from albert_edge.output_set import OutputSet
-from albert_edge.quantize.auto import Budget, budget_failures, choose, fallback_steps
+from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose, fallback_steps
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
-from albert_edge.tasks import FeatureExtraction, SequenceClassification, Task, TaskDrift, get_task
+from albert_edge.tasks import SequenceClassification, Task, TaskDrift, get_task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 FORMATS = ("tflite", "onnx")
 REPORT_NAME = "quantize_report.json"
+#: Prefix of the files written when no variant meets the budget (the best effort, marked in its name).
+OVER_BUDGET_PREFIX = "over_budget_"
+#: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
+TABLE_TEXTS = 16
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
 TFLITE_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -65,6 +69,8 @@ class VariantResult:
     float_fallback: list[str] = field(default_factory=list)
     file: str | None = None
     meets_budget: bool = False
+    gate: str | None = None
+    fallback_of: str | None = None
     data: bytes = field(default=b"", repr=False)
 
     @property
@@ -75,7 +81,8 @@ class VariantResult:
         return {"name": self.name, "format": self.format, "file": self.file, "size_bytes": self.size_bytes,
                 "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
                 "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
-                "float_fallback": self.float_fallback, "meets_budget": self.meets_budget, "census": self.census}
+                "float_fallback": self.float_fallback, "fallback_of": self.fallback_of,
+                "meets_budget": self.meets_budget, "agreement_gate": self.gate, "census": self.census}
 
 
 @dataclass
@@ -93,12 +100,29 @@ class QuantizeReport:
     decision_log: list[str] = field(default_factory=list)
     report_path: str | None = None
     seconds: float = 0.0
+    status: str = "explicit"
+    best_effort: str | None = None
+    relax: str | None = None
+    error_tables: dict[str, Any] = field(default_factory=dict)
+    fallback: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
-                "budget": self.budget.to_dict(), "calibration": self.calibration, "judge": self.judge,
-                "timing": self.timing, "chosen": self.chosen, "decision_log": self.decision_log,
-                "variants": [v.to_dict() for v in self.variants], "seconds": round(self.seconds, 1)}
+                "status": self.status, "budget": self.budget.to_dict(),
+                "min_judge_rows": _min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
+                "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
+                "decision_log": self.decision_log, "fallback": self.fallback,
+                "variants": [v.to_dict() for v in self.variants],
+                "error_tables": {k: t.to_dict() for k, t in self.error_tables.items()},
+                "seconds": round(self.seconds, 1)}
+
+    def offenders(self, n: int = 5) -> list[str]:
+        """The worst ops of each variant's error table, for the console."""
+        lines = []
+        for table in self.error_tables.values():
+            lines += table.lines(n)
+        return (["worst ops (local = the op alone on the variant's own float input; graph = vs fp32 at that point):"]
+                + lines) if lines else []
 
     def table(self) -> str:
         embedding = any(hasattr(v.drift, "mean_cosine") for v in self.variants)
@@ -126,7 +150,13 @@ class QuantizeReport:
             rows.append(
                 f"{timing}{_f(d and d.accuracy, 4):>7}{_f(d and d.accuracy_drop, 2):>8}"
                 f"{_f(d and 100 * d.agreement, 1):>8}{_f(d and d.max_abs_logit, 4):>12}{qdq:>8}{xnn:>9}  {mark}")
-        return "\n".join(rows + ["", *self.decision_log])
+        return "\n".join(rows + ["", *self.offenders(), "", *self.decision_log])
+
+
+def _min_rows(budget: Budget) -> int:
+    from albert_edge.tasks.sequence_classification import min_judge_rows
+
+    return min_judge_rows(budget.min_agreement, budget.confidence)
 
 
 def _f(value: float | None, digits: int) -> str:
@@ -234,13 +264,15 @@ class QuantizeOptions:
     rounds: int = 30
     min_agreement: float = 0.99
     max_size_mb: float | None = None
-    max_fallback_steps: int = 4
+    max_fallback_steps: int = 5
     variants: Sequence[str] | None = None
     max_eval_examples: int | None = None
     confidence: float = 0.95
     task: Task | str | None = None
     min_cosine: float = 0.995
     min_mean_cosine: float = 0.999
+    tie_margin: float = 0.1
+    error_tables: bool = True
 
 
 def quantize_checkpoint(
@@ -353,9 +385,11 @@ def quantize_checkpoint(
         judge.setdefault("labels", names)
         judge.setdefault("labels_from", labels_source)
     judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
+    if not (isinstance(o.tie_margin, (int, float)) and o.tie_margin >= 0):
+        raise QuantizationError(f"--tie-margin {o.tie_margin!r}: expected a logit margin >= 0 (0 turns the rule off)")
     budget = Budget(float(max_drop), float(min_agreement),
                     None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence),
-                    float(min_cosine), float(min_mean_cosine))
+                    float(min_cosine), float(min_mean_cosine), float(o.tie_margin))
 
     say(f"building variants ({mode}, {', '.join(formats)})")
     results = _build_variants(weights, mode, formats, calibration, variants, task)
@@ -363,10 +397,23 @@ def quantize_checkpoint(
     for r in results:
         say(f"judging {r.key} on {len(judge_samples)} rows")
         _judge(r, judge_samples, reference, y, num_threads, task)
+    tables: dict[str, Any] = {}
+    if o.error_tables:
+        from albert_edge.quantize.op_errors import error_table
+
+        for r in results:
+            if r.format == "tflite" and r.name != "fp32" and not r.error:
+                say(f"per-op error table of {r.key} on {min(TABLE_TEXTS, len(calibration))} calibration texts")
+                try:
+                    tables[r.key] = error_table(r.name, r.data, results[0].data, calibration.samples, weights,
+                                                TABLE_TEXTS)
+                except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
+                    say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
+    fallback_log: list[dict[str, Any]] = []
     if mode == "auto":
-        say("fallback search (int8_fc ops back to float while drift exceeds the budget)")
-        results += _fallback_search(weights, calibration, results, judge_samples, reference, y, budget,
-                                    num_threads, max_fallback_steps, task)
+        say("fallback search (the ops the error tables rank worst back to float while drift exceeds the budget)")
+        results += _fallback_search(weights, calibration, results, tables, judge_samples, reference, y, budget,
+                                    num_threads, max_fallback_steps, task, fallback_log, say)
         from albert_edge.quantize.dynamic_search import dynamic_fallback_search
 
         say("dynamic int8 search (per-column tables, then the FCs that gain most back to float)")
@@ -388,43 +435,104 @@ def quantize_checkpoint(
 
     from albert_edge.convert.tflite_metadata import attach_standard_metadata
 
-    files: list[tuple[Path, bytes]] = []
+    packed: dict[str, bytes] = {}
     for r in results:
         if r.error:
             continue
         pack = build_pack(weights, asset, task, names, max_seq_len, r.name)
         if r.format == "tflite":
-            data = attach_standard_metadata(r.data, pack)
+            packed[r.key] = attach_standard_metadata(r.data, pack)
         else:
-            data = _onnx_with_pack(r.data, pack)
-        r.file = model_file_name(r.format, r.name)
-        r.size_bytes = len(data)  # what the app ships: graph + pack
+            packed[r.key] = _onnx_with_pack(r.data, pack)
+        r.size_bytes = len(packed[r.key])  # what the app ships: graph + pack
         r.meets_budget = r.name != "fp32" and not budget_failures(r, budget)
-        files.append((out / r.file, data))
+        verdict = getattr(r.drift, "agreement_verdict", None)
+        if verdict is not None and r.name != "fp32":
+            r.gate = verdict(budget)[1]
     report = QuantizeReport(str(checkpoint), mode, budget,
                             {"data": str(calib), "texts": len(calibration), "max_seq_len": max_seq_len,
-                             "tokenizer": asset.kind}, judge, timing, results)
+                             "tokenizer": asset.kind}, judge, timing, results,
+                            error_tables=tables, fallback=fallback_log)
     chosen, log = choose(results, budget)
-    report.decision_log = log
+    report.decision_log = log + [_fallback_line(entry) for entry in fallback_log]
     report.chosen = chosen.key if chosen else None
+    over_budget = mode == "auto" and chosen is None
+    keep = list(results)
+    if over_budget:
+        # Nothing fits: write fp32 and the closest miss, the latter marked in its file name.
+        closest = best_effort(results, budget)
+        report.status = "over_budget"
+        report.best_effort = closest.key if closest else None
+        report.relax = _relax_sentence(closest, budget, task)
+        keep = [r for r in results if r.name == "fp32" or r is closest]
+    elif mode == "auto":
+        report.status = "chosen"
+    stale: list[str] = []
+    for r in results:
+        plain = model_file_name(r.format, r.name)
+        r.file = None
+        if r.error or r not in keep:
+            continue
+        r.file = plain if (r.name == "fp32" or not over_budget) else OVER_BUDGET_PREFIX + plain
+        # A previous run's file of the same variant under the other name must not survive beside this report.
+        stale.append(OVER_BUDGET_PREFIX + plain if r.file == plain else plain)
+    if over_budget:
+        stale += [model_file_name(r.format, r.name) for r in results if r.name != "fp32"]
     report.seconds = time.perf_counter() - started
-    if mode == "auto" and chosen is None:
-        limits = (f"--min-cosine {min_cosine:g} / --min-mean-cosine {min_mean_cosine:g}"
-                  if isinstance(task, FeatureExtraction) else
-                  f"--max-drop {max_drop:g} / agreement {100 * min_agreement:g}%")
-        error = QuantizationError(f"no quantized variant meets {limits}; nothing written (see the table)")
-        for r in results:
-            r.file = None  # nothing is written
-        error.report = report
-        raise error
 
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     with OutputSet(out) as staged:
-        for path, data in files:
-            staged.write_bytes(path.name, data)
+        for r in results:
+            if r.file:
+                staged.write_bytes(r.file, packed[r.key])
+        for name in dict.fromkeys(stale):
+            if name not in {r.file for r in results}:
+                staged.remove_stale(name)
         report.report_path = str(out / REPORT_NAME)
         staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    if over_budget:
+        error = BudgetNotMetError(report.relax or "no quantized variant meets the budget")
+        error.report = report
+        raise error
     return report
+
+
+def _fallback_line(entry: dict[str, Any]) -> str:
+    if entry.get("skipped"):
+        return f"fallback {entry['variant']}: not searched ({entry['skipped']})"
+    tried = ", ".join(f"{s['variant'].split(':')[1]} ({s['drift'] or s['error']})" for s in entry["steps"])
+    result = f"recovered by {entry['recovered_by']}" if entry["recovered_by"] else "not recovered"
+    return f"fallback {entry['variant']} ({entry.get('method')}): {tried}: {result}"
+
+
+def _relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
+    """The one sentence printed when nothing fits: the closest variant and the budget that it would meet."""
+    from albert_edge.convert.pipeline import model_file_name
+
+    if closest is None:
+        return "no quantized variant could be built and run; see the decision log in the report"
+    failures = budget_failures(closest, budget)
+    d = closest.drift
+    what = []
+    if hasattr(d, "agreement_verdict"):
+        if d.accuracy_drop > budget.max_drop + 1e-9:
+            what.append(f"--max-drop {np.ceil(d.accuracy_drop * 100) / 100:g}")
+        if not d.agreement_verdict(budget)[0]:
+            from albert_edge.quantize.auto import agreement_lower_bound
+
+            bound = agreement_lower_bound(d.agreement, d.examples, budget.confidence)
+            what.append(f"--min-agreement {np.floor(bound * 1000) / 1000:g} (or judge on more --eval rows)")
+    elif hasattr(d, "min_cosine"):
+        if d.min_cosine < budget.min_cosine:
+            what.append(f"--min-cosine {np.floor(d.min_cosine * 1e4) / 1e4:g}")
+        if d.mean_cosine < budget.min_mean_cosine:
+            what.append(f"--min-mean-cosine {np.floor(d.mean_cosine * 1e4) / 1e4:g}")
+    if budget.max_size_bytes is not None and closest.size_bytes > budget.max_size_bytes:
+        what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
+    relax = " and ".join(what) if what else "the budget"
+    return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
+            f"{'; '.join(failures)}), is written as {OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
+            f"relax {relax} to accept it")
 
 
 def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
@@ -492,35 +600,79 @@ def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: 
 
 
 def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequence[VariantResult],
-                     samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None, budget: Budget,
-                     num_threads: int, max_steps: int, task: Task | None = None) -> list[VariantResult]:
-    """Fall back the int8_fc ops with the largest RMSE/scale to float, more each step, until drift fits.
+                     tables: dict[str, Any], samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
+                     budget: Budget, num_threads: int, max_steps: int, task: Task | None,
+                     log: list[dict[str, Any]], say: Callable[[str], None]) -> list[VariantResult]:
+    """For every quantized TFLite variant that misses the budget, keep its worst ops float, more each step.
 
-    Skipped when int8_fc already fits or did not build. Each step is a new variant
-    ``int8_fc_fb<k>`` (k ops float), kept in the results so the report shows the trade-off.
+    Generic over the variant list (except ``dynamic_int8_col``, which ``dynamic_search`` ranks by the
+    measured gain of each float FC): a variant is searched when its error table ranks every op it
+    quantized (its quantized ops are all FULLY_CONNECTED: dynamic_int8, int8_fc, and any new recipe
+    built the same way) and there is a way to rebuild it with ops float: a hybrid (dynamic-range)
+    model is edited in place (``float_fallback``), a calibrated recipe is re-converted with
+    ``denylisted_nodes``. Ops are ranked by their local SNR (the op's own quantization error, not its
+    kind); step k keeps the k worst float (1, 2, 4, ... up to ``max_steps`` steps, ``fallback_steps``)
+    and is a new variant ``<name>_fb<k>``; the search of a variant stops at its first step that fits.
+    ``log`` receives one entry per searched variant: ranking, steps, and which step recovered.
     """
     from albert_edge.quantize.census import census_tflite_variant
-    from albert_edge.quantize.tflite_quant import layer_errors, tflite_variant
+    from albert_edge.quantize.float_fallback import float_fc_ops, hybrid_fc_outputs
+    from albert_edge.quantize.tflite_quant import VARIANTS, tflite_variant
 
-    base = next((r for r in results if r.format == "tflite" and r.name == "int8_fc"), None)
-    if base is None or base.error or not budget_failures(base, budget):
-        return []
     fp32 = results[0].data
-    ranking = layer_errors(weights, "int8_fc", calibration, float_model=fp32, task=task)
-    added = []
-    for k in fallback_steps(len(ranking), max_steps):
-        nodes = [name for name, _, _ in ranking[:k]]
-        r = VariantResult(f"int8_fc_fb{k}", "tflite", float_fallback=[f"{op} {name} (rmse/scale {e:.2f})"
-                                                                      for name, op, e in ranking[:k]])
-        try:
-            r.data = tflite_variant(weights, "int8_fc", calibration, denylisted_nodes=nodes, float_model=fp32,
-                                    task=task)
-            r.census = census_tflite_variant(r.data).to_dict()
-        except AlbertEdgeError as exc:
-            r.error = str(exc)
-        r.size_bytes = len(r.data)
-        _judge(r, samples, reference, y, num_threads, task)
-        added.append(r)
-        if not r.error and not budget_failures(r, budget):
-            break
+    added: list[VariantResult] = []
+    from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
+
+    for base in [r for r in results if r.format == "tflite" and r.name not in ("fp32", SEARCHED_BY_GAIN)]:
+        table = tables.get(base.key)
+        if base.error or table is None or not budget_failures(base, budget):
+            continue
+        entry: dict[str, Any] = {"variant": base.key, "ranked_by": "local SNR (dB), worst first", "steps": [],
+                                 "recovered_by": None}
+        log.append(entry)
+        unranked = sorted({r.op for r in table.rows if r.quantized and r.local_snr_db is None} - {"FULLY_CONNECTED"})
+        if hasattr(base.drift, "agreement_verdict") and base.drift.examples < _min_rows(budget):
+            entry["skipped"] = (f"{base.drift.examples} judged rows cannot show {100 * budget.min_agreement:g}% agreement "
+                                f"(need {_min_rows(budget)}); floating ops cannot fix that")
+            continue
+        if unranked:
+            entry["skipped"] = f"quantized {', '.join(unranked)} are not FULLY_CONNECTED: the ranking cannot cover them"
+            continue
+        hybrid = set(hybrid_fc_outputs(base.data))
+        spec = VARIANTS.get(base.name)
+        ranking = table.ranking()
+        if hybrid and {r.tensor for r in ranking} <= hybrid:
+            def build(nodes: list[str], base: VariantResult = base) -> bytes:
+                return float_fc_ops(base.data, fp32, nodes)
+            entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"
+        elif spec is not None and spec.calibrated and base.name != "int16x8":
+            def build(nodes: list[str], base: VariantResult = base) -> bytes:
+                return tflite_variant(weights, base.name, calibration, denylisted_nodes=nodes, float_model=fp32,
+                                      task=task)
+            entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
+        else:
+            entry["skipped"] = "no way to rebuild this recipe with chosen ops float"
+            continue
+        entry["ranking"] = [{"op": r.where, "tensor": r.tensor, "local_snr_db": round(r.local_snr_db, 2)}
+                            for r in ranking[:16]]
+        for k in fallback_steps(len(ranking), max_steps):
+            chosen_ops = ranking[:k]
+            say(f"  {base.key}: {k} worst op(s) float")
+            r = VariantResult(f"{base.name}_fb{k}", "tflite", fallback_of=base.key,
+                              float_fallback=[f"{e.where} ({e.tensor}, local SNR {e.local_snr_db:.1f} dB)"
+                                              for e in chosen_ops])
+            try:
+                r.data = build([e.tensor for e in chosen_ops])
+                r.census = census_tflite_variant(r.data).to_dict()
+            except AlbertEdgeError as exc:
+                r.error = str(exc)
+            r.size_bytes = len(r.data)
+            _judge(r, samples, reference, y, num_threads, task)
+            added.append(r)
+            fits = not r.error and not budget_failures(r, budget)
+            entry["steps"].append({"variant": r.key, "float_ops": k, "meets_budget": fits,
+                                   "drift": None if r.drift is None else r.drift.summary(), "error": r.error})
+            if fits:
+                entry["recovered_by"] = r.key
+                break
     return added

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from albert_edge.tasks.base import ClassifierHeadTask, TaskDrift, as_rows, check_same_shape
+
+
+#: Upper edges (fp32 top-1 minus top-2 logit) of the buckets the report counts disagreements in.
+MARGIN_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 @dataclass
@@ -24,6 +28,10 @@ class ClassificationDrift(TaskDrift):
 
     ``accuracy`` is None without labels; ``accuracy_drop`` is then bounded by the disagreement
     (a prediction that agrees with the baseline cannot change accuracy), in percentage points.
+    ``flip_margins`` holds, for every row whose prediction differs from the baseline's, the
+    baseline's own margin (top-1 minus top-2 logit): a flip of a row the baseline itself calls a
+    near tie is rounding noise, a flip of a confident row is damage. The agreement gate reads it
+    (``agreement_verdict``).
     """
 
     examples: int
@@ -32,22 +40,90 @@ class ClassificationDrift(TaskDrift):
     mean_abs_logit: float
     accuracy: float | None
     accuracy_drop: float
+    flip_margins: list[float] = field(default_factory=list)
+    #: Baseline margins of all rows, kept only to count the rows at or above a tie margin.
+    margins: list[float] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["margins"]
+        d["flip_margins"] = [round(m, 4) for m in self.flip_margins]
+        d["flips_by_margin"] = flips_by_margin(self.flip_margins)
+        return d
+
+    def decisive(self, tie_margin: float) -> tuple[int, int]:
+        """(rows whose baseline margin is at least ``tie_margin``, how many of them flipped)."""
+        rows = sum(1 for m in self.margins if m >= tie_margin) if self.margins else self.examples
+        return rows, sum(1 for m in self.flip_margins if m >= tie_margin)
+
+    def agreement_verdict(self, budget: Any) -> tuple[bool, str]:
+        """(agreement gate passed, the rule that decided and its figures).
+
+        Rule 1, all rows: the one-sided Wilson lower bound of the agreement over every judged row
+        reaches ``budget.min_agreement``. Rule 2, near ties excused (only when rule 1 fails and
+        ``budget.tie_margin`` > 0): the same bound over the rows the baseline does not call a near
+        tie (margin >= ``tie_margin``) reaches it; flips of near-tie rows are listed, not counted.
+        Either rule needs at least ``min_judge_rows(min_agreement, confidence)`` rows: fewer cannot
+        show the agreement even with no flip at all.
+        """
+        need = min_judge_rows(budget.min_agreement, budget.confidence)
+        bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
+        if bound >= budget.min_agreement - 1e-9:
+            return True, (f"all rows: {100 * self.agreement:.2f}% of {self.examples} (lower bound {100 * bound:.2f}%)")
+        tie = getattr(budget, "tie_margin", 0.0)
+        text = (f"agreement {100 * self.agreement:.2f}% of {self.examples} (lower bound {100 * bound:.2f}% at "
+                f"{100 * budget.confidence:g}% confidence) < {100 * budget.min_agreement:g}%")
+        if self.examples < need:
+            return False, f"{text}; {self.examples} rows < the {need} needed to show it"
+        if tie > 0 and self.margins:
+            rows, flips = self.decisive(tie)
+            near = len(self.flip_margins) - flips
+            share = (rows - flips) / rows if rows else 0.0
+            decisive_bound = agreement_lower_bound(share, rows, budget.confidence)
+            if rows >= need and decisive_bound >= budget.min_agreement - 1e-9:
+                return True, (f"near ties excused: {near} of {len(self.flip_margins)} flips had fp32 margin < {tie:g}; "
+                              f"{100 * share:.2f}% of the other {rows} rows (lower bound {100 * decisive_bound:.2f}%)")
+            return False, (f"{text}; without the {near} near-tie flips (margin < {tie:g}): {100 * share:.2f}% of "
+                           f"{rows} (lower bound {100 * decisive_bound:.2f}%)")
+        return False, text
 
     def budget_failures(self, budget: Any) -> list[str]:
         reasons = []
         if self.accuracy_drop > budget.max_drop + 1e-9:
             reasons.append(f"accuracy drop {self.accuracy_drop:.2f} pt > {budget.max_drop:g}")
-        bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
-        if bound < budget.min_agreement - 1e-9:
-            reasons.append(f"agreement {100 * self.agreement:.2f}% of {self.examples} (lower bound {100 * bound:.2f}% "
-                           f"at {100 * budget.confidence:g}% confidence) < {100 * budget.min_agreement:g}%")
+        ok, why = self.agreement_verdict(budget)
+        if not ok:
+            reasons.append(why)
         return reasons
+
+    def shortfall(self, budget: Any) -> float:
+        """How far from ``budget``, in points: accuracy lost beyond max_drop plus agreement missing."""
+        return max(0.0, self.accuracy_drop - budget.max_drop) + 100 * max(0.0, budget.min_agreement - self.agreement)
 
     def summary(self) -> str:
         return f"drop {self.accuracy_drop:.2f} pt, agreement {100 * self.agreement:.1f}%"
+
+
+def flips_by_margin(flip_margins: list[float]) -> dict[str, int]:
+    """Disagreements counted by the baseline's margin: ``"<0.05"``, ``"<0.1"``, ... ``">=1"``."""
+    counts = {f"<{edge:g}": 0 for edge in MARGIN_BUCKETS}
+    counts[f">={MARGIN_BUCKETS[-1]:g}"] = 0
+    for m in flip_margins:
+        key = next((f"<{e:g}" for e in MARGIN_BUCKETS if m < e), f">={MARGIN_BUCKETS[-1]:g}")
+        counts[key] += 1
+    return counts
+
+
+def min_judge_rows(min_agreement: float, confidence: float = 0.95) -> int:
+    """Fewest rows on which a perfect agreement's lower bound reaches ``min_agreement`` (268 for 99% at 95%)."""
+    if min_agreement <= 0 or confidence <= 0.5:
+        return 1
+    if min_agreement >= 1:
+        return 10 ** 9
+    n = max(1, math.floor(_normal_quantile(confidence) ** 2 * min_agreement / (1 - min_agreement)))
+    while agreement_lower_bound(1.0, n, confidence) < min_agreement - 1e-12:
+        n += 1
+    return n
 
 
 def classification_drift(logits: np.ndarray, reference: np.ndarray, labels: np.ndarray | None = None) -> ClassificationDrift:
@@ -62,7 +138,10 @@ def classification_drift(logits: np.ndarray, reference: np.ndarray, labels: np.n
         drop = 100.0 * (float(np.mean(ref_pred == labels)) - accuracy)
     else:
         accuracy, drop = None, 100.0 * (1.0 - agreement)
-    return ClassificationDrift(len(pred), agreement, float(delta.max()), float(delta.mean()), accuracy, drop)
+    top2 = np.sort(reference, axis=-1)[:, -2:] if reference.shape[-1] > 1 else np.zeros((len(reference), 2))
+    margins = (top2[:, 1] - top2[:, 0]).astype(float)
+    return ClassificationDrift(len(pred), agreement, float(delta.max()), float(delta.mean()), accuracy, drop,
+                               [float(m) for m in margins[pred != ref_pred]], [float(m) for m in margins])
 
 
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:

