@@ -34,8 +34,7 @@ def per_column_lookup_tables(model: bytes, float_model: bytes) -> tuple[bytes, l
     flatbuffer of the same graph, whose float tables (matched by tensor name) are re-quantized,
     so no precision of the per-tensor rounding is inherited.
     """
-    import flatbuffers
-    from albert_edge.quantize.float_ops import unpack_tflite
+    from albert_edge.quantize.tflite_edit import pack_tflite, unpack_tflite
 
     root, opcode_names, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
@@ -67,9 +66,7 @@ def per_column_lookup_tables(model: bytes, float_model: bytes) -> tuple[bytes, l
         changed.append(name.decode("utf-8", "replace"))
     if not changed:
         return model, []
-    builder = flatbuffers.Builder(len(model) + 1024)
-    builder.Finish(root.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output()), changed
+    return pack_tflite(root, len(model) + 1024), changed
 
 
 def quantize_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

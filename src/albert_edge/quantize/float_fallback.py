@@ -17,6 +17,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from albert_edge.errors import QuantizationError
+from albert_edge.quantize.tflite_edit import (
+    append_float32_buffer,
+    dequantize_int8,
+    drop_unread_buffers,
+    pack_tflite,
+    unpack_tflite,
+)
 
 
 def hybrid_fc_outputs(model: bytes) -> list[str]:
@@ -44,10 +51,7 @@ def float_fc_ops(model: bytes, fp32_model: bytes, outputs: Sequence[str]) -> byt
 
     Raises QuantizationError naming an output that is not a hybrid FC of ``model``.
     """
-    import flatbuffers
-    from ai_edge_litert import schema_py_generated as schema
-
-    root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
+    root, _, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
     fp32_kernels = _fp32_kernels(fp32_model, set(outputs))
     wanted = set(outputs)
@@ -64,14 +68,11 @@ def float_fc_ops(model: bytes, fp32_model: bytes, outputs: Sequence[str]) -> byt
         if weight_index not in copies:
             values = fp32_kernels.get(name)
             if values is None:
-                values = _dequantize(root, weight)
-            buffer = schema.BufferT()
-            buffer.data = np.frombuffer(np.ascontiguousarray(values, np.float32).tobytes(), dtype=np.uint8)
-            root.buffers.append(buffer)
+                values = dequantize_int8(root, weight)
             tensor = schema.TensorT()
             tensor.shape = np.asarray(weight.shape, dtype=np.int32)
             tensor.type = schema.TensorType.FLOAT32
-            tensor.buffer = len(root.buffers) - 1
+            tensor.buffer = append_float32_buffer(root, schema, values)
             tensor.name = (weight.name or b"kernel") + b"_float"
             graph.tensors.append(tensor)
             copies[weight_index] = len(graph.tensors) - 1
@@ -82,10 +83,8 @@ def float_fc_ops(model: bytes, fp32_model: bytes, outputs: Sequence[str]) -> byt
     missing = wanted - done
     if missing:
         raise QuantizationError(f"float fallback: no FULLY_CONNECTED produces {', '.join(sorted(missing))}")
-    _drop_unused_buffers(root, graph)
-    builder = flatbuffers.Builder(len(model) + 4 * sum(len(b.data) for b in root.buffers[-len(copies):] if b.data is not None) + 1024)
-    builder.Finish(root.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    drop_unread_buffers(root)  # the int8 weights whose every use was floated back
+    return pack_tflite(root, len(model) + 4 * sum(len(b.data) for b in root.buffers[-len(copies):] if b.data is not None) + 1024)
 
 
 def _fp32_kernels(fp32_model: bytes, outputs: set[str]) -> dict[str, np.ndarray]:
@@ -107,19 +106,3 @@ def _fp32_kernels(fp32_model: bytes, outputs: set[str]) -> dict[str, np.ndarray]
         if w.Type() == schema.TensorType.FLOAT32 and not isinstance(data, int):
             kernels[name] = np.frombuffer(data.tobytes(), dtype=np.float32).reshape(w.ShapeAsNumpy())
     return kernels
-
-
-def _dequantize(root, weight) -> np.ndarray:
-    """int8 weights [out, in] with per-channel (axis 0) or per-tensor symmetric scales -> float32."""
-    values = np.frombuffer(bytes(np.asarray(root.buffers[weight.buffer].data, dtype=np.uint8)), dtype=np.int8)
-    values = values.reshape(weight.shape).astype(np.float32)
-    scales = np.asarray(weight.quantization.scale, dtype=np.float32)
-    return values * (scales.reshape(-1, *([1] * (values.ndim - 1))) if scales.size > 1 else scales[0])
-
-
-def _drop_unused_buffers(root, graph) -> None:
-    """Empty the data of int8 weights no op reads any more (every use was floated back)."""
-    used = {int(t) for op in graph.operators for t in (op.inputs if op.inputs is not None else []) if int(t) >= 0}
-    for index, tensor in enumerate(graph.tensors):
-        if index not in used and tensor.buffer and tensor.type == 9:  # INT8, an orphaned weight
-            root.buffers[tensor.buffer].data = None

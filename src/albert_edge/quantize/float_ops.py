@@ -21,6 +21,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from albert_edge.errors import QuantizationError
+from albert_edge.quantize.tflite_edit import (
+    append_float32_buffer,
+    dequantize_int8,
+    drop_unread_buffers,
+    pack_tflite,
+    unpack_tflite,
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,6 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
     Raises QuantizationError when a name is not an int8 weight of ``model`` or ``float_model`` has
     no float tensor of that name and size (the two files are not the same graph).
     """
-    import flatbuffers
-
     root, _, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
     wanted = set(weights)
@@ -77,25 +82,15 @@ def keep_float(model: bytes, float_model: bytes | Mapping[str, np.ndarray], weig
         values = floats.get(name)
         if values is None or values.size != int(np.prod(tensor.shape)):
             raise QuantizationError(f"weight {name}: no float counterpart in the fp32 model")
-        buffer = schema.BufferT()
-        buffer.data = np.frombuffer(values.astype(np.float32).tobytes(), dtype=np.uint8)
-        root.buffers.append(buffer)
-        tensor.buffer = len(root.buffers) - 1
+        tensor.buffer = append_float32_buffer(root, schema, values)
         tensor.type = schema.TensorType.FLOAT32
         tensor.quantization = None
         done.add(name)
     missing = wanted - done
     if missing:
         raise QuantizationError(f"weight {sorted(missing)[0]}: not an int8 FULLY_CONNECTED weight of the model")
-    # The replaced int8 buffers stay referenced by nothing; Pack keeps them, so drop their bytes.
-    used = {int(t.buffer) for sub in root.subgraphs for t in sub.tensors}
-    used |= {int(m.buffer) for m in (root.metadata or [])}  # min_runtime_version, conversion metadata
-    for index, buffer in enumerate(root.buffers):
-        if index and index not in used and buffer.data is not None:
-            buffer.data = None
-    builder = flatbuffers.Builder(len(model) + 1024)
-    builder.Finish(root.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    drop_unread_buffers(root)  # the replaced int8 buffers are referenced by nothing now
+    return pack_tflite(root, len(model) + 1024)
 
 
 def relative_error(values: np.ndarray, reference: np.ndarray) -> float:
@@ -115,15 +110,6 @@ def rank_float_gains(model: bytes, float_model: bytes, evaluate: Callable[[bytes
     gains = [FloatGain(name, outputs, base, relative_error(evaluate(keep_float(model, floats, [name])), reference))
              for name, outputs in candidates.items()]
     return sorted(gains, key=lambda g: -g.gain)
-
-
-def unpack_tflite(model: bytes) -> tuple[Any, list[str | None], Any]:
-    """(ModelT object tree, builtin op name per operator code, the LiteRT schema module) of a flatbuffer."""
-    from ai_edge_litert import schema_py_generated as schema
-
-    root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
-    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
-    return root, [names.get(max(c.builtinCode, c.deprecatedBuiltinCode)) for c in root.operatorCodes], schema
 
 
 def float_counterparts(model: bytes, float_model: bytes) -> dict[str, np.ndarray]:
@@ -148,9 +134,8 @@ def float_counterparts(model: bytes, float_model: bytes) -> dict[str, np.ndarray
         if ftensor.type != schema.TensorType.FLOAT32 or values.size != int(np.prod(shape)):
             raise QuantizationError(f"weight {name}: the fp32 model's FULLY_CONNECTED at the same place differs in shape")
         values = values.reshape(shape)
-        quantized = np.frombuffer(bytes(np.asarray(buffer.data, dtype=np.uint8)), dtype=np.int8).reshape(shape)
         scale = np.asarray(tensor.quantization.scale, np.float32).reshape((-1,) + (1,) * (len(shape) - 1))
-        if np.any(np.abs(quantized * scale - values) > 0.51 * scale + 1e-6):
+        if np.any(np.abs(dequantize_int8(root, tensor) - values) > 0.51 * scale + 1e-6):
             raise QuantizationError(f"weight {name}: its int8 values are not a rounding of the fp32 model's weight")
         out[name] = values
     return out

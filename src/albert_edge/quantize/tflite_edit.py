@@ -6,9 +6,15 @@ by SLICE (ALBERT's position embeddings, ``[512, H]``) stays float32: 0.64 MB of 
 one DEQUANTIZE in front: the op XNNPACK itself uses for int8 constants, so the graph stays in one
 partition, and the table costs a quarter of the bytes. Accuracy cost: one int8 rounding of a
 table the encoder reads once, at the input.
+
+The steps every flatbuffer edit shares (unpack with LiteRT's object API, append a float32 buffer,
+dequantize an int8 constant, drop the buffers an edit orphaned, repack with the TFL3 identifier) are
+here too, so float_ops, float_fallback and column_tables write them once.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -19,13 +25,8 @@ _TABLE_READERS = ("SLICE", "GATHER")
 
 def int8_lookup_tables(model: bytes, min_elements: int = MIN_TABLE_ELEMENTS) -> tuple[bytes, list[str]]:
     """(edited flatbuffer, names of the tables converted) for float32 constant inputs of SLICE/GATHER."""
-    import flatbuffers
-    from ai_edge_litert import schema_py_generated as schema
-
-    root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
-    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    root, opcode_names, schema = unpack_tflite(model)
     graph = root.subgraphs[0]
-    opcode_names = [names.get(max(c.builtinCode, c.deprecatedBuiltinCode)) for c in root.operatorCodes]
     consumers: dict[int, int] = {}
     for op in graph.operators:
         for t in op.inputs if op.inputs is not None else []:
@@ -67,9 +68,7 @@ def int8_lookup_tables(model: bytes, min_elements: int = MIN_TABLE_ELEMENTS) -> 
         return model, []
     # A DEQUANTIZE of a constant has no inputs to wait for: running first keeps topological order.
     graph.operators = new_ops + list(graph.operators)
-    builder = flatbuffers.Builder(len(model) + 1024)
-    builder.Finish(root.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output()), converted
+    return pack_tflite(root, len(model) + 1024), converted
 
 
 def _opcode(root, schema, code: int, version: int) -> int:
@@ -83,3 +82,55 @@ def _opcode(root, schema, code: int, version: int) -> int:
     opcode.version = version
     root.operatorCodes.append(opcode)
     return len(root.operatorCodes) - 1
+
+
+def unpack_tflite(model: bytes) -> tuple[Any, list[str | None], Any]:
+    """(ModelT object tree, builtin op name per operator code, the LiteRT schema module) of a flatbuffer."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    root = schema.ModelT.InitFromPackedBuf(bytearray(model), 0)
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    return root, [names.get(max(c.builtinCode, c.deprecatedBuiltinCode)) for c in root.operatorCodes], schema
+
+
+def pack_tflite(root: Any, size_hint: int) -> bytes:
+    """The flatbuffer of an edited ModelT (``size_hint``: the expected size in bytes, to avoid regrowing)."""
+    import flatbuffers
+
+    builder = flatbuffers.Builder(size_hint)
+    builder.Finish(root.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def append_float32_buffer(root: Any, schema: Any, values: np.ndarray) -> int:
+    """Append a buffer holding ``values`` as float32 bytes; return its index."""
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(np.ascontiguousarray(values, np.float32).tobytes(), dtype=np.uint8)
+    root.buffers.append(buffer)
+    return len(root.buffers) - 1
+
+
+def dequantize_int8(root: Any, tensor: Any) -> np.ndarray:
+    """float32 values of a constant int8 tensor with per-channel (axis 0) or per-tensor symmetric scales."""
+    values = np.frombuffer(bytes(np.asarray(root.buffers[tensor.buffer].data, dtype=np.uint8)), dtype=np.int8)
+    values = values.reshape(tuple(int(d) for d in tensor.shape)).astype(np.float32)
+    scales = np.asarray(tensor.quantization.scale, dtype=np.float32)
+    return values * (scales.reshape(-1, *([1] * (values.ndim - 1))) if scales.size > 1 else scales[0])
+
+
+def drop_unread_buffers(root: Any) -> None:
+    """Empty every buffer (but the sentinel 0) that no live tensor and no metadata entry refers to.
+
+    ``Pack`` keeps buffers whatever refers to them, so the int8 weights an edit replaced would still
+    fill the file. Live: an operator's input or output, or a subgraph's input or output (a tensor an
+    edit left behind, or one no tensor names any more, is not). Metadata buffers (min_runtime_version,
+    conversion metadata) are kept.
+    """
+    used = {int(m.buffer) for m in (root.metadata or [])}
+    for graph in root.subgraphs:
+        live = {int(t) for op in graph.operators for ts in (op.inputs, op.outputs) if ts is not None for t in ts}
+        live |= {int(t) for ts in (graph.inputs, graph.outputs) if ts is not None for t in ts}
+        used |= {int(graph.tensors[t].buffer) for t in live if t >= 0}
+    for index, buffer in enumerate(root.buffers):
+        if index and index not in used and buffer.data is not None:
+            buffer.data = None
