@@ -23,12 +23,12 @@ JSON line.
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
 import sys
 from importlib import metadata
 from pathlib import Path
+
+from build_args import parse_build_args
 
 MAX_SEQ = 128
 
@@ -104,17 +104,11 @@ def export_pte(module, path: Path) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hf", required=True, help="Hugging Face checkpoint folder")
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
+    hf, out = parse_build_args()
     out.mkdir(parents=True)
     files, notes = {}, {}
     for name in ("fp32", "8da8w"):
-        model = load_model(args.hf)
+        model = load_model(hf)
         quantized = quantize_8da8w(model) if name == "8da8w" else 0
         path = out / f"model_{name}.pte"
         sidecar = export_pte(Logits(model), path)

@@ -18,13 +18,13 @@ Prints one JSON line: the files, the quantization config used, the package versi
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+
+from build_args import parse_build_args
 
 
 def cpu_flags() -> set[str]:
@@ -39,16 +39,10 @@ def cpu_flags() -> set[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hf", required=True, help="Hugging Face checkpoint folder")
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
+    hf, out = parse_build_args()
     export_dir = out / "export"
     cli = Path(sys.executable).with_name("optimum-cli")
-    subprocess.run([str(cli), "export", "onnx", "--model", args.hf, "--task", "text-classification",
+    subprocess.run([str(cli), "export", "onnx", "--model", hf, "--task", "text-classification",
                     str(export_dir)], check=True, stdout=sys.stderr)
 
     from optimum.onnxruntime import ORTOptimizer, ORTQuantizer

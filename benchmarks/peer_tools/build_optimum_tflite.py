@@ -22,14 +22,14 @@ Prints one JSON line: the files and the package versions.
 
 from __future__ import annotations
 
-import argparse
 import json
 import runpy
-import shutil
 import sys
 import types
 from importlib import metadata
 from pathlib import Path
+
+from build_args import parse_build_args
 
 GUARDED = "optimum.utils.preprocessing.image_classification"
 
@@ -66,18 +66,12 @@ def export(hf: str, out: Path, quantize: str | None) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hf", required=True, help="Hugging Face checkpoint folder")
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
+    hf, out = parse_build_args()
     install_import_guard()
     stdout, sys.stdout = sys.stdout, sys.stderr  # the exporter prints; our stdout is one JSON line
     try:
-        files = {"fp32": export(args.hf, out / "fp32", None),
-                 "int8_dynamic": export(args.hf, out / "int8_dynamic", "int8-dynamic")}
+        files = {"fp32": export(hf, out / "fp32", None),
+                 "int8_dynamic": export(hf, out / "int8_dynamic", "int8-dynamic")}
     finally:
         sys.stdout = stdout
     versions = {d: metadata.version(d) for d in ("optimum", "tensorflow-cpu", "transformers", "numpy")}
