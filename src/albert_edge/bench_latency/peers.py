@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from albert_edge.bench_latency.schema import LATENCY_KEYS
+from albert_edge.bench_latency.schema import LATENCY_KEYS, require_keys
 from albert_edge.errors import DataError
 
 PEERS_SCHEMA_VERSION = 1
@@ -40,24 +40,16 @@ RESULT_KEYS = ("variant", "seq_len", "threads", "latency_ms", "round_medians_ms"
 ACCURACY_KEYS = ("variant", "examples", "accuracy", "agreement", "max_abs_logit_diff", "seq_len")
 
 
-def _require(obj: object, keys: tuple[str, ...], where: str) -> None:
-    if not isinstance(obj, dict):
-        raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    missing = [k for k in keys if k not in obj]
-    if missing:
-        raise DataError(f"{where}: missing keys {', '.join(missing)}")
-
-
 def validate_peers(data: object, source: str = "<peers>") -> None:
     """Raise DataError naming the first missing or wrong field of a peers JSON document."""
-    _require(data, TOP_KEYS, source)
+    require_keys(data, TOP_KEYS, source)
     assert isinstance(data, dict)
     if data["tool"] != PEERS_TOOL:
         raise DataError(f"{source}: tool {data['tool']!r}, expected {PEERS_TOOL!r} (is this a peers.py output?)")
     if data["schema_version"] != PEERS_SCHEMA_VERSION:
         raise DataError(f"{source}: schema_version {data['schema_version']!r}, expected {PEERS_SCHEMA_VERSION}")
     for i, variant in enumerate(data["variants"]):
-        _require(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
+        require_keys(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
     names = {v["name"] for v in data["variants"]}
     baseline = data["settings"].get("baseline")
     if baseline not in names:
@@ -65,13 +57,13 @@ def validate_peers(data: object, source: str = "<peers>") -> None:
     for section, keys in (("results", RESULT_KEYS), ("accuracy", ACCURACY_KEYS)):
         for i, row in enumerate(data[section]):
             where = f"{source}: {section}[{i}]"
-            _require(row, keys, where)
+            require_keys(row, keys, where)
             if row["variant"] not in names:
                 raise DataError(f"{where}: variant {row['variant']!r} is not listed in variants")
             if not (isinstance(row["seq_len"], int) or row["seq_len"] == "real"):
                 raise DataError(f"{where}: seq_len {row['seq_len']!r}, expected an int or 'real'")
             if section == "results":
-                _require(row["latency_ms"], LATENCY_KEYS, f"{where}.latency_ms")
+                require_keys(row["latency_ms"], LATENCY_KEYS, f"{where}.latency_ms")
 
 
 def load_peers(path: str | Path) -> dict:

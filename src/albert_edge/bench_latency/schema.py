@@ -103,7 +103,8 @@ class BenchReport:
         return next((v["name"] for v in self.variants if v.get("is_baseline")), None)
 
 
-def _require(obj: object, keys: tuple[str, ...], where: str) -> None:
+def require_keys(obj: object, keys: tuple[str, ...], where: str) -> None:
+    """DataError unless ``obj`` is a JSON object holding ``keys``: one line naming ``where``, not a KeyError later."""
     if not isinstance(obj, dict):
         raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     missing = [k for k in keys if k not in obj]
@@ -113,16 +114,16 @@ def _require(obj: object, keys: tuple[str, ...], where: str) -> None:
 
 def validate_report(data: dict, source: str = "<report>") -> None:
     """Raise DataError naming the first missing or mistyped field of a report.json dict."""
-    _require(data, TOP_LEVEL_KEYS, source)
+    require_keys(data, TOP_LEVEL_KEYS, source)
     if data["schema_version"] != SCHEMA_VERSION:
         raise DataError(f"{source}: schema_version {data['schema_version']!r}, expected {SCHEMA_VERSION}")
     for i, variant in enumerate(data["variants"]):
-        _require(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
+        require_keys(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
     names = {v["name"] for v in data["variants"]}
     for i, result in enumerate(data["results"]):
         where = f"{source}: results[{i}]"
-        _require(result, RESULT_KEYS, where)
-        _require(result["latency_ms"], LATENCY_KEYS, f"{where}.latency_ms")
+        require_keys(result, RESULT_KEYS, where)
+        require_keys(result["latency_ms"], LATENCY_KEYS, f"{where}.latency_ms")
         if result["variant"] not in names:
             raise DataError(f"{where}: variant {result['variant']!r} is not listed in variants")
         if result["source"] not in ("host", "device"):
@@ -130,7 +131,7 @@ def validate_report(data: dict, source: str = "<report>") -> None:
         if not (isinstance(result["seq_len"], int) or result["seq_len"] == "real"):
             raise DataError(f"{where}: seq_len {result['seq_len']!r}, expected an int or 'real'")
     for i, acc in enumerate(data["accuracy"]):
-        _require(acc, ACCURACY_KEYS, f"{source}: accuracy[{i}]")
+        require_keys(acc, ACCURACY_KEYS, f"{source}: accuracy[{i}]")
 
 
 def load_report(path: str | Path) -> BenchReport:
