@@ -9,7 +9,6 @@ characters overlap the span.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from albert_edge.errors import DataError
+from albert_edge.tasks.jsonl import iter_jsonl_rows
 
 Example = tuple[str, list[tuple[int, int, str]]]
 
@@ -24,23 +24,8 @@ Example = tuple[str, list[tuple[int, int, str]]]
 def read_entity_jsonl(path: str | os.PathLike[str]) -> list[Example]:
     """(text, [(start, end, type), ...]) per line; DataError naming the file and line otherwise."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8-sig").split("\n")
-    except FileNotFoundError:
-        raise DataError(f"{path}: labelled entity file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
     out: list[Example] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{where}: not JSON ({exc})") from None
+    for _, where, row in iter_jsonl_rows(path, "labelled entity file"):
         text = row.get("text") if isinstance(row, dict) else None
         entities = row.get("entities", []) if isinstance(row, dict) else None
         if not isinstance(text, str) or not isinstance(entities, list):

@@ -12,13 +12,13 @@ refused rather than scored half one way.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import DataError
+from albert_edge.tasks.jsonl import iter_jsonl_rows
 
 #: Bounds a hostile file before anything is tokenized.
 MAX_LINE_CHARS = 1 << 20
@@ -63,25 +63,8 @@ def _answers(value: Any, context: str, where: str) -> tuple[tuple[str, int], ...
 def read_qa_jsonl(path: str | os.PathLike[str]) -> list[QAExample]:
     """The examples of a SQuAD-style JSONL file; DataError naming the file and line otherwise."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8-sig").split("\n")
-    except FileNotFoundError:
-        raise DataError(f"{path}: question file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
     out: list[QAExample] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        if len(line) > MAX_LINE_CHARS:
-            raise DataError(f"{where}: line longer than {MAX_LINE_CHARS} characters")
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{where}: not JSON ({exc})") from None
+    for number, where, row in iter_jsonl_rows(path, "question file", MAX_LINE_CHARS):
         question = row.get("question") if isinstance(row, dict) else None
         context = row.get("context") if isinstance(row, dict) else None
         if not isinstance(question, str) or not isinstance(context, str) or not question.strip() \
