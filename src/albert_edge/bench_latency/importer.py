@@ -64,12 +64,7 @@ def import_arm_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[s
     """
     from albert_edge.arm.report import load
 
-    data = load(path)
-    out = Path(out_dir)
-    report = _existing_or_new_report(out, "arm-emulated-only")
-    report.arm_emulated = data
-    write_report(report, out)
-    return report
+    return _fold_section(out_dir, "arm-emulated-only", "arm_emulated", load(path))
 
 
 def import_peers_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> BenchReport:
@@ -80,10 +75,14 @@ def import_peers_report(path: str | os.PathLike[str], out_dir: str | os.PathLike
     """
     from albert_edge.bench_latency.peers import load_peers
 
-    data = load_peers(path)
+    return _fold_section(out_dir, "peers-only", "peers", load_peers(path))
+
+
+def _fold_section(out_dir: str | os.PathLike[str], kind: str, section: str, data: dict) -> BenchReport:
+    """Set one imported section (``arm_emulated``, ``peers``) of ``out_dir``/report.json, the rest kept as it is."""
     out = Path(out_dir)
-    report = _existing_or_new_report(out, "peers-only")
-    report.peers = data
+    report = _existing_or_new_report(out, kind)
+    setattr(report, section, data)
     write_report(report, out)
     return report
 
