@@ -24,10 +24,9 @@ Schema (``schema_version`` 1)::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from albert_edge.bench_latency.schema import LATENCY_KEYS, require_keys
+from albert_edge.bench_latency.schema import LATENCY_KEYS, read_json_file, require_keys
 from albert_edge.errors import DataError
 
 PEERS_SCHEMA_VERSION = 1
@@ -69,10 +68,7 @@ def validate_peers(data: object, source: str = "<peers>") -> None:
 def load_peers(path: str | Path) -> dict:
     """Read and validate a peers JSON file (the stdout of ``benchmarks/peers.py``, or its peers.json)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a readable peers JSON file ({exc})") from None
+    data = read_json_file(path, "peers JSON file")
     validate_peers(data, str(path))
     return data
 

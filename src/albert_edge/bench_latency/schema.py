@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from albert_edge.errors import DataError
 
@@ -137,8 +138,12 @@ def validate_report(data: dict, source: str = "<report>") -> None:
 def load_report(path: str | Path) -> BenchReport:
     """Read and validate a report.json written by ``albert-edge bench``."""
     path = Path(path)
+    return BenchReport.from_dict(read_json_file(path, "report.json"), str(path))
+
+
+def read_json_file(path: Path, what: str) -> Any:
+    """The parsed JSON of ``path``; DataError "<path>: not a readable <what> (...)" on a read or JSON error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a readable report.json ({exc})") from None
-    return BenchReport.from_dict(data, str(path))
+        raise DataError(f"{path}: not a readable {what} ({exc})") from None
