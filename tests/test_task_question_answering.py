@@ -48,25 +48,14 @@ from albert_edge.tasks.qa_spans import (
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tiny_hf import tiny_hf_model  # needs torch: after the importorskips
+
 SMALL = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
              max_position_embeddings=32)
 
 
 def _hf_model(kind: str):
-    torch.manual_seed(0)
-    common = dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
-                  max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    if kind == "albert":
-        config = transformers.AlbertConfig(embedding_size=16, classifier_dropout_prob=0.0, hidden_act="gelu_new", **common)
-        model = transformers.AlbertForQuestionAnswering(config)
-    else:
-        config = transformers.BertConfig(hidden_act="gelu", **common)
-        model = transformers.BertForQuestionAnswering(config)
-    with torch.no_grad():  # non-trivial biases and LayerNorm, so a dropped term shows
-        for name, p in model.named_parameters():
-            if name.endswith("bias") or "LayerNorm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    return model.eval()
+    return tiny_hf_model(kind, "QuestionAnswering")
 
 
 def _pair_inputs(seed: int = 1, batch: int = 2, seq: int = 11, vocab: int = 60):

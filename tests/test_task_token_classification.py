@@ -25,26 +25,14 @@ from albert_edge.tasks import SequenceClassification, TokenClassification, detec
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tiny_hf import tiny_hf_model  # needs torch: after the importorskips
+
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
 
 def _hf_model(kind: str):
-    torch.manual_seed(0)
-    common = dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
-                  max_position_embeddings=64, num_labels=len(LABELS), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0, id2label=dict(enumerate(LABELS)),
-                  label2id={label: i for i, label in enumerate(LABELS)})
-    if kind == "albert":
-        config = transformers.AlbertConfig(embedding_size=16, classifier_dropout_prob=0.0, hidden_act="gelu_new", **common)
-        model = transformers.AlbertForTokenClassification(config)
-    else:
-        config = transformers.BertConfig(hidden_act="gelu", **common)
-        model = transformers.BertForTokenClassification(config)
-    with torch.no_grad():  # non-trivial biases and LayerNorm, so a dropped term shows
-        for name, p in model.named_parameters():
-            if name.endswith("bias") or "LayerNorm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    return model.eval()
+    return tiny_hf_model(kind, "TokenClassification", num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
+                         label2id={label: i for i, label in enumerate(LABELS)})
 
 
 def _ids(seed: int = 1, batch: int = 2, seq: int = 9):
