@@ -42,7 +42,7 @@ from albert_edge.tasks.qa_spans import (
     token_f1,
     window_inputs,
 )
-from albert_edge.tasks.sequence_classification import agreement_lower_bound
+from albert_edge.tasks.sequence_classification import f1_and_agreement_failures
 
 
 @dataclass(frozen=True)
@@ -81,14 +81,7 @@ class QADrift(TaskDrift):
         return asdict(self)
 
     def budget_failures(self, budget: Any) -> list[str]:
-        reasons = []
-        if self.f1_drop > budget.max_drop + 1e-9:
-            reasons.append(f"answer F1 drop {self.f1_drop:.2f} pt > {budget.max_drop:g}")
-        bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
-        if bound < budget.min_agreement - 1e-9:
-            reasons.append(f"span agreement {100 * self.agreement:.2f}% of {self.examples} (lower bound "
-                           f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
-        return reasons
+        return f1_and_agreement_failures(budget, self.f1_drop, "answer", self.agreement, self.examples, "span")
 
     def summary(self) -> str:
         return (f"span agreement {100 * self.agreement:.1f}%, EM {100 * self.exact_match:.1f}, "

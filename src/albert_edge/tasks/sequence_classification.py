@@ -144,6 +144,23 @@ def classification_drift(logits: np.ndarray, reference: np.ndarray, labels: np.n
                                [float(m) for m in margins[pred != ref_pred]], [float(m) for m in margins])
 
 
+def f1_and_agreement_failures(budget: Any, f1_drop: float | None, f1_name: str, agreement: float, n: int,
+                              unit: str) -> list[str]:
+    """Budget failures of a task judged by an F1 drop and a per-``unit`` agreement (QA spans, NER tokens).
+
+    ``f1_drop`` None (no gold labels) skips the drop check; the agreement is judged by its Wilson
+    lower bound, as for sentence classification, so a small eval set cannot pass by luck.
+    """
+    reasons = []
+    if f1_drop is not None and f1_drop > budget.max_drop + 1e-9:
+        reasons.append(f"{f1_name} F1 drop {f1_drop:.2f} pt > {budget.max_drop:g}")
+    bound = agreement_lower_bound(agreement, n, budget.confidence)
+    if bound < budget.min_agreement - 1e-9:
+        reasons.append(f"{unit} agreement {100 * agreement:.2f}% of {n} (lower bound "
+                       f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
+    return reasons
+
+
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
     """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
     if n <= 0:

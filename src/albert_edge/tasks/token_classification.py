@@ -30,7 +30,7 @@ import numpy as np
 
 from albert_edge.tasks.base import ClassifierHeadTask, TaskDrift, check_same_shape
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
-from albert_edge.tasks.sequence_classification import agreement_lower_bound
+from albert_edge.tasks.sequence_classification import f1_and_agreement_failures
 
 #: Gold label id of a token that is not judged (HF's ignore index), e.g. a ## continuation.
 IGNORE = -100
@@ -78,14 +78,7 @@ class TokenDrift(TaskDrift):
         return asdict(self)
 
     def budget_failures(self, budget: Any) -> list[str]:
-        reasons = []
-        if self.f1_drop is not None and self.f1_drop > budget.max_drop + 1e-9:
-            reasons.append(f"entity F1 drop {self.f1_drop:.2f} pt > {budget.max_drop:g}")
-        bound = agreement_lower_bound(self.agreement, self.tokens, budget.confidence)
-        if bound < budget.min_agreement - 1e-9:
-            reasons.append(f"token agreement {100 * self.agreement:.2f}% of {self.tokens} (lower bound "
-                           f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
-        return reasons
+        return f1_and_agreement_failures(budget, self.f1_drop, "entity", self.agreement, self.tokens, "token")
 
     def summary(self) -> str:
         f1 = "" if self.entity_f1 is None else f", entity F1 {100 * self.entity_f1:.1f}"
