@@ -48,7 +48,7 @@ from albert_edge.tasks.qa_spans import (
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tiny_hf import tiny_hf_model  # needs torch: after the importorskips
+from tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
 
 SMALL = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
              max_position_embeddings=32)
@@ -84,10 +84,7 @@ def _run(data: bytes, ids, mask, types) -> np.ndarray:
 
 @pytest.fixture(scope="module", params=["albert", "bert"])
 def hf_checkpoint(request, tmp_path_factory):
-    model = _hf_model(request.param)
-    path = tmp_path_factory.mktemp(f"hf_{request.param}_qa")
-    model.save_pretrained(str(path))
-    return path, model
+    return saved_checkpoint(_hf_model(request.param), tmp_path_factory.mktemp(f"hf_{request.param}_qa"))
 
 
 def test_hf_question_answering_checkpoint_is_detected_with_a_span_head_and_no_pooler(hf_checkpoint):

@@ -25,7 +25,7 @@ from albert_edge.tasks import SequenceClassification, TokenClassification, detec
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tiny_hf import tiny_hf_model  # needs torch: after the importorskips
+from tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
@@ -45,10 +45,7 @@ def _ids(seed: int = 1, batch: int = 2, seq: int = 9):
 
 @pytest.fixture(scope="module", params=["albert", "bert"])
 def hf_checkpoint(request, tmp_path_factory):
-    model = _hf_model(request.param)
-    path = tmp_path_factory.mktemp(f"hf_{request.param}_ner")
-    model.save_pretrained(str(path))
-    return path, model
+    return saved_checkpoint(_hf_model(request.param), tmp_path_factory.mktemp(f"hf_{request.param}_ner"))
 
 
 def test_hf_token_classifier_is_detected_and_has_no_pooler(hf_checkpoint):

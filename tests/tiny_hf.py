@@ -27,3 +27,9 @@ def tiny_hf_model(kind: str, head: str, **extra):
             if name.endswith("bias") or "LayerNorm" in name:
                 p.add_(0.1 * torch.randn_like(p))
     return model.eval()
+
+
+def saved_checkpoint(model, path):
+    """``(path, model)`` after ``save_pretrained`` there: the tests' HF checkpoint folder and its torch twin."""
+    model.save_pretrained(str(path))
+    return path, model
