@@ -78,15 +78,13 @@ def ner_texts() -> tuple[list[str], list[str]]:
 
 def train_albert_sp(root: Path, spiece: bytes) -> Path:
     """Fine-tune a tiny AlbertForTokenClassification on SentencePiece tokens; its fp32 .tflite."""
-    import numpy as np
-    import torch
     import transformers
     from ner_data import LABELS
     from test_runtime_token_classifier import (
         MAX_SEQ_LEN,
-        bio_tags,
+        fine_tune,
+        label_ids,
         model_file,
-        training_set,
     )
 
     from albert_edge.convert.pipeline import convert_checkpoint
@@ -95,31 +93,15 @@ def train_albert_sp(root: Path, spiece: bytes) -> Path:
     ckpt = root / "ckpt_sp"
     ckpt.mkdir()
     tok = SentencePieceTokenizer.from_model_bytes(spiece, True)
-    label_id = {label: i for i, label in enumerate(LABELS)}
-    rows = []
-    for text, ents in training_set():
-        tokens = tok.tokenize_with_offsets(text)
-        ids = [tok.cls_id] + tok.convert_tokens_to_ids([t for t, _, _ in tokens]) + [tok.sep_id]
-        rows.append((ids, [-100] + [label_id[t] for t in bio_tags(tokens, ents)] + [-100]))
-    torch.manual_seed(0)
-    config = transformers.AlbertConfig(vocab_size=tok.vocab_size, embedding_size=16, hidden_size=32, num_hidden_layers=2,
-                                       num_attention_heads=2, intermediate_size=64, max_position_embeddings=128,
-                                       num_labels=len(LABELS), id2label=dict(enumerate(LABELS)), label2id=label_id)
-    model = transformers.AlbertForTokenClassification(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-        width = max(len(ids) for ids, _ in batch)
-        ids = torch.tensor([ids + [0] * (width - len(ids)) for ids, _ in batch])
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
-        loss = model(input_ids=ids, attention_mask=(ids != 0).long(), labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
-    model.save_pretrained(str(ckpt))
+
+    def make_model():
+        config = transformers.AlbertConfig(vocab_size=tok.vocab_size, embedding_size=16, hidden_size=32,
+                                           num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                           max_position_embeddings=128, num_labels=len(LABELS),
+                                           id2label=dict(enumerate(LABELS)), label2id=label_ids())
+        return transformers.AlbertForTokenClassification(config)
+
+    fine_tune(tok, make_model, 300, ckpt)
     (ckpt / "spiece.model").write_bytes(spiece)
     convert_checkpoint(ckpt, root / "out_sp", formats="tflite", max_seq_len=MAX_SEQ_LEN)
     return model_file(root / "out_sp", ".tflite")

@@ -51,21 +51,44 @@ def train_and_convert(root):
     words = vocab()
     (ckpt / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     tok = WordPieceTokenizer(words, do_lower_case=True)
-    label_id = {label: i for i, label in enumerate(LABELS)}
+
+    def make_model():
+        config = transformers.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2,
+                                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+                                         num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
+                                         label2id=label_ids())
+        return transformers.BertForTokenClassification(config)
+
+    fine_tune(tok, make_model, 250, ckpt)
+    out = root / "out"
+    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
+    return ckpt, out
+
+
+def label_ids() -> dict[str, int]:
+    """Label -> class id, in ner_data.LABELS order (the models' id2label)."""
+    return {label: i for i, label in enumerate(LABELS)}
+
+
+def fine_tune(tok, make_model, steps: int, ckpt) -> None:
+    """Fine-tune ``make_model()`` on training_set() tokenized by ``tok`` (BIO tags from the char
+    spans), ``steps`` AdamW steps of 32 sentences, seeds fixed; save_pretrained into ``ckpt``.
+
+    One loop for the WordPiece BERT here and the SentencePiece ALBERT of tests/android_fixtures.py,
+    so both fixtures are trained the same way.
+    """
+    label_id = label_ids()
     rows = []
     for text, ents in training_set():
         tokens = tok.tokenize_with_offsets(text)
         ids = [tok.cls_id] + tok.convert_tokens_to_ids([t for t, _, _ in tokens]) + [tok.sep_id]
         rows.append((ids, [-100] + [label_id[t] for t in bio_tags(tokens, ents)] + [-100]))
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                     intermediate_size=64, max_position_embeddings=64, num_labels=len(LABELS),
-                                     id2label=dict(enumerate(LABELS)), label2id=label_id)
-    model = transformers.BertForTokenClassification(config)
+    model = make_model()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     rng = np.random.default_rng(0)
-    for _ in range(250):
+    for _ in range(steps):
         batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
         width = max(len(ids) for ids, _ in batch)
         ids = torch.tensor([ids + [0] * (width - len(ids)) for ids, _ in batch])
@@ -76,9 +99,6 @@ def train_and_convert(root):
         optimizer.step()
     model.eval()
     model.save_pretrained(str(ckpt))
-    out = root / "out"
-    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
-    return ckpt, out
 
 
 def training_set():

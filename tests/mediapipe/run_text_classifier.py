@@ -11,34 +11,25 @@ import sys
 
 from mediapipe.tasks.python import text
 from mediapipe.tasks.python.core import base_options as base
-
-try:
-    from importlib.metadata import version
-
-    MP_VERSION = version("mediapipe")
-except Exception:  # noqa: BLE001
-    MP_VERSION = "unknown"
+from mp_client import reply, run_texts
 
 
 def main() -> None:
     job = json.load(sys.stdin)
     options = text.TextClassifierOptions(base_options=base.BaseOptions(model_asset_path=job["model"]),
                                          max_results=-1)
-    out = []
+
+    def heads_of(result) -> list[dict]:
+        heads = []
+        for head in result.classifications:
+            cats = sorted(head.categories, key=lambda c: c.index)
+            heads.append({"head": head.head_name, "index": head.head_index,
+                          "categories": [[c.category_name, c.score] for c in cats]})
+        return heads
+
     with text.TextClassifier.create_from_options(options) as classifier:
-        for t in job["texts"]:
-            try:
-                result = classifier.classify(t)
-            except Exception as exc:  # noqa: BLE001 - every failure is reported per text
-                out.append({"error": f"{type(exc).__name__}: {exc}"})
-                continue
-            heads = []
-            for head in result.classifications:
-                cats = sorted(head.categories, key=lambda c: c.index)
-                heads.append({"head": head.head_name, "index": head.head_index,
-                              "categories": [[c.category_name, c.score] for c in cats]})
-            out.append({"heads": heads})
-    json.dump({"version": MP_VERSION, "results": out}, sys.stdout)
+        out = run_texts(job["texts"], classifier.classify, heads_of)
+    reply(out)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,7 @@ import sys
 
 from mediapipe.tasks.python import text
 from mediapipe.tasks.python.core import base_options as base
-
-try:
-    from importlib.metadata import version
-
-    MP_VERSION = version("mediapipe")
-except Exception:  # noqa: BLE001
-    MP_VERSION = "unknown"
+from mp_client import reply, run_texts
 
 
 def main() -> None:
@@ -27,22 +21,19 @@ def main() -> None:
     options = text.TextEmbedderOptions(base_options=base.BaseOptions(model_asset_path=job["model"]),
                                        l2_normalize=bool(job.get("l2_normalize", False)), quantize=False)
     values_of = set(job.get("values_of", [0]))
-    out = []
+
+    def heads_of(result) -> list[dict]:
+        heads = []
+        for e in result.embeddings:
+            head = {"head": e.head_name, "index": e.head_index, "size": len(e.embedding)}
+            if e.head_index in values_of:
+                head["embedding"] = [float(v) for v in e.embedding]
+            heads.append(head)
+        return heads
+
     with text.TextEmbedder.create_from_options(options) as embedder:
-        for t in job["texts"]:
-            try:
-                result = embedder.embed(t)
-            except Exception as exc:  # noqa: BLE001 - every failure is reported per text
-                out.append({"error": f"{type(exc).__name__}: {exc}"})
-                continue
-            heads = []
-            for e in result.embeddings:
-                head = {"head": e.head_name, "index": e.head_index, "size": len(e.embedding)}
-                if e.head_index in values_of:
-                    head["embedding"] = [float(v) for v in e.embedding]
-                heads.append(head)
-            out.append({"heads": heads})
-    json.dump({"version": MP_VERSION, "results": out}, sys.stdout)
+        out = run_texts(job["texts"], embedder.embed, heads_of)
+    reply(out)
 
 
 if __name__ == "__main__":

@@ -15,25 +15,23 @@ import java.util.List;
  * offsets in the preprocessed text back through a per-character alignment; a quote pair maps to
  * both original characters, a bare U+2581 takes the next character's span.
  */
-public final class SentencePieceTokenizer implements TextTokenizer {
+public final class SentencePieceTokenizer extends AbstractTextTokenizer {
     static final int SPIECE_UNDERLINE = 0x2581;
 
     private final SentencePieceModel model;
-    private final boolean doLowerCase;
     private final boolean keepAccents;
-    private final String source;
-    private final int clsId;
-    private final int sepId;
-    private final int padId;
 
     public SentencePieceTokenizer(SentencePieceModel model, boolean doLowerCase, boolean keepAccents, String source) {
+        super(source, doLowerCase, specials(model, source));
         this.model = model;
-        this.doLowerCase = doLowerCase;
         this.keepAccents = keepAccents;
-        this.source = source;
+    }
+
+    /** [CLS], [SEP] (both required), unk and pad ids of an ALBERT spiece.model. */
+    private static Specials specials(SentencePieceModel model, String source) {
         List<String> missing = new ArrayList<String>();
-        clsId = model.pieceToId("[CLS]");
-        sepId = model.pieceToId("[SEP]");
+        int clsId = model.pieceToId("[CLS]");
+        int sepId = model.pieceToId("[SEP]");
         if (clsId == model.unkId()) {
             missing.add("[CLS]");
         }
@@ -44,7 +42,7 @@ public final class SentencePieceTokenizer implements TextTokenizer {
             throw new AlbertCoreException(source + ": SentencePiece model has no " + WordPieceTokenizer.join(missing, ", ")
                     + " piece (expected an ALBERT spiece.model)");
         }
-        padId = model.padId();
+        return new Specials(clsId, sepId, model.unkId(), model.padId());
     }
 
     public static SentencePieceTokenizer fromModelBytes(byte[] data, boolean doLowerCase, String source) {
@@ -291,33 +289,8 @@ public final class SentencePieceTokenizer implements TextTokenizer {
     }
 
     @Override
-    public int clsId() {
-        return clsId;
-    }
-
-    @Override
-    public int sepId() {
-        return sepId;
-    }
-
-    @Override
-    public int unkId() {
-        return model.unkId();
-    }
-
-    @Override
-    public int padId() {
-        return padId;
-    }
-
-    @Override
     public int vocabSize() {
         return model.size();
-    }
-
-    @Override
-    public boolean doLowerCase() {
-        return doLowerCase;
     }
 
     public String source() {

@@ -20,32 +20,39 @@ import java.util.Map;
  * {@code ##} continuations, {@code [UNK]} for a piece that cannot be covered or is longer than
  * 100 code points. Golden files written by the Python package prove the two agree.
  */
-public final class WordPieceTokenizer implements TextTokenizer {
+public final class WordPieceTokenizer extends AbstractTextTokenizer {
     /** Longer words (in code points) become one [UNK], as in BERT. */
     public static final int MAX_INPUT_CHARS_PER_WORD = 100;
     private static final String[] REQUIRED_SPECIALS = {"[CLS]", "[SEP]", "[UNK]"};
 
     private final Map<String, Integer> vocab;
     private final List<String> idToToken;
-    private final boolean doLowerCase;
-    private final String source;
-    private final int clsId;
-    private final int sepId;
-    private final int unkId;
-    private final int padId;
 
     /** {@code tokens.get(i)} is token id i; a token listed twice keeps its last id. */
     public WordPieceTokenizer(List<String> tokens, boolean doLowerCase, String source) {
+        this(index(tokens, source), tokens, doLowerCase, source);
+    }
+
+    private WordPieceTokenizer(Map<String, Integer> vocab, List<String> tokens, boolean doLowerCase, String source) {
+        super(source, doLowerCase, specials(vocab, source));
+        this.idToToken = Collections.unmodifiableList(new ArrayList<String>(tokens));
+        this.vocab = vocab;
+    }
+
+    /** Token -> id (the last id of a token listed twice); an empty vocab is an error. */
+    private static Map<String, Integer> index(List<String> tokens, String source) {
         if (tokens.isEmpty()) {
             throw new AlbertCoreException(source + ": vocab is empty (expected one token per line)");
         }
-        this.source = source;
-        this.doLowerCase = doLowerCase;
-        this.idToToken = Collections.unmodifiableList(new ArrayList<String>(tokens));
-        this.vocab = new HashMap<String, Integer>(tokens.size() * 2);
+        Map<String, Integer> vocab = new HashMap<String, Integer>(tokens.size() * 2);
         for (int i = 0; i < tokens.size(); i++) {
             vocab.put(tokens.get(i), i);
         }
+        return vocab;
+    }
+
+    /** [CLS], [SEP], [UNK] (all required) and [PAD] ids of a BERT vocab. */
+    private static Specials specials(Map<String, Integer> vocab, String source) {
         List<String> missing = new ArrayList<String>();
         for (String special : REQUIRED_SPECIALS) {
             if (!vocab.containsKey(special)) {
@@ -56,12 +63,9 @@ public final class WordPieceTokenizer implements TextTokenizer {
             throw new AlbertCoreException(source + ": vocab has no " + join(missing, ", ")
                     + " token (expected a BERT vocab.txt)");
         }
-        clsId = vocab.get("[CLS]");
-        sepId = vocab.get("[SEP]");
-        unkId = vocab.get("[UNK]");
         // [PAD] is id 0 in every BERT vocab; without it pad with 0, as the Python side does.
         Integer pad = vocab.get("[PAD]");
-        padId = pad == null ? 0 : pad;
+        return new Specials(vocab.get("[CLS]"), vocab.get("[SEP]"), vocab.get("[UNK]"), pad == null ? 0 : pad);
     }
 
     /**
@@ -171,7 +175,11 @@ public final class WordPieceTokenizer implements TextTokenizer {
         return out;
     }
 
-    /** tokenizeWord's per-unit normalisation: NFC, then lower case and accents stripped. */
+    /**
+     * A word's (or one unit's) normalisation: NFC, then lower case and accents stripped when
+     * {@code doLowerCase}. NFC comes first, as Hugging Face does: "e" + U+0301 then matches the
+     * vocab's "é", and compatibility ideographs (U+F900) become the unified ones (U+8C48).
+     */
     private String normaliseChar(String text) {
         if (!BertText.isAscii(text)) {
             text = Normalization.nfc(text);
@@ -266,17 +274,7 @@ public final class WordPieceTokenizer implements TextTokenizer {
     }
 
     private void tokenizeWord(String word, List<String> out) {
-        if (!BertText.isAscii(word)) {
-            // Compose first, as Hugging Face does: "e" + U+0301 then matches the vocab's "é", and
-            // compatibility ideographs (U+F900) become the unified ones (U+8C48).
-            word = Normalization.nfc(word);
-        }
-        if (doLowerCase) {
-            word = BertText.lower(word);
-            if (!BertText.isAscii(word)) {
-                word = BertText.stripAccents(word);
-            }
-        }
+        word = normaliseChar(word);
         for (String sub : CodePoints.splitOnPythonWhitespace(word)) {
             for (String part : splitOnPunctuation(sub)) {
                 wordpiece(part, out);
@@ -345,7 +343,7 @@ public final class WordPieceTokenizer implements TextTokenizer {
         int[] ids = new int[tokens.size()];
         for (int i = 0; i < ids.length; i++) {
             Integer id = vocab.get(tokens.get(i));
-            ids[i] = id == null ? unkId : id;
+            ids[i] = id == null ? unkId() : id;
         }
         return ids;
     }
@@ -358,33 +356,8 @@ public final class WordPieceTokenizer implements TextTokenizer {
     }
 
     @Override
-    public int clsId() {
-        return clsId;
-    }
-
-    @Override
-    public int sepId() {
-        return sepId;
-    }
-
-    @Override
-    public int unkId() {
-        return unkId;
-    }
-
-    @Override
-    public int padId() {
-        return padId;
-    }
-
-    @Override
     public int vocabSize() {
         return idToToken.size();
-    }
-
-    @Override
-    public boolean doLowerCase() {
-        return doLowerCase;
     }
 
     static String join(List<String> parts, String sep) {

@@ -290,14 +290,14 @@ public class GoldenOnDeviceTest {
     @Test
     public void benchmarkReportsPositiveLatencies() {
         if (answerer != null) {
-            AlbertQuestionAnswerer.Benchmark bench = answerer.benchmark("Which city is Grace Lee linked to?",
+            WindowBenchmark bench = answerer.benchmark("Which city is Grace Lee linked to?",
                     "Grace Lee moved to Berlin last year.", 5, 2);
             assertEquals(5, bench.inference.count());
             assertTrue(bench.inference.p50() > 0.0);
             return;
         }
         if (recognizer != null) {
-            AlbertEntityRecognizer.Benchmark bench = recognizer.benchmark("Alice Smith moved to Paris last year.", 5, 2);
+            WindowBenchmark bench = recognizer.benchmark("Alice Smith moved to Paris last year.", 5, 2);
             assertEquals(5, bench.inference.count());
             assertTrue(bench.inference.p50() > 0.0);
             return;

@@ -5,7 +5,6 @@ import android.content.Context;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,9 +12,7 @@ import java.util.Map;
 import org.albertedge.core.AlbertCoreException;
 import org.albertedge.core.Encoding;
 import org.albertedge.core.EntityExtractor;
-import org.albertedge.core.LatencyStats;
 import org.albertedge.core.ModelPack;
-import org.tensorflow.lite.Interpreter;
 
 /**
  * A packed token-classification (NER) .tflite on LiteRT: text in, entities with character
@@ -30,10 +27,9 @@ import org.tensorflow.lite.Interpreter;
 public final class AlbertEntityRecognizer implements Closeable {
     private static final String LOGITS = "logits";
 
-    private final Interpreter interpreter;
+    private final WindowedInterpreter interpreter;
     private final ModelPack pack;
     private final EntityExtractor extractor;
-    private final List<String> feeds;
     private final int numLabels;
     private final int threads;
 
@@ -59,48 +55,16 @@ public final class AlbertEntityRecognizer implements Closeable {
         }
     }
 
-    /** Latency samples of a benchmark run, in milliseconds. */
-    public static final class Benchmark {
-        public final LatencyStats tokenize;
-        public final LatencyStats inference;
-        public final LatencyStats decode;
-        public final int tokens;
-        public final int windows;
-
-        Benchmark(LatencyStats tokenize, LatencyStats inference, LatencyStats decode, int tokens, int windows) {
-            this.tokenize = tokenize;
-            this.inference = inference;
-            this.decode = decode;
-            this.tokens = tokens;
-            this.windows = windows;
-        }
-    }
-
     public AlbertEntityRecognizer(MappedByteBuffer model, String source, int threads) {
         this.pack = ModelPack.read(model, source);
         this.extractor = EntityExtractor.fromPack(pack);
         this.numLabels = pack.labels.size();
         this.threads = threads;
-        Interpreter.Options options = new Interpreter.Options();
-        options.setNumThreads(threads);
-        this.interpreter = new Interpreter(model, options);
-        String signature = AlbertClassifier.SIGNATURE;
-        if (!Arrays.asList(interpreter.getSignatureKeys()).contains(signature)) {
-            close();
-            throw new AlbertCoreException(source + ": model has no '" + signature + "' signature (signatures: "
-                    + Arrays.toString(interpreter.getSignatureKeys()) + ")");
-        }
-        List<String> inputs = Arrays.asList(interpreter.getSignatureInputs(signature));
-        if (!inputs.containsAll(pack.inputs) || !pack.inputs.containsAll(inputs)) {
-            close();
-            throw new AlbertCoreException(source + ": signature inputs " + inputs + " differ from the pack's "
-                    + pack.inputs);
-        }
-        if (!Arrays.asList(interpreter.getSignatureOutputs(signature)).contains(LOGITS)) {
+        this.interpreter = new WindowedInterpreter(model, source, threads, pack);
+        if (!interpreter.outputs.contains(LOGITS)) {
             close();
             throw new AlbertCoreException(source + ": signature has no '" + LOGITS + "' output");
         }
-        this.feeds = pack.inputs;
     }
 
     public static AlbertEntityRecognizer fromAssets(Context context, int threads) throws IOException {
@@ -122,14 +86,10 @@ public final class AlbertEntityRecognizer implements Closeable {
 
     /** Logits {@code [length][num_labels]} for one window, [CLS] and [SEP] rows included. */
     public float[][] run(Encoding window) {
-        Map<String, Object> inputs = new HashMap<String, Object>();
-        for (String name : feeds) {
-            inputs.put(name, window.input(name));
-        }
         float[][][] logits = new float[1][window.length()][numLabels];
         Map<String, Object> outputs = new HashMap<String, Object>();
         outputs.put(LOGITS, logits);
-        interpreter.runSignature(inputs, outputs, AlbertClassifier.SIGNATURE);
+        interpreter.run(window, outputs);
         return logits[0];
     }
 
@@ -149,25 +109,11 @@ public final class AlbertEntityRecognizer implements Closeable {
     }
 
     /** {@code runs} timed recognitions of {@code text} after {@code warmup} untimed ones. */
-    public Benchmark benchmark(String text, int runs, int warmup) {
-        if (runs < 1) {
-            throw new AlbertCoreException("runs: expected at least 1, got " + runs);
-        }
-        for (int i = 0; i < warmup; i++) {
-            recognize(text);
-        }
-        double[] tokenize = new double[runs];
-        double[] inference = new double[runs];
-        double[] decode = new double[runs];
-        Result last = null;
-        for (int i = 0; i < runs; i++) {
-            last = recognize(text);
-            tokenize[i] = last.tokenizeMs;
-            inference[i] = last.inferenceMs;
-            decode[i] = last.decodeMs;
-        }
-        return new Benchmark(new LatencyStats(tokenize), new LatencyStats(inference), new LatencyStats(decode),
-                last.tokens, last.windows);
+    public WindowBenchmark benchmark(final String text, int runs, int warmup) {
+        return WindowBenchmark.measure(() -> {
+            Result r = recognize(text);
+            return new WindowBenchmark.Pass(r.tokenizeMs, r.inferenceMs, r.decodeMs, r.tokens, r.windows);
+        }, runs, warmup);
     }
 
     @Override

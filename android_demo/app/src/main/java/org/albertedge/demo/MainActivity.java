@@ -200,11 +200,7 @@ public final class MainActivity extends Activity {
                 sb.append(String.format(Locale.ROOT, "%-8s [%d, %d)  %s  %.3f%n", e.label, e.start, e.end, e.text,
                         e.score));
             }
-            sb.append(String.format(Locale.ROOT, "%ntokens     %d in %d window(s)%n", r.tokens, r.windows));
-            sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
-            sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
-                    recognizer.threads()));
-            sb.append(String.format(Locale.ROOT, "decode     %.3f ms%n", r.decodeMs));
+            appendTimings(sb, r.tokens, r.windows, r.tokenizeMs, r.inferenceMs, recognizer.threads(), r.decodeMs);
             timing = sb.toString();
         } catch (RuntimeException e) {
             shown = "Error";
@@ -224,17 +220,35 @@ public final class MainActivity extends Activity {
             StringBuilder sb = new StringBuilder();
             sb.append(String.format(Locale.ROOT, "answer     [%d, %d)  score %.3f  tokens [%d, %d]%n", a.start, a.end,
                     a.score, a.firstToken, a.lastToken));
-            sb.append(String.format(Locale.ROOT, "%ntokens     %d in %d window(s)%n", r.tokens, a.windows));
-            sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
-            sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
-                    answerer.threads()));
-            sb.append(String.format(Locale.ROOT, "decode     %.3f ms%n", r.decodeMs));
+            appendTimings(sb, r.tokens, a.windows, r.tokenizeMs, r.inferenceMs, answerer.threads(), r.decodeMs);
             timing = sb.toString();
         } catch (RuntimeException e) {
             shown = "Error";
             timing = e.getMessage();
         }
         postResult(shown, timing, null);
+    }
+
+    /** The timing block shared by the windowed tasks' results (NER, QA). */
+    private static void appendTimings(StringBuilder sb, int tokens, int windows, double tokenizeMs, double inferenceMs,
+                                      int threads, double decodeMs) {
+        sb.append(String.format(Locale.ROOT, "%ntokens     %d in %d window(s)%n", tokens, windows));
+        sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", tokenizeMs));
+        sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", inferenceMs, threads));
+        sb.append(String.format(Locale.ROOT, "decode     %.3f ms%n", decodeMs));
+    }
+
+    /** The benchmark report shared by the windowed tasks (NER, QA). */
+    private static String windowReport(WindowBenchmark b, int n, int threads) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "%d runs, %d tokens in %d window(s), %d thread(s), %d warm-up%n",
+                n, b.tokens, b.windows, threads, WARMUP_RUNS));
+        sb.append(line("tokenize", b.tokenize));
+        sb.append(line("inference", b.inference));
+        sb.append(line("decode", b.decode));
+        sb.append("\ninference histogram\n");
+        sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
+        return sb.toString();
     }
 
     private void onBenchmark() {
@@ -247,29 +261,13 @@ public final class MainActivity extends Activity {
             String report;
             try {
                 if (answerer != null) {
-                    AlbertQuestionAnswerer.Benchmark b = answerer.benchmark(asked, text, n, WARMUP_RUNS);
-                    StringBuilder sb = new StringBuilder();
-                    sb.append(String.format(Locale.ROOT, "%d runs, %d tokens in %d window(s), %d thread(s), %d warm-up%n",
-                            n, b.tokens, b.windows, answerer.threads(), WARMUP_RUNS));
-                    sb.append(line("tokenize", b.tokenize));
-                    sb.append(line("inference", b.inference));
-                    sb.append(line("decode", b.decode));
-                    sb.append("\ninference histogram\n");
-                    sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
-                    postResult(null, null, sb.toString());
+                    WindowBenchmark b = answerer.benchmark(asked, text, n, WARMUP_RUNS);
+                    postResult(null, null, windowReport(b, n, answerer.threads()));
                     return;
                 }
                 if (recognizer != null) {
-                    AlbertEntityRecognizer.Benchmark b = recognizer.benchmark(text, n, WARMUP_RUNS);
-                    StringBuilder sb = new StringBuilder();
-                    sb.append(String.format(Locale.ROOT, "%d runs, %d tokens in %d window(s), %d thread(s), %d warm-up%n",
-                            n, b.tokens, b.windows, recognizer.threads(), WARMUP_RUNS));
-                    sb.append(line("tokenize", b.tokenize));
-                    sb.append(line("inference", b.inference));
-                    sb.append(line("decode", b.decode));
-                    sb.append("\ninference histogram\n");
-                    sb.append(b.inference.textHistogram(HISTOGRAM_BINS, HISTOGRAM_WIDTH));
-                    postResult(null, null, sb.toString());
+                    WindowBenchmark b = recognizer.benchmark(text, n, WARMUP_RUNS);
+                    postResult(null, null, windowReport(b, n, recognizer.threads()));
                     return;
                 }
                 AlbertClassifier.Benchmark b = classifier.benchmark(text, n, WARMUP_RUNS);
