@@ -136,7 +136,7 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
     import torch
     import transformers
     from qa_data import training_set
-    from test_runtime_question_answerer import MAX_SEQ_LEN, model_file
+    from test_runtime_question_answerer import MAX_SEQ_LEN, model_file, qa_batch_loss
 
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
@@ -162,13 +162,7 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
     model.train()
     rng = np.random.default_rng(0)
     for _ in range(300):
-        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-        width = max(len(r[0]) for r in batch)
-        ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
-        types = torch.tensor([r[1] + [0] * (width - len(r[1])) for r in batch])
-        loss = model(input_ids=ids, attention_mask=(ids != 0).long(), token_type_ids=types,
-                     start_positions=torch.tensor([r[2] for r in batch]),
-                     end_positions=torch.tensor([r[3] for r in batch])).loss
+        loss = qa_batch_loss(model, rows, rng, 32)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -53,6 +53,20 @@ def _features(tok: WordPieceTokenizer) -> list[tuple[list[int], list[int], int, 
     return rows
 
 
+def qa_batch_loss(model, rows: list, rng: np.random.Generator, batch_size: int):
+    """The span loss of one random batch of (ids, token types, start, end) rows, padded with 0.
+
+    Shared with tests/android_fixtures.py, which trains the SentencePiece QA fixture the same way.
+    """
+    batch = [rows[i] for i in rng.choice(len(rows), batch_size, replace=False)]
+    width = max(len(r[0]) for r in batch)
+    ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
+    types = torch.tensor([r[1] + [0] * (width - len(r[1])) for r in batch])
+    return model(input_ids=ids, attention_mask=(ids != 0).long(), token_type_ids=types,
+                 start_positions=torch.tensor([r[2] for r in batch]),
+                 end_positions=torch.tensor([r[3] for r in batch])).loss
+
+
 def _train(target: Path) -> None:
     words = vocab()
     tok = WordPieceTokenizer(words, do_lower_case=True)
@@ -72,13 +86,7 @@ def _train(target: Path) -> None:
         rng = np.random.default_rng(RECIPE["seed"])
         model.train()
         for _ in range(RECIPE["steps"]):
-            batch = [rows[i] for i in rng.choice(len(rows), RECIPE["batch"], replace=False)]
-            width = max(len(r[0]) for r in batch)
-            ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
-            types = torch.tensor([r[1] + [0] * (width - len(r[1])) for r in batch])
-            loss = model(input_ids=ids, attention_mask=(ids != 0).long(), token_type_ids=types,
-                         start_positions=torch.tensor([r[2] for r in batch]),
-                         end_positions=torch.tensor([r[3] for r in batch])).loss
+            loss = qa_batch_loss(model, rows, rng, RECIPE["batch"])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
