@@ -26,9 +26,9 @@ class EntityGoldenTest {
 
     @BeforeAll
     static void load() throws Exception {
-        pack = ModelPack.read(Resources.bytes("ner_model.tflite"), "ner_model.tflite");
+        pack = Resources.pack("ner_model.tflite");
         golden = Resources.jsonLines("golden_ner.jsonl");
-        spPack = ModelPack.read(Resources.bytes("ner_model_sp.tflite"), "ner_model_sp.tflite");
+        spPack = Resources.pack("ner_model_sp.tflite");
         spGolden = Resources.jsonLines("golden_ner_sp.jsonl");
     }
 

@@ -231,7 +231,7 @@ class PackReaderTest {
 
     @Test
     void nerModelPackIsTokenClassificationWithItsLabels() throws Exception {
-        ModelPack pack = ModelPack.read(Resources.bytes("ner_model.tflite"), "ner_model.tflite");
+        ModelPack pack = Resources.pack("ner_model.tflite");
         assertEquals(ModelPack.TOKEN_CLASSIFICATION, pack.task);
         assertEquals(java.util.Arrays.asList("O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"), pack.labels);
         assertEquals(32, pack.maxSeqLen);

@@ -28,9 +28,9 @@ class QuestionAnswererGoldenTest {
 
     @BeforeAll
     static void load() throws Exception {
-        pack = ModelPack.read(Resources.bytes("qa_model.tflite"), "qa_model.tflite");
+        pack = Resources.pack("qa_model.tflite");
         golden = Resources.jsonLines("golden_qa.jsonl");
-        spPack = ModelPack.read(Resources.bytes("qa_model_sp.tflite"), "qa_model_sp.tflite");
+        spPack = Resources.pack("qa_model_sp.tflite");
         spGolden = Resources.jsonLines("golden_qa_sp.jsonl");
     }
 
@@ -187,7 +187,7 @@ class QuestionAnswererGoldenTest {
         bad.add(nan);
         assertTrue(assertThrows(AlbertCoreException.class, () -> qa.answer(p, good, bad)).getMessage()
                 .contains("non-finite"));
-        ModelPack ner = ModelPack.read(Resources.bytes("ner_model.tflite"), "ner_model.tflite");
+        ModelPack ner = Resources.pack("ner_model.tflite");
         assertTrue(assertThrows(AlbertCoreException.class, () -> QuestionAnswerer.fromPack(ner)).getMessage()
                 .contains("question_answering"));
     }

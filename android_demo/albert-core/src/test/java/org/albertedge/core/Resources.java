@@ -33,6 +33,11 @@ final class Resources {
         }
     }
 
+    /** The pack of a committed model file, named by its resource name in errors. */
+    static ModelPack pack(String name) throws IOException {
+        return ModelPack.read(bytes(name), name);
+    }
+
     static String text(String name) throws IOException {
         return new String(bytes(name), StandardCharsets.UTF_8);
     }
