@@ -100,43 +100,7 @@ def render_markdown(report: BenchReport) -> str:
         out.append("")
     out += _real_length_ratios(report)
     out += _load_and_memory(report)
-    embedding = [a for a in report.accuracy if a.get("mean_cosine") is not None]
-    if embedding:
-        out += ["## Embedding drift against the baseline", "",
-                "| variant | texts | mean cosine | min cosine | top-k neighbours kept | vs reference: mean / min cosine |",
-                "|---|---:|---:|---:|---:|---:|"]
-        for a in embedding:
-            ref = a.get("reference") or {}
-            out.append(f"| {a['variant']} | {a['examples']} | {a['mean_cosine']:.5f} | {a['min_cosine']:.5f} | "
-                       f"{a['neighbour_agreement'] * 100:.1f}% (k={a['neighbours_k']}) | "
-                       f"{_fmt(ref.get('mean_cosine'), '.5f')} / {_fmt(ref.get('min_cosine'), '.5f')} |")
-        out.append("")
-    elif any(a.get("exact_match") is not None for a in report.accuracy):
-        against = report.accuracy[0].get("f1_against", "gold")
-        out += [f"## Answer drift (question answering; EM / F1 against {against})", "",
-                "| variant | questions | exact match | F1 | answer spans equal to baseline |", "|---|---:|---:|---:|---:|"]
-        for a in report.accuracy:
-            out.append(f"| {a['variant']} | {a['examples']} | {a['exact_match'] * 100:.2f} | {a['f1'] * 100:.2f} | "
-                       f"{a['agreement'] * 100:.2f}% |")
-        out.append("")
-    elif any(a.get("entity_f1") is not None for a in report.accuracy):
-        against = report.accuracy[0].get("f1_against", "gold")
-        out += [f"## Entity drift (token classification; F1 against {against})", "",
-                "| variant | texts | tokens | entity F1 | token tags equal to baseline |", "|---|---:|---:|---:|---:|"]
-        for a in report.accuracy:
-            out.append(f"| {a['variant']} | {a['examples']} | {a['tokens']} | {a['entity_f1'] * 100:.2f} | "
-                       f"{a['agreement'] * 100:.2f}% |")
-        out.append("")
-    elif report.accuracy:
-        out += ["## Drift against the baseline", "",
-                "| variant | examples | accuracy | agreement | max abs Δlogit | mean abs Δlogit | "
-                "vs reference: max abs Δlogit |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for a in report.accuracy:
-            ref = a.get("reference") or {}
-            out.append(f"| {a['variant']} | {a['examples']} | {a['accuracy'] * 100:.2f}% | "
-                       f"{a['agreement'] * 100:.2f}% | {_fmt(a['max_abs_logit_diff'], '.3g')} | "
-                       f"{_fmt(a['mean_abs_logit_diff'], '.3g')} | {_fmt(ref.get('max_abs_logit_diff'), '.3g')} |")
-        out.append("")
+    out += _drift_sections(report.accuracy)
     scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
     if scaling:
         out += ["## Thread scaling (speed-up over 1 thread)", ""]
@@ -160,6 +124,24 @@ def render_markdown(report: BenchReport) -> str:
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)
+
+
+def _drift_sections(accuracy: list[dict]) -> list[str]:
+    """The drift table of each task in the report, as the task declares it (``Task.drift_markdown``).
+
+    Entries written before they named their task are classification entries; a task this version
+    does not know (a report from a newer one) gets every number of its entries.
+    """
+    from albert_edge.tasks import TASK_NAMES, Task, task_class
+
+    by_task: dict[str, list[dict]] = {}
+    for entry in accuracy:
+        by_task.setdefault(entry.get("task") or "sequence_classification", []).append(entry)
+    out: list[str] = []
+    for name, entries in by_task.items():
+        cls = task_class(name) if name in TASK_NAMES else Task
+        out += cls.drift_markdown(entries)
+    return out
 
 
 def _real_length_ratios(report: BenchReport) -> list[str]:

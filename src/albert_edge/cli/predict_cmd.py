@@ -1,17 +1,18 @@
-"""``albert-edge predict MODEL [TEXT ...]``: classify texts with a packed .tflite/.onnx file.
+"""``albert-edge predict MODEL [TEXT ...]``: run a packed .tflite/.onnx file on texts.
 
-The task comes from the file's pack: a token-classification (NER) model prints each text's
-entities instead (one ``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a blank line
-after each input text; ``--json`` gives one object per text with its ``entities``). A
-question-answering model answers ``question<TAB>context`` lines (or each TEXT / line as a context
-for ``--question``, or a SQuAD-style ``.jsonl`` ``--file``) with one
-``start<TAB>end<TAB>score<TAB>answer`` line each (``--json``: one object with the offsets into the
-context as given).
+The file's pack names its task, and the task object does the rest (``Task.predict``): a
+classifier prints ``label<TAB>score<TAB>text`` per text, a token classifier one
+``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a question answerer
+``start<TAB>end<TAB>score<TAB>answer``; ``--json`` prints one object per input. A task with
+no runtime of its own runs through the generic ``TaskModel`` and prints its ``interpret`` result.
+Each task declares the flags it reads (``Task.predict_flags``: ``--batch-size``, ``--stride``,
+``--question``, ...); this module adds them all and refuses one given to a model of another task.
 
 Texts come from the arguments, else ``--file``, else stdin (one per line, blank lines
 skipped). A TAB inside a line separates the two texts of a sentence pair; with
 ``--labelled`` the first column is a gold label (the evaluate TSV format) and is echoed.
-Imports only the runtime: never TensorFlow.
+A ``.jsonl`` ``--file`` is the task's own input format, for tasks that have one
+(``Task.predict_jsonl``). Imports only the runtime: never TensorFlow.
 """
 
 from __future__ import annotations
@@ -21,37 +22,67 @@ import json
 import sys
 from pathlib import Path
 
+from typing import Any
+
 from albert_edge.cli.arg_types import positive_int
-from albert_edge.errors import DataError, TokenizerError
+from albert_edge.errors import DataError
 from albert_edge.runtime.backends import BACKEND_NAMES
-from albert_edge.runtime.classifier import TextClassifier
+from albert_edge.tasks.base import Row
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "predict", help="classify texts with a packed .tflite or .onnx model",
-        description="Print the label and score of each text (one line each). Texts come from the arguments, "
-                    "--file, or stdin; a TAB in a line separates the two texts of a pair.")
+        "predict", help="run a packed .tflite or .onnx model on texts (classify, tag entities, answer, ...)",
+        description="Print each text's result as the model's task says (a label and score, entities, an answer). "
+                    "Texts come from the arguments, --file, or stdin; a TAB in a line separates the two texts of "
+                    "a pair.")
     parser.add_argument("model", help="packed .tflite or .onnx model file")
-    parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify (default: read --file or stdin)")
+    parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to run (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text/TSV file, one text (or text_a<TAB>text_b) per line")
     parser.add_argument("--labelled", action="store_true", help="the first TSV column is a gold label; echo it")
     parser.add_argument("--threads", type=positive_int, default=None, help="interpreter threads (default: cores, at most 4)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
-    parser.add_argument("--batch-size", type=positive_int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
-    parser.add_argument("--stride", type=int, default=None, metavar="N",
-                        help="token classification / question answering: tokens shared by consecutive windows "
-                             "of a long text (default: a quarter of the window, at most 32 / half, at most 128)")
-    parser.add_argument("--question", default=None,
-                        help="question answering: ask this question of every TEXT (or line), each a context")
-    parser.add_argument("--max-answer-tokens", type=positive_int, default=30, metavar="N",
-                        help="question answering: longest answer span in tokens (default: 30, as run_squad)")
+    for flag, keywords in task_flags().items():
+        parser.add_argument(flag, **keywords)
     # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
     parser.set_defaults(run=run, intermixed=True)
 
 
-Row = tuple[str, str | None, str, str | None]
+def task_flags() -> dict[str, dict[str, Any]]:
+    """Every registered task's predict flags, one argparse entry each; a flag two tasks read is
+    declared once with both helps (their defaults must agree). A ``type`` given as a string names a
+    converter in ``cli/arg_types.py`` (tasks sit below the CLI and do not import it)."""
+    from albert_edge.cli import arg_types
+    from albert_edge.tasks import task_classes
+
+    merged: dict[str, dict[str, Any]] = {}
+    for cls in task_classes():
+        for flag, keywords in cls.predict_flags.items():
+            if flag in merged:
+                if keywords.get("help") and keywords["help"] not in merged[flag].get("help", ""):
+                    merged[flag]["help"] = f"{merged[flag]['help']}; {keywords['help']}"
+                continue
+            merged[flag] = dict(keywords)
+            if isinstance(merged[flag].get("type"), str):
+                merged[flag]["type"] = getattr(arg_types, merged[flag]["type"])
+    return merged
+
+
+def _flag_dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _refuse_foreign_flags(args: argparse.Namespace, task: Any, parser_defaults: dict[str, Any]) -> None:
+    """A flag no task of this model reads, given a non-default value, is a mistake worth one line."""
+    from albert_edge.tasks import task_classes
+
+    own = set(type(task).predict_flags)
+    for cls in task_classes():
+        for flag in cls.predict_flags:
+            dest = _flag_dest(flag)
+            if flag not in own and getattr(args, dest, None) != parser_defaults.get(dest):
+                raise DataError(f"{args.model}: {flag} is for {cls.name} models; this model's task is {task.name}")
 
 
 def _rows(lines: list[str], source: str, labelled: bool) -> list[Row]:
@@ -111,125 +142,33 @@ def _argument_rows(texts: list[str]) -> list[Row]:
     return rows
 
 
-def _print_entities(args: argparse.Namespace, data: bytes, rows: list[Row]) -> int:
-    """Token classification: entities with character offsets into each text as given."""
-    from albert_edge.runtime.token_classifier import TokenClassifier
-
-    if any(text_b is not None for _, _, _, text_b in rows):
-        raise DataError(f"{args.model}: a token-classification model takes single texts, not TAB-separated pairs")
-    ner = TokenClassifier.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend,
-                                     stride=args.stride)
-    for _, gold, text, _ in rows:
-        entities = ner.predict(text)
-        if args.json:
-            record = {"text": text, "entities": [{"label": e.label, "start": e.start, "end": e.end, "text": e.text,
-                                                  "score": round(e.score, 6)} for e in entities]}
-            if gold is not None:
-                record["gold"] = gold
-            print(json.dumps(record, ensure_ascii=False))
-        else:
-            for e in entities:
-                print(f"{e.label}\t{e.start}\t{e.end}\t{e.score:.4f}\t{e.text}")
-            print()
-    return 0
-
-
-def _qa_rows(args: argparse.Namespace, rows: list[Row] | None = None) -> list[tuple[str, str, str, list[str] | None]]:
-    """(where, question, context, gold answers) per question, from the arguments, --file or stdin
-    (``rows``: those lines, already read)."""
-    if args.file is not None and str(args.file).lower().endswith(".jsonl"):
-        from albert_edge.tasks.qa_data import read_qa_jsonl
-
-        if args.question is not None:
-            raise DataError(f"{args.file}: a .jsonl file carries its own questions; drop --question")
-        return [(f"{args.file}:{e.line}", e.question, e.context, [t for t, _ in e.answers] or None)
-                for e in read_qa_jsonl(args.file)]
-    if rows is None and args.texts:
-        rows = _argument_rows(args.texts)
-    elif rows is None:
-        lines, source = _read_lines(args.file)
-        rows = _rows(lines, source, False)
-        if not rows:
-            raise DataError(f"{source}: no questions to answer")
-    out = []
-    for where, _, text_a, text_b in rows:
-        if args.question is not None:
-            if text_b is not None:
-                raise DataError(f"{where}: with --question each line is one context, found a TAB")
-            out.append((where, args.question, text_a, None))
-        elif text_b is None:
-            raise DataError(f"{where}: a question-answering model needs question<TAB>context "
-                            "(or --question, or a .jsonl --file)")
-        else:
-            out.append((where, text_a, text_b, None))
-    return out
-
-
-def _print_answers(args: argparse.Namespace, data: bytes, read: list[Row] | None = None) -> int:
-    """Question answering: the answer span with offsets into each context as given."""
-    from albert_edge.runtime.question_answerer import QuestionAnswerer
-
-    rows = _qa_rows(args, read)
-    qa = QuestionAnswerer.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend,
-                                     stride=args.stride, max_answer_tokens=args.max_answer_tokens)
-    for where, question, context, gold in rows:
-        try:
-            a = qa.answer(question, context)
-        except TokenizerError as exc:
-            raise DataError(f"{where}: {exc}") from None
-        if args.json:
-            record = {"question": question, "answer": a.text, "start": a.start, "end": a.end,
-                      "score": round(a.score, 6), "windows": a.windows}
-            if gold is not None:
-                record["gold"] = gold
-            print(json.dumps(record, ensure_ascii=False))
-        else:
-            print(f"{a.start}\t{a.end}\t{a.score:.4f}\t{a.text}")
-    return 0
-
-
 def run(args: argparse.Namespace) -> int:
     from albert_edge.runtime.pack import read_model_bytes, read_pack_bytes
-    from albert_edge.tasks import QuestionAnswering, TokenClassification
+    from albert_edge.tasks import task_classes
 
-    if args.question is not None or (args.file is not None and str(args.file).lower().endswith(".jsonl")):
-        data = read_model_bytes(args.model)
-        if not isinstance(read_pack_bytes(data, str(args.model)).task_object(str(args.model)), QuestionAnswering):
-            raise DataError(f"{args.model}: --question and .jsonl question files are for question-answering models")
-        return _print_answers(args, data)
-    if args.texts:
-        rows = _argument_rows(args.texts)
-    else:
+    # One read of the model: the pack says which task it is, then the task runs the same bytes.
+    data = read_model_bytes(args.model)
+    task = read_pack_bytes(data, str(args.model)).task_object(str(args.model))
+    defaults = {_flag_dest(flag): keywords.get("default") for flag, keywords in task_flags().items()}
+    _refuse_foreign_flags(args, task, defaults)
+    if args.file is not None and str(args.file).lower().endswith(".jsonl") and not task.predict_jsonl:
+        readers = ", ".join(cls.name for cls in task_classes() if cls.predict_jsonl) or "none"
+        raise DataError(f"{args.file}: .jsonl input is read by models of a task with its own format ({readers}); "
+                        f"this model's task is {task.name}: give one text per line")
+
+    def read_rows() -> list[Row]:
+        if args.texts:
+            return _argument_rows(args.texts)
         lines, source = _read_lines(args.file)
         rows = _rows(lines, source, args.labelled)
         if not rows:
-            raise DataError(f"{source}: no texts to classify")
-    # One read of the model: the pack says which task it is, then the same bytes are loaded.
-    data = read_model_bytes(args.model)
-    task = read_pack_bytes(data, str(args.model)).task_object(str(args.model))
-    if isinstance(task, QuestionAnswering):
-        return _print_answers(args, data, rows)
-    if isinstance(task, TokenClassification):
-        return _print_entities(args, data, rows)
-    clf = TextClassifier.from_bytes(data, str(args.model), num_threads=args.threads, backend=args.backend)
-    encs = []
-    for where, _, text_a, text_b in rows:
-        try:
-            encs.append(clf.encode(text_a, text_b))
-        except TokenizerError as exc:
-            raise DataError(f"{where}: {exc}") from None
-    preds = clf.predict_encoded(encs, batch_size=args.batch_size)
-    for p, (_, gold, text_a, text_b) in zip(preds, rows):
+            raise DataError(f"{source}: no texts to run")
+        return rows
+
+    for record, lines in task.predict(data, str(args.model), vars(args), read_rows):
         if args.json:
-            record = {"text": text_a, "text_b": text_b, "label": p.label, "score": round(p.score, 6),
-                      "scores": {k: round(v, 6) for k, v in p.scores.items()}, "truncated": p.truncated,
-                      "num_tokens": p.num_tokens}
-            if gold is not None:
-                record["gold"] = gold
             print(json.dumps(record, ensure_ascii=False))
         else:
-            shown = text_a if text_b is None else f"{text_a} ||| {text_b}"
-            flag = " [truncated]" if p.truncated else ""
-            prefix = f"{gold}\t" if gold is not None else ""
-            print(f"{prefix}{p.label}\t{p.score:.4f}\t{shown}{flag}")
+            for line in lines:
+                print(line)
     return 0

@@ -125,13 +125,12 @@ class QuantizeReport:
                 + lines) if lines else []
 
     def table(self) -> str:
-        embedding = any(hasattr(v.drift, "mean_cosine") for v in self.variants)
-        if embedding:
-            header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'cos mean':>9}"
-                      f"{'cos min':>9}{'top-k %':>8}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
-        else:
-            header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}{'acc':>7}{'drop pt':>8}"
-                      f"{'agree %':>8}{'max|dlogit|':>12}{'Q/DQ':>8}{'XNNPACK':>9}  budget")
+        """One row per variant: size, time, the task's drift columns (``TaskDrift.columns``), census."""
+        drifts = [v.drift for v in self.variants if v.drift is not None]
+        columns = drifts[0].table_columns() if drifts else ()
+        widths = [max(8, len(c.header) + 1) for c in columns]
+        header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}"
+                  + "".join(f"{c.header:>{w}}" for c, w in zip(columns, widths)) + f"{'Q/DQ':>8}{'XNNPACK':>9}  budget")
         rows = [header, "-" * len(header)]
         for v in self.variants:
             d, c, lat = v.drift, v.census, v.latency
@@ -141,15 +140,10 @@ class QuantizeReport:
             if v.error:
                 rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
                 continue
-            timing = f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}" \
-                     f"{_f(v.ratio_vs_fp32, 2):>7}"
-            if embedding:
-                rows.append(f"{timing}{_f(d and d.mean_cosine, 5):>9}{_f(d and d.min_cosine, 5):>9}"
-                            f"{_f(d and 100 * d.neighbour_agreement, 1):>8}{qdq:>8}{xnn:>9}  {mark}")
-                continue
-            rows.append(
-                f"{timing}{_f(d and d.accuracy, 4):>7}{_f(d and d.accuracy_drop, 2):>8}"
-                f"{_f(d and 100 * d.agreement, 1):>8}{_f(d and d.max_abs_logit, 4):>12}{qdq:>8}{xnn:>9}  {mark}")
+            values = d.to_dict() if d is not None else {}
+            rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}"
+                        f"{_f(v.ratio_vs_fp32, 2):>7}" + "".join(f"{col.cell(values):>{w}}" for col, w in zip(columns, widths))
+                        + f"{qdq:>8}{xnn:>9}  {mark}")
         return "\n".join(rows + ["", *self.offenders(), "", *self.decision_log])
 
 
@@ -512,21 +506,7 @@ def _relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -
     if closest is None:
         return "no quantized variant could be built and run; see the decision log in the report"
     failures = budget_failures(closest, budget)
-    d = closest.drift
-    what = []
-    if hasattr(d, "agreement_verdict"):
-        if d.accuracy_drop > budget.max_drop + 1e-9:
-            what.append(f"--max-drop {np.ceil(d.accuracy_drop * 100) / 100:g}")
-        if not d.agreement_verdict(budget)[0]:
-            from albert_edge.quantize.auto import agreement_lower_bound
-
-            bound = agreement_lower_bound(d.agreement, d.examples, budget.confidence)
-            what.append(f"--min-agreement {np.floor(bound * 1000) / 1000:g} (or judge on more --eval rows)")
-    elif hasattr(d, "min_cosine"):
-        if d.min_cosine < budget.min_cosine:
-            what.append(f"--min-cosine {np.floor(d.min_cosine * 1e4) / 1e4:g}")
-        if d.mean_cosine < budget.min_mean_cosine:
-            what.append(f"--min-mean-cosine {np.floor(d.mean_cosine * 1e4) / 1e4:g}")
+    what = closest.drift.relax_hints(budget) if closest.drift is not None else []
     if budget.max_size_bytes is not None and closest.size_bytes > budget.max_size_bytes:
         what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
     relax = " and ".join(what) if what else "the budget"

@@ -1,4 +1,4 @@
-"""What an app embeds: model packs, interpreter backends and the text classifier.
+"""What an app embeds: model packs, interpreter backends, the task runtimes and the generic ``TaskModel``.
 
 Imports only numpy, floor 1 (tokenizer, errors) and whichever interpreter is installed --
 never TensorFlow or onnx (a test proves it). Names are resolved lazily so that
@@ -28,6 +28,7 @@ _EXPORTS = {
     "Entity": "albert_edge.runtime.token_classifier",
     "QuestionAnswerer": "albert_edge.runtime.question_answerer",
     "Answer": "albert_edge.runtime.question_answerer",
+    "TaskModel": "albert_edge.runtime.task_model",
 }
 
 __all__ = list(_EXPORTS)

@@ -28,7 +28,12 @@ __all__ = ["ENCODER_PREFIXES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift
            "FeatureExtraction", "QADrift", "QuestionAnswering", "SequenceClassification", "Task", "TaskDrift",
            "TokenClassification", "TokenDrift",
            "detect_task", "get_task",
-           "task_class", "task_of_pack"]
+           "task_class", "task_classes", "task_of_pack"]
+
+
+def task_classes() -> tuple[type[Task], ...]:
+    """Every registered Task class, in detection order."""
+    return tuple(_REGISTRY.values())
 
 
 def task_class(name: str, error: type[Exception] = ConversionError, source: str = "task") -> type[Task]:

@@ -12,7 +12,8 @@ A new task is one module in this package with a ``Task`` subclass, registered in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,10 +24,74 @@ from albert_edge.errors import ConversionError
 ENCODER_PREFIXES = ("embeddings.", "encoder.")
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of a drift table: its header, the key of the entry it shows, and how.
+
+    Tasks declare their tables as data (quantize's console table, the bench report's drift table)
+    so the machinery renders any task's drift without knowing its metrics. ``key`` may name a
+    nested value with dots (``reference.mean_cosine``); ``percent`` shows a share as a percentage.
+    """
+
+    header: str
+    key: str
+    spec: str = ".4f"
+    percent: bool = False
+
+    def value(self, entry: Mapping[str, Any]) -> Any:
+        value: Any = entry
+        for part in self.key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        return value
+
+    def cell(self, entry: Mapping[str, Any]) -> str:
+        """The formatted value, "-" when the entry has none."""
+        value = self.value(entry)
+        if value is None:
+            return "-"
+        if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
+            return str(value)
+        return f"{100 * value:{self.spec}}%" if self.percent else f"{value:{self.spec}}"
+
+
+def scalar_columns(entries: Sequence[Mapping[str, Any]], skip: Sequence[str] = ("variant", "task")) -> tuple[Column, ...]:
+    """One column per number-valued key of ``entries`` (first-seen order): the table of a task
+    that declares none."""
+    keys: dict[str, None] = {}
+    for entry in entries:
+        for key, value in entry.items():
+            if key not in skip and isinstance(value, (int, float)) and not isinstance(value, bool):
+                keys.setdefault(key)
+    return tuple(Column(key.replace("_", " "), key, "d" if all(isinstance(e.get(key), int) for e in entries
+                                                              if e.get(key) is not None) else ".4g")
+                 for key in keys)
+
+
+def markdown_table(title: str, first: str, columns: Sequence[Column], entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A report.md section: ``title``, then one row per entry (``first`` heads the variant column)."""
+    return [f"## {title}", "", "| " + " | ".join([first, *(c.header for c in columns)]) + " |",
+            "|---|" + "---:|" * len(columns),
+            *("| " + " | ".join([str(e.get("variant")), *(c.cell(e) for c in columns)]) + " |" for e in entries), ""]
+
+
+#: One input of ``predict``: (where it came from, gold label or None, text, second text or None).
+Row = tuple[str, str | None, str, str | None]
+
+
 class TaskDrift(ABC):
     """Drift of a variant against its baseline on the same inputs, in the task's own metrics."""
 
     examples: int
+    #: Columns of quantize's console table (keys of ``to_dict``); empty: every number in it.
+    columns: ClassVar[tuple[Column, ...]] = ()
+
+    def table_columns(self) -> tuple[Column, ...]:
+        """The columns quantize prints for this drift."""
+        return self.columns or scalar_columns([self.to_dict()])
+
+    def relax_hints(self, budget: Any) -> list[str]:
+        """Budget flags (``--max-drop 0.8``) that would accept this drift; empty when none can be named."""
+        return []
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
@@ -140,6 +205,77 @@ class Task(ABC):
     @abstractmethod
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> TaskDrift:
         """Drift of ``values`` [N, D] against ``baseline`` [N, D] (both from ``judged_values``)."""
+
+    # ------------------------------------------------------------------ serving: predict and bench
+    #: ``albert-edge predict`` options this task reads: flag -> argparse keywords (a ``dest`` is
+    #: derived from the flag; a string ``type`` names a converter in ``cli/arg_types.py``). Flags
+    #: of a task other than the model's are refused by predict.
+    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: What a ``.jsonl`` ``--file`` holds for ``predict`` when the task reads one itself; None: no such input.
+    predict_jsonl: ClassVar[str | None] = None
+    #: Title of the bench report's drift table (``{key}`` takes a value of the first entry).
+    drift_title: ClassVar[str] = "Drift against the baseline"
+    #: Columns of the bench report's drift table (``bench_drift`` entries); empty: every number.
+    drift_columns: ClassVar[tuple[Column, ...]] = ()
+
+    def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
+        """One row's result for an app or ``predict``, from a batch-1 run's outputs (what the generic
+        runtime ``TaskModel`` returns): by default each output as a list, padding positions dropped."""
+        return {name: np.asarray(value)[0].tolist() for name, value in outputs.items()}
+
+    def format_result(self, result: Mapping[str, Any]) -> list[str]:
+        """``predict``'s plain-text lines for one ``interpret`` result (``--json`` prints the result)."""
+        import json
+
+        return [json.dumps(result, ensure_ascii=False)]
+
+    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
+                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
+        """``albert-edge predict`` on a model of this task: (JSON record, plain-text lines) per input.
+
+        ``read_rows`` gives the TEXT arguments, ``--file`` or stdin lines; ``options`` holds the
+        command's options by ``dest`` (``threads``, ``backend``, ``batch_size`` and this task's
+        ``predict_flags``). The default runs the generic runtime ``TaskModel`` and ``interpret``.
+        """
+        from albert_edge.errors import DataError, TokenizerError
+        from albert_edge.runtime.task_model import TaskModel
+
+        model = TaskModel.from_bytes(data, source, num_threads=options.get("threads"),
+                                     backend=options.get("backend", "auto"))
+        for where, gold, text_a, text_b in read_rows():
+            try:
+                result = model.predict(text_a, text_b)
+            except TokenizerError as exc:
+                raise DataError(f"{where}: {exc}") from None
+            record = {"text": text_a, "text_b": text_b, **result}
+            if gold is not None:
+                record["gold"] = gold
+            yield record, self.format_result(result)
+
+    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
+                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
+        """One report.json ``accuracy`` entry per variant (files of this task), in ``variants`` order.
+
+        The default judges as quantize does: ``labelled_samples`` of a ``.jsonl`` (gold), else one
+        sample per text of ``eval_path``, through ``judged_values`` and ``drift`` against the baseline.
+        """
+        from albert_edge.bench_latency.drift import measure_judged_drift
+
+        return measure_judged_drift(self, variants, baseline, eval_path, threads)
+
+    @classmethod
+    def drift_markdown(cls, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The bench report's drift section for ``entries`` (this task's ``bench_drift`` output)."""
+        first = dict(entries[0]) if entries else {}
+        title = cls.drift_title.format_map(_Blank(first))
+        return markdown_table(title, "variant", cls.drift_columns or scalar_columns(entries), entries)
+
+
+class _Blank(dict):
+    """format_map mapping whose missing keys read as "-"."""
+
+    def __missing__(self, key: str) -> str:
+        return "-"
 
 
 #: Graph output name -> parity key (how the parity report names each compared value); an output not

@@ -13,14 +13,15 @@ Drift is embedding cosine (mean and min) and top-k neighbour-rank agreement agai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from albert_edge.errors import ConversionError, ModelFileError
-from albert_edge.tasks.base import Task, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, check_same_shape
 
 POOLING_MODES = ("none", "cls", "mean", "max")
 #: sentence-transformers' Pooling: a masked token's value before the max, and the mean's count floor.
@@ -95,6 +96,18 @@ class EmbeddingDrift(TaskDrift):
         if self.mean_cosine < budget.min_mean_cosine - 1e-12:
             reasons.append(f"mean cosine {self.mean_cosine:.5f} < {budget.min_mean_cosine:g}")
         return reasons
+
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("cos mean", "mean_cosine", ".5f"), Column("cos min", "min_cosine", ".5f"),
+        Column("top-k %", "neighbour_agreement", ".1f", percent=True))
+
+    def relax_hints(self, budget: Any) -> list[str]:
+        what = []
+        if self.min_cosine < budget.min_cosine:
+            what.append(f"--min-cosine {math.floor(self.min_cosine * 1e4) / 1e4:g}")
+        if self.mean_cosine < budget.min_mean_cosine:
+            what.append(f"--min-mean-cosine {math.floor(self.mean_cosine * 1e4) / 1e4:g}")
+        return what
 
     def summary(self) -> str:
         return (f"cosine mean {self.mean_cosine:.5f} min {self.min_cosine:.5f}, "
@@ -252,3 +265,61 @@ class FeatureExtraction(Task):
 
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> EmbeddingDrift:
         return embedding_drift(values, baseline)
+
+    # ------------------------------------------------------------------ serving: predict and bench
+    drift_title: ClassVar[str] = "Embedding drift against the baseline"
+    drift_columns: ClassVar[tuple[Column, ...]] = (
+        Column("texts", "examples", "d"), Column("mean cosine", "mean_cosine", ".5f"),
+        Column("min cosine", "min_cosine", ".5f"), Column("top-k neighbours kept", "neighbour_agreement", ".1f", True),
+        Column("k", "neighbours_k", "d"), Column("vs reference: mean cosine", "reference.mean_cosine", ".5f"),
+        Column("vs reference: min cosine", "reference.min_cosine", ".5f"))
+
+    def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
+        """The sentence embedding of one text (batch 1 at its real length: every position is real)."""
+        hidden = outputs.get("last_hidden_state")
+        mask = np.ones((1, 1 if hidden is None else np.asarray(hidden).shape[1]), np.int32)
+        return {"embedding": [round(float(v), 7) for v in self.embeddings(outputs, mask)[0]]}
+
+    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
+                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
+        """Embedding drift per variant on the texts of ``eval_path`` (.txt one per line, or .tsv text column).
+
+        Cosine of each text's embedding to the baseline's (mean and min) and top-k neighbour-rank
+        agreement, through ``TextEmbedder`` (batched by length, as an app runs it); with ``reference``
+        (the checkpoint), the same against its float64 numpy forward pass pooled as the pack says.
+        Classification keys are kept (None) so report.json keeps one schema.
+        """
+        from albert_edge.quantize.calibration import read_calibration_texts
+        from albert_edge.runtime.embedder import TextEmbedder
+
+        embedders = {name: TextEmbedder.from_file(path, num_threads=threads) for name, path in variants}
+        texts = read_calibration_texts(eval_path, min_texts=2)
+        vectors = {name: emb.embed_batch(texts) for name, emb in embedders.items()}
+        ref_vectors = None if reference is None else _reference_embeddings(reference, embedders[baseline], texts)
+        entries = []
+        for name, _ in variants:
+            d = embedding_drift(vectors[name], vectors[baseline])
+            entry = {"variant": name, "examples": len(texts), "task": self.name, "accuracy": None,
+                     "agreement": None, "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
+                     "labels": None, "mean_cosine": d.mean_cosine, "min_cosine": d.min_cosine,
+                     "neighbour_agreement": d.neighbour_agreement, "neighbours_k": d.neighbours_k, "reference": None}
+            if ref_vectors is not None:
+                r = embedding_drift(vectors[name], ref_vectors)
+                entry["reference"] = {"checkpoint": str(reference), "mean_cosine": r.mean_cosine,
+                                      "min_cosine": r.min_cosine, "neighbour_agreement": r.neighbour_agreement}
+            entries.append(entry)
+        return entries
+
+
+def _reference_embeddings(reference: Any, embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    """The float64 numpy reference's embeddings of ``texts`` (one text per forward pass, no padding)."""
+    from albert_edge.model import load_checkpoint, reference_forward
+
+    weights = load_checkpoint(reference)
+    out = []
+    for text in texts:
+        enc = embedder.encode(text)
+        ids = np.asarray([enc.input_ids[: enc.length]])
+        hidden = reference_forward(weights, ids, token_type_ids=np.asarray([enc.token_type_ids[: enc.length]]))
+        out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state}, np.ones_like(ids))[0])
+    return np.asarray(out)

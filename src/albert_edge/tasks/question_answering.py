@@ -20,14 +20,14 @@ bound over questions), as for the other label tasks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from albert_edge.errors import ConversionError
-from albert_edge.tasks.base import Task, TaskDrift, check_same_shape
+from albert_edge.tasks.base import Column, Row, Task, TaskDrift, check_same_shape
 from albert_edge.tasks.qa_spans import (
     MAX_ANSWER_TOKENS,
     MAX_QUESTION_TOKENS,
@@ -42,7 +42,7 @@ from albert_edge.tasks.qa_spans import (
     token_f1,
     window_inputs,
 )
-from albert_edge.tasks.sequence_classification import f1_and_agreement_failures
+from albert_edge.tasks.sequence_classification import f1_and_agreement_failures, f1_and_agreement_hints
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,15 @@ class QADrift(TaskDrift):
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("EM", "exact_match", ".4f"), Column("F1", "f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
+        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+
     def budget_failures(self, budget: Any) -> list[str]:
         return f1_and_agreement_failures(budget, self.f1_drop, "answer", self.agreement, self.examples, "span")
+
+    def relax_hints(self, budget: Any) -> list[str]:
+        return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.examples)
 
     def summary(self) -> str:
         return (f"span agreement {100 * self.agreement:.1f}%, EM {100 * self.exact_match:.1f}, "
@@ -178,6 +185,109 @@ class QuestionAnswering(Task):
 
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> QADrift:
         return qa_drift(values, baseline, labels, self.max_answer_tokens)
+
+    # ------------------------------------------------------------------ serving: predict and bench
+    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {
+        "--stride": {"type": int, "default": None, "metavar": "N",
+                     "help": "question answering: context tokens shared by consecutive windows "
+                             "(default: half the window, at most 128)"},
+        "--question": {"default": None,
+                       "help": "question answering: ask this question of every TEXT (or line), each a context"},
+        "--max-answer-tokens": {"type": "positive_int", "default": MAX_ANSWER_TOKENS, "metavar": "N",
+                                "help": "question answering: longest answer span in tokens (default: 30, as run_squad)"}}
+    predict_jsonl: ClassVar[str | None] = 'SQuAD-style questions ({"question", "context", "answers"} per line)'
+    drift_title: ClassVar[str] = "Answer drift (question answering; EM / F1 against {f1_against})"
+    drift_columns: ClassVar[tuple[Column, ...]] = (
+        Column("questions", "examples", "d"), Column("exact match", "exact_match", ".2f", percent=True),
+        Column("F1", "f1", ".2f", percent=True),
+        Column("answer spans equal to baseline", "agreement", ".2f", percent=True))
+
+    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
+                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
+        """The answer span with offsets into each context as given, through ``QuestionAnswerer``:
+        ``start<TAB>end<TAB>score<TAB>answer`` per question."""
+        from albert_edge.errors import DataError, TokenizerError
+        from albert_edge.runtime.question_answerer import QuestionAnswerer
+
+        questions = _predict_questions(options, read_rows)
+        qa = QuestionAnswerer.from_bytes(data, source, num_threads=options.get("threads"),
+                                         backend=options.get("backend", "auto"), stride=options.get("stride"),
+                                         max_answer_tokens=options.get("max_answer_tokens") or self.max_answer_tokens)
+        for where, question, context, gold in questions:
+            try:
+                a = qa.answer(question, context)
+            except TokenizerError as exc:
+                raise DataError(f"{where}: {exc}") from None
+            record: dict[str, Any] = {"question": question, "answer": a.text, "start": a.start, "end": a.end,
+                                      "score": round(a.score, 6), "windows": a.windows}
+            if gold is not None:
+                record["gold"] = gold
+            yield record, [f"{a.start}\t{a.end}\t{a.score:.4f}\t{a.text}"]
+
+    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
+                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
+        """SQuAD exact match / token F1 and span agreement per variant, on what
+        ``QuestionAnswerer.answer`` returns.
+
+        ``eval_path`` is a SQuAD-style ``.jsonl`` (``tasks.qa_data``): with answers, ``accuracy`` is
+        F1 against gold; without, F1 against the baseline's own answers (1.0 for the baseline), as
+        quantize judges. ``agreement`` is the share of questions whose answer span (offsets) equals
+        the baseline's. No numpy-reference comparison (``reference`` is ignored).
+        """
+        from albert_edge.errors import DataError
+        from albert_edge.runtime.question_answerer import QuestionAnswerer
+        from albert_edge.tasks.qa_data import read_qa_jsonl
+
+        if not str(eval_path).lower().endswith(".jsonl"):
+            raise DataError(f"{eval_path}: a question-answering model is judged on a {self.predict_jsonl} file")
+        examples = read_qa_jsonl(eval_path)
+        labelled = all(e.answers for e in examples)
+        answers = {}
+        for name, path in variants:
+            model = QuestionAnswerer.from_file(path, num_threads=threads)
+            answers[name] = [model.answer(e.question, e.context) for e in examples]
+        entries = []
+        for name, _ in variants:
+            golds = ([[t for t, _ in e.answers] for e in examples] if labelled
+                     else [[a.text] for a in answers[baseline]])
+            em = float(np.mean([exact_match(a.text, g) for a, g in zip(answers[name], golds)]))
+            f1 = float(np.mean([token_f1(a.text, g) for a, g in zip(answers[name], golds)]))
+            same = float(np.mean([(a.start, a.end) == (b.start, b.end)
+                                  for a, b in zip(answers[name], answers[baseline])]))
+            entries.append({"variant": name, "examples": len(examples), "task": self.name,
+                            "accuracy": f1, "f1": f1, "exact_match": em,
+                            "f1_against": "gold" if labelled else "baseline answers", "agreement": same,
+                            "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
+                            "labels": None, "reference": None})
+        return entries
+
+
+def _predict_questions(options: Mapping[str, Any],
+                       read_rows: Callable[[], list[Row]]) -> list[tuple[str, str, str, list[str] | None]]:
+    """(where, question, context, gold answers) per question: a ``.jsonl`` ``--file``, else
+    ``question<TAB>context`` rows, or each row a context for ``--question``."""
+    from albert_edge.errors import DataError
+
+    file, question = options.get("file"), options.get("question")
+    if file is not None and str(file).lower().endswith(".jsonl"):
+        from albert_edge.tasks.qa_data import read_qa_jsonl
+
+        if question is not None:
+            raise DataError(f"{file}: a .jsonl file carries its own questions; drop --question")
+        return [(f"{file}:{e.line}", e.question, e.context, [t for t, _ in e.answers] or None)
+                for e in read_qa_jsonl(file)]
+    out = []
+    for where, _, text_a, text_b in read_rows():
+        if question is not None:
+            if text_b is not None:
+                raise DataError(f"{where}: with --question each line is one context, found a TAB")
+            out.append((where, question, text_a, None))
+        elif text_b is None:
+            raise DataError(f"{where}: a question-answering model needs question<TAB>context "
+                            "(or --question, or a .jsonl --file)")
+        else:
+            out.append((where, text_a, text_b, None))
+    return out
 
 
 def _sequences(values: np.ndarray) -> list[np.ndarray]:

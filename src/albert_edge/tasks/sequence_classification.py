@@ -9,13 +9,13 @@ is ``logits`` [batch, num_labels]; post-processing is a softmax and an argmax (r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, Column, Row, TaskDrift, as_rows, check_same_shape
 
 
 #: Upper edges (fp32 top-1 minus top-2 logit) of the buckets the report counts disagreements in.
@@ -43,6 +43,19 @@ class ClassificationDrift(TaskDrift):
     flip_margins: list[float] = field(default_factory=list)
     #: Baseline margins of all rows, kept only to count the rows at or above a tie margin.
     margins: list[float] = field(default_factory=list, repr=False)
+
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
+        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+
+    def relax_hints(self, budget: Any) -> list[str]:
+        what = []
+        if self.accuracy_drop > budget.max_drop + 1e-9:
+            what.append(f"--max-drop {math.ceil(self.accuracy_drop * 100) / 100:g}")
+        if not self.agreement_verdict(budget)[0]:
+            bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
+            what.append(f"--min-agreement {math.floor(bound * 1000) / 1000:g} (or judge on more --eval rows)")
+        return what
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -161,6 +174,17 @@ def f1_and_agreement_failures(budget: Any, f1_drop: float | None, f1_name: str, 
     return reasons
 
 
+def f1_and_agreement_hints(budget: Any, f1_drop: float | None, agreement: float, n: int) -> list[str]:
+    """The budget flags that would accept a drift judged by ``f1_and_agreement_failures``."""
+    what = []
+    if f1_drop is not None and f1_drop > budget.max_drop + 1e-9:
+        what.append(f"--max-drop {math.ceil(f1_drop * 100) / 100:g}")
+    bound = agreement_lower_bound(agreement, n, budget.confidence)
+    if bound < budget.min_agreement - 1e-9:
+        what.append(f"--min-agreement {math.floor(bound * 1000) / 1000:g} (or judge on more --eval rows)")
+    return what
+
+
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
     """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
     if n <= 0:
@@ -236,3 +260,93 @@ class SequenceClassification(ClassifierHeadTask):
 
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> ClassificationDrift:
         return classification_drift(values, baseline, labels)
+
+    # ------------------------------------------------------------------ serving: predict and bench
+    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {
+        "--batch-size": {"type": "positive_int", "default": 32, "metavar": "N",
+                         "help": "sequence classification: texts per invoke, grouped by length (default: 32)"}}
+    drift_title: ClassVar[str] = "Drift against the baseline"
+    drift_columns: ClassVar[tuple[Column, ...]] = (
+        Column("examples", "examples", "d"), Column("accuracy", "accuracy", ".2f", percent=True),
+        Column("agreement", "agreement", ".2f", percent=True), Column("max abs Δlogit", "max_abs_logit_diff", ".3g"),
+        Column("mean abs Δlogit", "mean_abs_logit_diff", ".3g"),
+        Column("vs reference: max abs Δlogit", "reference.max_abs_logit_diff", ".3g"))
+
+    def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
+        """The top label, its softmax probability and every label's, for one row."""
+        logits = np.asarray(outputs["logits"], dtype=np.float64)[0]
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        names = list(labels) if labels is not None else [f"LABEL_{i}" for i in range(len(p))]
+        top = int(p.argmax())
+        return {"label": names[top], "score": float(p[top]), "scores": {n: float(v) for n, v in zip(names, p)}}
+
+    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
+                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
+        """Batched by length through ``TextClassifier``: ``gold<TAB>label<TAB>score<TAB>text`` per row."""
+        from albert_edge.errors import DataError, TokenizerError
+        from albert_edge.runtime.classifier import TextClassifier
+
+        rows = read_rows()
+        clf = TextClassifier.from_bytes(data, source, num_threads=options.get("threads"),
+                                        backend=options.get("backend", "auto"))
+        encs = []
+        for where, _, text_a, text_b in rows:
+            try:
+                encs.append(clf.encode(text_a, text_b))
+            except TokenizerError as exc:
+                raise DataError(f"{where}: {exc}") from None
+        for p, (_, gold, text_a, text_b) in zip(clf.predict_encoded(encs, batch_size=options.get("batch_size", 32)), rows):
+            record = {"text": text_a, "text_b": text_b, "label": p.label, "score": round(p.score, 6),
+                      "scores": {k: round(v, 6) for k, v in p.scores.items()}, "truncated": p.truncated,
+                      "num_tokens": p.num_tokens}
+            if gold is not None:
+                record["gold"] = gold
+            shown = text_a if text_b is None else f"{text_a} ||| {text_b}"
+            prefix = f"{gold}\t" if gold is not None else ""
+            yield record, [f"{prefix}{p.label}\t{p.score:.4f}\t{shown}{' [truncated]' if p.truncated else ''}"]
+
+    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
+                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
+        """Accuracy on a labelled TSV, agreement and logit drift against the baseline and, with
+        ``reference`` (a checkpoint), against its float64 numpy forward pass on the same encodings.
+        Each file's logits are computed once (batched by length, as an app runs them)."""
+        from albert_edge.errors import ModelFileError
+        from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
+        from albert_edge.runtime.classifier import TextClassifier
+
+        classifiers = {name: TextClassifier.from_file(path, num_threads=threads) for name, path in variants}
+        labels = list(classifiers[baseline].labels)
+        for clf in classifiers.values():
+            if list(clf.labels) != labels:
+                raise ModelFileError(f"{clf.source}: labels {list(clf.labels)} differ from the baseline's {labels}")
+        examples = read_tsv(eval_path, labels)
+        texts = [e.text_a for e in examples]
+        pairs = [e.text_b for e in examples] if all(e.text_b is not None for e in examples) else None
+        truth = np.array([labels.index(e.label) for e in examples])
+        logits, encodings = {}, None
+        for name, clf in classifiers.items():
+            logits[name], encs = clf.logits_batch(texts, pairs)
+            if name == baseline:
+                encodings = encs
+        ref_logits = None
+        if reference is not None:
+            from albert_edge.model import load_checkpoint
+
+            ref_logits = reference_logits(load_checkpoint(reference), encodings)
+        entries = []
+        for name, _ in variants:
+            d = compare_logits(logits[name], logits[baseline])
+            entry = {"variant": name, "examples": len(examples), "task": self.name,
+                     "accuracy": float(np.mean(logits[name].argmax(1) == truth)),
+                     "agreement": d.agreement, "max_abs_logit_diff": d.max_abs_logit_delta,
+                     "mean_abs_logit_diff": d.mean_abs_logit_delta, "mean_kl": d.mean_kl,
+                     "labels": labels, "reference": None}
+            if ref_logits is not None:
+                vs_ref = compare_logits(logits[name], ref_logits)
+                entry["reference"] = {"checkpoint": str(reference), "agreement": vs_ref.agreement,
+                                      "max_abs_logit_diff": vs_ref.max_abs_logit_delta,
+                                      "mean_abs_logit_diff": vs_ref.mean_abs_logit_delta,
+                                      "accuracy": float(np.mean(ref_logits.argmax(1) == truth))}
+            entries.append(entry)
+        return entries
