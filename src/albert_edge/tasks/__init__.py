@@ -15,13 +15,15 @@ from albert_edge.tasks.base import ENCODER_PREFIXES, PARITY_KEYS, Task, TaskDrif
 from albert_edge.tasks.feature_extraction import EmbeddingDrift, FeatureExtraction
 from albert_edge.tasks.question_answering import QADrift, QuestionAnswering
 from albert_edge.tasks.sequence_classification import ClassificationDrift, SequenceClassification
+from albert_edge.tasks.sequence_regression import SequenceRegression
 from albert_edge.tasks.token_classification import TokenClassification, TokenDrift, declares_token_classification
 
 #: In detection order: the first task whose ``detect`` accepts the weights is the default (a span
 #: head means question answering; a classifier without a pooler is a token classifier before it
 #: could be a sentence classifier).
 _REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (QuestionAnswering, TokenClassification,
-                                                              SequenceClassification, FeatureExtraction)}
+                                                              SequenceRegression, SequenceClassification,
+                                                              FeatureExtraction)}
 TASK_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 __all__ = ["ENCODER_PREFIXES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift", "EmbeddingDrift",
