@@ -29,8 +29,34 @@ FAKE_FLATBUFFER = b"\x1c\x00\x00\x00TFL3" + b"\x00" * 40
 
 
 def test_registry_names_every_task_once():
-    assert TASK_NAMES == ("question_answering", "token_classification", "sequence_classification",
-                          "feature_extraction")
+    assert TASK_NAMES == ("question_answering", "token_classification", "sequence_regression",
+                          "sequence_classification", "feature_extraction")
+
+
+def test_quantize_console_table_shows_each_tasks_own_drift_columns():
+    """The table used to read classification fields and raised AttributeError for QA and NER drift."""
+    from albert_edge.quantize.pipeline import QuantizeReport, VariantResult
+    from albert_edge.tasks.question_answering import QADrift
+    from albert_edge.tasks.sequence_classification import classification_drift
+    from albert_edge.tasks.token_classification import TokenDrift
+
+    budget = Budget(0.5, 0.99, None, 0.95, 0.995, 0.999, 0.1)
+    logits = np.array([[1.0, 0.0], [0.0, 1.0]])
+    cases = {"acc": classification_drift(logits, logits, np.array([0, 1])),
+             "cos mean": embedding_drift(np.eye(3), np.eye(3)),
+             "ent F1": TokenDrift(4, 30, 0.9, 0.2, 0.01, 0.8, 0.9, 10.0),
+             "EM": QADrift(10, 0.9, 0.8, 0.85, None, None, 15.0, "baseline answers", 0.1, 0.01)}
+    for header, drift in cases.items():
+        variant = VariantResult("dynamic_int8", "tflite")
+        variant.drift = drift
+        table = QuantizeReport("ckpt", "dynamic", budget, {}, {}, {}, [variant]).table()
+        assert header in table.splitlines()[0]
+        assert len(table.splitlines()[2].split()) >= 3 + len(drift.table_columns())
+    from albert_edge.tasks.sequence_classification import agreement_lower_bound
+
+    bound = np.floor(agreement_lower_bound(0.9, 30, 0.95) * 1000) / 1000
+    assert cases["ent F1"].relax_hints(budget) == ["--max-drop 10", f"--min-agreement {bound:g} (or judge on more --eval rows)"]
+    assert cases["cos mean"].relax_hints(budget) == []
 
 
 def test_classifier_head_is_detected_as_sequence_classification_and_headless_as_feature_extraction():
