@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from albert_edge.errors import AlbertEdgeError
-from albert_edge.quantize.auto import Budget, budget_failures, fallback_steps
+from albert_edge.quantize.auto import Budget, budget_failures
 
 #: Calibration texts the ranking runs on: each candidate weight costs one run over them.
 RANKING_TEXTS = 32
@@ -25,15 +24,16 @@ BASE_VARIANT = "dynamic_int8_col"
 
 def dynamic_fallback_search(results: Sequence[Any], calibration: Any, budget: Budget, max_steps: int,
                             task: Any, num_threads: int, judge: Callable[[Any], None],
-                            make_result: Callable[..., Any]) -> list[Any]:
+                            make_result: Callable[..., Any], log: list[dict[str, Any]] | None = None,
+                            say: Callable[[str], None] = lambda _line: None) -> list[Any]:
     """New VariantResults ``dynamic_int8_col_fb<k>``, judged by ``judge(result)``; [] when the base fits.
 
-    ``results`` holds fp32 first and the judged ``dynamic_int8_col``; ``make_result(name, format,
-    float_fallback=...)`` builds a VariantResult (passed in so this module does not import the pipeline).
+    ``results`` holds fp32 first and the judged ``dynamic_int8_col``; ``make_result`` builds a
+    VariantResult (``step_search``); ``log`` receives the report's fallback entry of the search.
     """
-    from albert_edge.quantize.census import census_tflite_variant
     from albert_edge.quantize.float_ops import keep_float, rank_float_gains
     from albert_edge.quantize.measure import variant_values
+    from albert_edge.quantize.step_search import Candidate, new_entry, step_search
 
     base = next((r for r in results if r.format == "tflite" and r.name == BASE_VARIANT), None)
     if base is None or base.error or not budget_failures(base, budget):
@@ -43,18 +43,12 @@ def dynamic_fallback_search(results: Sequence[Any], calibration: Any, budget: Bu
     reference = variant_values(fp32, samples, task, num_threads)
     ranking = [g for g in rank_float_gains(base.data, fp32, lambda m: variant_values(m, samples, task, num_threads),
                                            reference) if g.gain > 0]
-    added = []
-    for k in fallback_steps(len(ranking), max_steps):
-        r = make_result(f"{BASE_VARIANT}_fb{k}", "tflite", float_fallback=[g.describe() for g in ranking[:k]])
-        try:
-            r.data = keep_float(base.data, fp32, [g.weight for g in ranking[:k]])
-            r.census = census_tflite_variant(r.data).to_dict()
-        except AlbertEdgeError as exc:
-            r.error = str(exc)
-        r.size_bytes = len(r.data)
-        judge(r)
-        added.append(r)
-        if not r.error and not budget_failures(r, budget):
-            break
-    return added
-
+    entry = new_entry(base, f"error drop on {len(samples)} calibration texts when each FC weight is float, "
+                            "largest first")
+    entry["method"] = "every use of the weight pointed at float32 (flatbuffer edit)"
+    if log is not None:
+        log.append(entry)
+    candidates = [Candidate(g.weight, g.describe(), {"weight": g.weight, "error_int8": g.error_int8,
+                                                      "error_float": g.error_float}) for g in ranking]
+    return step_search(base, candidates, lambda weights: keep_float(base.data, fp32, weights), entry, budget,
+                       max_steps, judge, make_result, say)

@@ -23,12 +23,12 @@ import numpy as np
 
 from albert_edge import __version__
 from albert_edge.atomic import ensure_writable_dir
-from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, DataError, QuantizationError
+from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.output_set import OutputSet
-from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose, fallback_steps
+from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
-from albert_edge.tasks import SequenceClassification, Task, TaskDrift, get_task
+from albert_edge.tasks import Task, TaskDrift, get_task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 FORMATS = ("tflite", "onnx")
@@ -190,14 +190,17 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
                             "not an exported model file")
 
 
-def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
-    """Class names in classifier order and where they came from."""
+def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, task: Task,
+            eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
+    """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
+    a labels.txt beside the checkpoint, the eval file's own names (``Task.labels_from_eval``), else
+    ``LABEL_i``."""
     from albert_edge.convert.assets import checkpoint_dir
     from albert_edge.convert.pipeline import hf_labels, resolve_labels
 
-    width = SequenceClassification.num_labels(weights)
+    width = task.num_labels(weights)
     if labels:
-        return resolve_labels(weights, labels, SequenceClassification()), "--labels"
+        return resolve_labels(weights, labels, task), "--labels"
     named = hf_labels(checkpoint)
     if named and len(named) == width:
         return named, "config.json id2label"
@@ -208,28 +211,10 @@ def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, eval_pa
         names = [str(line) for line in read_text_lines(labels_txt)]
         if len(names) == width:
             return names, str(labels_txt)
-    if eval_path is not None:
-        from albert_edge.data import infer_labels, read_tsv
-
-        names = list(infer_labels(read_tsv(eval_path)))
-        if len(names) == width:
-            # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
-            return names, f"sorted labels of {eval_path}"
+    if eval_labels is not None and len(eval_labels) == width:
+        # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
+        return list(eval_labels), f"sorted labels of {eval_path}"
     return [f"LABEL_{i}" for i in range(width)], "default LABEL_i"
-
-
-def _encode_examples(examples: Sequence[Any], preprocessor: Any, source: str) -> list[dict[str, np.ndarray]]:
-    samples = []
-    for number, ex in enumerate(examples, start=1):
-        try:
-            enc = preprocessor.encode(ex.text_a, ex.text_b)
-        except AlbertEdgeError as exc:
-            where = f"{source}:{ex.line}" if getattr(ex, "line", 0) else f"{source}: example {number}"
-            raise DataError(f"{where}: {exc}") from None
-        samples.append({"input_ids": np.asarray([enc.input_ids], np.int32),
-                        "attention_mask": np.asarray([enc.attention_mask], np.int32),
-                        "token_type_ids": np.asarray([enc.token_type_ids], np.int32)})
-    return samples
 
 
 @dataclass(frozen=True)
@@ -317,30 +302,19 @@ def quantize_checkpoint(
         task.check_weights(weights)
     except AlbertEdgeError as exc:
         raise QuantizationError(str(exc)) from None
-    classify = isinstance(task, SequenceClassification)
-    examples = None
-    if eval_tsv is not None and classify:
-        from albert_edge.data import read_tsv
-
-        examples = read_tsv(eval_tsv)
-    # A .jsonl eval file is the task's own labelled format (``Task.labelled_samples``).
-    own_format = eval_tsv is not None and str(eval_tsv).lower().endswith(".jsonl")
-    eval_texts = (read_calibration_texts(eval_tsv, min_texts=2)
-                  if eval_tsv is not None and not classify and not own_format else None)
+    # The eval file is the task's own labelled format (``Task.reads_labelled``: a TSV for sentence
+    # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
+    # (and a bad one refused) before the output directory exists.
+    own_format = eval_tsv is not None and task.reads_labelled(eval_tsv)
+    eval_labels = task.labels_from_eval(eval_tsv) if own_format else None
+    eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
-    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them);
-    # only sentence classification reads them from a labelled eval TSV.
-    names, labels_source = (_labels(checkpoint, weights, labels, eval_tsv if classify else None)
+    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
+    names, labels_source = (_labels(checkpoint, weights, labels, task, eval_labels, eval_tsv)
                             if task.needs_labels else (None, None))
     if labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
     task = task.bind_labels(names)
-    y = None
-    if examples is not None:
-        from albert_edge.data import label_ids, read_tsv
-
-        examples = read_tsv(eval_tsv, names)[:max_eval_examples]
-        y = label_ids(examples, names)
 
     from albert_edge.convert.assets import find_tokenizer_asset
     from albert_edge.convert.pipeline import build_pack, model_file_name
@@ -351,28 +325,25 @@ def quantize_checkpoint(
     preprocessor = Preprocessor(tokenizer, max_seq_len)
     own = task.labelled_samples(eval_tsv, tokenizer, max_seq_len, max_eval_examples) if own_format else None
     if own_format and own is None:
-        raise QuantizationError(f"{eval_tsv}: task {task.name} has no labelled .jsonl format")
+        raise QuantizationError(f"{eval_tsv}: task {task.name} has no labelled eval format")
+    y = None
     if own is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples, y = own
-        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
-                 "labels_from": labels_source, "kind": "labelled task file (.jsonl)"}
+        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": task.labelled_kind}
+        if task.needs_labels:
+            judge.update({"labels": names, "labels_from": labels_source})
     elif eval_texts is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
         judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": "texts, one per line"}
-    elif examples is not None:
-        calibration = encode_calibration(texts, preprocessor, str(calib))
-        judge_samples = _encode_examples(examples, preprocessor, str(eval_tsv))
-        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "labels": names,
-                 "labels_from": labels_source, "kind": "labelled eval TSV"}
     else:
         # Calibrate on the first three quarters, judge on the last quarter (never on calibration text).
         cut = max(1, (3 * len(texts)) // 4)
         calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
-                 "kind": "unlabelled: accuracy drop bounded by disagreement" if classify else "unlabelled texts"}
+                 "kind": task.unlabelled_kind}
         if task.needs_labels:
             judge.update({"labels": names, "labels_from": labels_source})
     if task.needs_labels:  # what the pack records, whichever data judged the variants
@@ -413,7 +384,7 @@ def quantize_checkpoint(
         say("dynamic int8 search (per-column tables, then the FCs that gain most back to float)")
         results += dynamic_fallback_search(results, calibration, budget, max_fallback_steps, task, num_threads,
                                            lambda r: _judge(r, judge_samples, reference, y, num_threads, task),
-                                           VariantResult)
+                                           VariantResult, fallback_log, say)
     runnable = {r.key: r.data for r in results if not r.error}
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
@@ -595,20 +566,18 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
     and is a new variant ``<name>_fb<k>``; the search of a variant stops at its first step that fits.
     ``log`` receives one entry per searched variant: ranking, steps, and which step recovered.
     """
-    from albert_edge.quantize.census import census_tflite_variant
+    from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
     from albert_edge.quantize.float_fallback import float_fc_ops, hybrid_fc_outputs
+    from albert_edge.quantize.step_search import Candidate, new_entry, step_search
     from albert_edge.quantize.tflite_quant import VARIANTS, tflite_variant
 
     fp32 = results[0].data
     added: list[VariantResult] = []
-    from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
-
     for base in [r for r in results if r.format == "tflite" and r.name not in ("fp32", SEARCHED_BY_GAIN)]:
         table = tables.get(base.key)
         if base.error or table is None or not budget_failures(base, budget):
             continue
-        entry: dict[str, Any] = {"variant": base.key, "ranked_by": "local SNR (dB), worst first", "steps": [],
-                                 "recovered_by": None}
+        entry = new_entry(base, "local SNR (dB), worst first")
         log.append(entry)
         unranked = sorted({r.op for r in table.rows if r.quantized and r.local_snr_db is None} - {"FULLY_CONNECTED"})
         if hasattr(base.drift, "agreement_verdict") and base.drift.examples < _min_rows(budget):
@@ -622,37 +591,20 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
         spec = VARIANTS.get(base.name)
         ranking = table.ranking()
         if hybrid and {r.tensor for r in ranking} <= hybrid:
-            def build(nodes: list[str], base: VariantResult = base) -> bytes:
+            def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return float_fc_ops(base.data, fp32, nodes)
             entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"
         elif spec is not None and spec.calibrated and base.name != "int16x8":
-            def build(nodes: list[str], base: VariantResult = base) -> bytes:
+            def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return tflite_variant(weights, base.name, calibration, denylisted_nodes=nodes, float_model=fp32,
                                       task=task)
             entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
         else:
             entry["skipped"] = "no way to rebuild this recipe with chosen ops float"
             continue
-        entry["ranking"] = [{"op": r.where, "tensor": r.tensor, "local_snr_db": round(r.local_snr_db, 2)}
-                            for r in ranking[:16]]
-        for k in fallback_steps(len(ranking), max_steps):
-            chosen_ops = ranking[:k]
-            say(f"  {base.key}: {k} worst op(s) float")
-            r = VariantResult(f"{base.name}_fb{k}", "tflite", fallback_of=base.key,
-                              float_fallback=[f"{e.where} ({e.tensor}, local SNR {e.local_snr_db:.1f} dB)"
-                                              for e in chosen_ops])
-            try:
-                r.data = build([e.tensor for e in chosen_ops])
-                r.census = census_tflite_variant(r.data).to_dict()
-            except AlbertEdgeError as exc:
-                r.error = str(exc)
-            r.size_bytes = len(r.data)
-            _judge(r, samples, reference, y, num_threads, task)
-            added.append(r)
-            fits = not r.error and not budget_failures(r, budget)
-            entry["steps"].append({"variant": r.key, "float_ops": k, "meets_budget": fits,
-                                   "drift": None if r.drift is None else r.drift.summary(), "error": r.error})
-            if fits:
-                entry["recovered_by"] = r.key
-                break
+        candidates = [Candidate(e.tensor, f"{e.where} ({e.tensor}, local SNR {e.local_snr_db:.1f} dB)",
+                                {"op": e.where, "tensor": e.tensor, "local_snr_db": round(e.local_snr_db, 2)})
+                      for e in ranking]
+        added += step_search(base, candidates, rebuild, entry, budget, max_steps,
+                             lambda r: _judge(r, samples, reference, y, num_threads, task), VariantResult, say)
     return added

@@ -148,10 +148,25 @@ class Task(ABC):
         needs them); tasks whose drift ignores names return themselves."""
         return self
 
+    #: What quantize's report calls an eval file in the task's own labelled format, and the
+    #: judge set when no eval file is given (texts judged against fp32 only).
+    labelled_kind: ClassVar[str] = "labelled task file (.jsonl)"
+    unlabelled_kind: ClassVar[str] = "unlabelled texts"
+
+    def reads_labelled(self, path: Any) -> bool:
+        """Whether an eval file at ``path`` is in the task's own labelled format (``labelled_samples``)
+        rather than plain texts judged against fp32: a ``.jsonl`` unless the task says otherwise."""
+        return str(path).lower().endswith(".jsonl")
+
+    def labels_from_eval(self, path: Any) -> list[str] | None:
+        """Label names an eval file defines (read early, so a bad file fails before any output);
+        None when the task takes its names only from the checkpoint."""
+        return None
+
     def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
                          max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
-        """Judge samples and gold values from a ``.jsonl`` eval file in the task's own labelled
-        format, in ``judged_values`` row order; None when the task has no such format."""
+        """Judge samples and gold values from an eval file in the task's own labelled format
+        (``reads_labelled``), in ``judged_values`` row order; None when the task has no such format."""
         return None
 
     # ------------------------------------------------------------------ weights and outputs
@@ -304,6 +319,14 @@ class ClassifierHeadTask(Task):
 def head_weight_names(weights: Any, task: Task) -> list[str]:
     """The canonical head weights of ``weights`` that ``task`` uses (for reports and inspect)."""
     return sorted(name for name in weights.tensors if task.uses_weight(name) and not name.startswith(ENCODER_PREFIXES))
+
+
+def batch_one(encoding: Any) -> dict[str, np.ndarray]:
+    """A batch-1 int32 sample at the encoding's real length (what quantize and bench judge on)."""
+    n = encoding.length
+    return {"input_ids": np.asarray([encoding.input_ids[:n]], np.int32),
+            "attention_mask": np.ones((1, n), np.int32),
+            "token_type_ids": np.asarray([encoding.token_type_ids[:n]], np.int32)}
 
 
 def as_rows(value: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, Column, Row, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, Column, Row, TaskDrift, as_rows, batch_one, check_same_shape
 
 
 #: Upper edges (fp32 top-1 minus top-2 logit) of the buckets the report counts disagreements in.
@@ -133,7 +133,7 @@ def min_judge_rows(min_agreement: float, confidence: float = 0.95) -> int:
         return 1
     if min_agreement >= 1:
         return 10 ** 9
-    n = max(1, math.floor(_normal_quantile(confidence) ** 2 * min_agreement / (1 - min_agreement)))
+    n = max(1, math.floor(normal_quantile(confidence) ** 2 * min_agreement / (1 - min_agreement)))
     while agreement_lower_bound(1.0, n, confidence) < min_agreement - 1e-12:
         n += 1
     return n
@@ -191,13 +191,14 @@ def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) ->
         return 0.0
     if confidence <= 0.5:
         return agreement
-    z = _normal_quantile(confidence)
+    z = normal_quantile(confidence)
     centre = agreement + z * z / (2 * n)
     spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
     return (centre - spread) / (1 + z * z / n)
 
 
-def _normal_quantile(p: float) -> float:
+def normal_quantile(p: float) -> float:
+    """z with P(Z < z) = p for a standard normal Z."""
     # Bisection on the normal CDF: exact enough for a confidence level, no scipy needed.
     lo, hi = 0.0, 10.0
     for _ in range(80):
@@ -223,12 +224,57 @@ class SequenceClassification(ClassifierHeadTask):
         "fp16": {"logits": 2e-2, "hidden": 6e-2},
     }
 
+    labelled_kind: ClassVar[str] = "labelled eval TSV"
+    unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
+
+    def __init__(self, labels: Sequence[str] | None = None) -> None:
+        # Label names are not settings (the pack stores them in labels.txt); a labelled eval TSV
+        # names its classes, so quantize binds the names before reading it.
+        self.labels = tuple(labels) if labels is not None else None
+
+    def bind_labels(self, labels: Sequence[str] | None) -> SequenceClassification:
+        import copy
+
+        bound = copy.copy(self)
+        bound.labels = tuple(labels) if labels is not None else None
+        return bound
+
     @classmethod
     def detect(cls, weights: Any) -> bool:
         return "classifier.kernel" in weights.tensors
 
     def required_weights(self) -> tuple[str, ...]:
         return ("pooler.kernel", "pooler.bias", "classifier.kernel", "classifier.bias")
+
+    def reads_labelled(self, path: Any) -> bool:
+        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``)."""
+        return True
+
+    def labels_from_eval(self, path: Any) -> list[str] | None:
+        """The TSV's distinct labels, sorted: the class order the project's fine-tuning assigns."""
+        from albert_edge.data import infer_labels, read_tsv
+
+        return list(infer_labels(read_tsv(path)))
+
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
+                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+        """``label<TAB>text[<TAB>text_b]`` rows: batch-1 samples and class ids in the bound labels' order."""
+        from albert_edge.data import label_ids, read_tsv
+        from albert_edge.errors import AlbertEdgeError, DataError
+        from albert_edge.tokenizer import Preprocessor
+
+        if self.labels is None:
+            raise DataError(f"{path}: judging accuracy needs the model's label names")
+        examples = read_tsv(path, self.labels)[:max_examples]
+        preprocessor = Preprocessor(tokenizer, max_seq_len)
+        samples = []
+        for number, ex in enumerate(examples, start=1):
+            try:
+                samples.append(batch_one(preprocessor.encode(ex.text_a, ex.text_b)))
+            except AlbertEdgeError as exc:
+                where = f"{path}:{ex.line}" if getattr(ex, "line", 0) else f"{path}: example {number}"
+                raise DataError(f"{where}: {exc}") from None
+        return samples, label_ids(examples, self.labels)
 
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, batch_one, check_same_shape
 from albert_edge.tasks.sequence_classification import (
     SequenceClassification,
     f1_and_agreement_failures,
@@ -194,10 +194,7 @@ class SequenceRegression(ClassifierHeadTask):
                 enc = preprocessor.encode(text, text_b)
             except AlbertEdgeError as exc:
                 raise DataError(f"{where}: {exc}") from None
-            n = enc.length
-            samples.append({"input_ids": np.asarray([enc.input_ids[:n]], np.int32),
-                            "attention_mask": np.ones((1, n), np.int32),
-                            "token_type_ids": np.asarray([enc.token_type_ids[:n]], np.int32)})
+            samples.append(batch_one(enc))
             gold.append(float(score))
         if not samples:
             raise DataError(f"{path}: no scored texts")
