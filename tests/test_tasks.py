@@ -147,6 +147,32 @@ def test_embedding_budget_rejects_low_cosine_and_choose_logs_the_summary():
     assert chosen is good and "cosine mean" in " ".join(log)
 
 
+def test_mean_cosine_is_judged_by_its_lower_confidence_bound():
+    """A judge-set mean that clears 0.999 by less than its own noise does not pass (as agreement's Wilson bound)."""
+    from albert_edge.tasks.feature_extraction import EmbeddingDrift
+    from albert_edge.tasks.sequence_classification import normal_quantile
+
+    budget = Budget(min_cosine=0.995, min_mean_cosine=0.999, confidence=0.95)
+    few = EmbeddingDrift(50, 0.9991, 0.996, 1.0, 5, cosine_sd=0.002)
+    bound = 0.9991 - normal_quantile(0.95) * 0.002 / np.sqrt(50)
+    assert few.mean_cosine_bound(0.95) == pytest.approx(bound) and bound < 0.999
+    [reason] = few.budget_failures(budget)
+    assert f"lower bound {bound:.5f}" in reason and "over 50 texts" in reason
+    assert few.relax_hints(budget) == [f"--min-mean-cosine {np.floor(bound * 1e4) / 1e4:g} (or judge on more texts)"]
+    many = EmbeddingDrift(5000, 0.9991, 0.996, 1.0, 5, cosine_sd=0.002)
+    assert many.budget_failures(budget) == []
+    # The sd is the per-text cosines' (ddof 1): one text far off widens the bound.
+    from albert_edge.tasks.feature_extraction import cosine_rows
+
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((40, 8))
+    moved = base + 1e-2 * rng.standard_normal(base.shape)
+    d = embedding_drift(moved, base)
+    assert d.cosine_sd == pytest.approx(np.std(cosine_rows(moved, base), ddof=1))
+    moved[0] = -base[0]
+    assert embedding_drift(moved, base).mean_cosine_bound() < d.mean_cosine_bound() - 0.05
+
+
 # ------------------------------------------------------------------ the pack
 
 
