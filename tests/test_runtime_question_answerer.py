@@ -71,30 +71,18 @@ def _train(target: Path) -> None:
     words = vocab()
     tok = WordPieceTokenizer(words, do_lower_case=True)
     rows = _features(tok)
+    from tiny_hf import save_with_vocab, train_steps
+
     torch.manual_seed(RECIPE["seed"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # faster than 2 contended threads on a shared machine
-    try:
-        config = transformers.BertConfig(vocab_size=len(words), hidden_size=RECIPE["hidden"],
-                                         num_hidden_layers=RECIPE["layers"], num_attention_heads=RECIPE["heads"],
-                                         intermediate_size=RECIPE["intermediate"], max_position_embeddings=MAX_SEQ_LEN,
-                                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-        model = transformers.BertForQuestionAnswering(config)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=RECIPE["lr"])
-        schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=RECIPE["lr"], total_steps=RECIPE["steps"],
-                                                       pct_start=0.1)
-        rng = np.random.default_rng(RECIPE["seed"])
-        model.train()
-        for _ in range(RECIPE["steps"]):
-            loss = qa_batch_loss(model, rows, rng, RECIPE["batch"])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-    finally:
-        torch.set_num_threads(threads)
-    model.eval().save_pretrained(str(target))
-    (target / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    config = transformers.BertConfig(vocab_size=len(words), hidden_size=RECIPE["hidden"],
+                                     num_hidden_layers=RECIPE["layers"], num_attention_heads=RECIPE["heads"],
+                                     intermediate_size=RECIPE["intermediate"], max_position_embeddings=MAX_SEQ_LEN,
+                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = transformers.BertForQuestionAnswering(config)
+    rng = np.random.default_rng(RECIPE["seed"])
+    train_steps(model, lambda: qa_batch_loss(model, rows, rng, RECIPE["batch"]), RECIPE["steps"], RECIPE["lr"],
+                one_cycle_pct=0.1)
+    save_with_vocab(model, target, words)
 
 
 def trained_checkpoint() -> Path:

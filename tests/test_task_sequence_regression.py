@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
+from tiny_hf import save_with_vocab, saved_checkpoint, tiny_hf_model, train_steps  # needs torch: after the importorskips
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "albert_edge"
 MAX_SEQ_LEN = 32
@@ -68,25 +68,17 @@ def trained(tmp_path_factory) -> Path:
     model = transformers.BertForSequenceClassification(config)
     assert model.config.problem_type in (None, "regression")
     rows = [(_ids(t), s) for t, s in _texts(2000, seed=1)]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     rng = np.random.default_rng(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model.train()
-        for _ in range(300):
-            batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-            width = max(len(r[0]) for r in batch)
-            ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
-            loss = model(input_ids=ids, attention_mask=(ids != 0).long(),
-                         labels=torch.tensor([[r[1]] for r in batch], dtype=torch.float32)).loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
-    model.eval().save_pretrained(str(target))
-    (target / "vocab.txt").write_text("\n".join(WORDS) + "\n", encoding="utf-8")
+
+    def batch_loss():
+        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
+        width = max(len(r[0]) for r in batch)
+        ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
+        return model(input_ids=ids, attention_mask=(ids != 0).long(),
+                     labels=torch.tensor([[r[1]] for r in batch], dtype=torch.float32)).loss
+
+    train_steps(model, batch_loss, steps=300, lr=3e-3)
+    save_with_vocab(model, target, WORDS)
     return target
 
 
@@ -242,3 +234,13 @@ def test_no_module_outside_the_task_names_it():
     pattern = re.compile(r"sequence_regression|SequenceRegression|RegressionDrift")
     naming = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if pattern.search(p.read_text(encoding="utf-8")))
     assert naming == ["tasks/__init__.py", "tasks/sequence_regression.py"]
+
+
+def test_bench_real_lengths_come_from_the_tasks_eval_format(converted, tmp_path):
+    from albert_edge.bench_latency.runner import describe_variants, real_lengths
+
+    rows = _texts(10, seed=11)
+    [variant] = describe_variants([_model(converted, ".tflite")])
+    expected = [len(t.split()) + 2 for t, _ in rows]  # every word is in the vocab; + [CLS] and [SEP]
+    assert real_lengths(variant, _write_scores(tmp_path / "s.jsonl", rows)) == expected
+    assert real_lengths(variant, _write_text(tmp_path / "t.txt", "\n".join(t for t, _ in rows) + "\n")) == expected

@@ -29,6 +29,34 @@ def tiny_hf_model(kind: str, head: str, **extra):
     return model.eval()
 
 
+def train_steps(model, batch_loss, steps: int, lr: float, one_cycle_pct: float | None = None) -> None:
+    """AdamW on ``batch_loss()`` for ``steps`` steps (OneCycleLR when ``one_cycle_pct`` is given), on one
+    torch thread (faster than two contended threads on a shared machine); leaves the model in eval mode."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    schedule = (None if one_cycle_pct is None else
+                torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps, pct_start=one_cycle_pct))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model.train()
+        for _ in range(steps):
+            loss = batch_loss()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if schedule is not None:
+                schedule.step()
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+
+
+def save_with_vocab(model, target, words) -> None:
+    """``save_pretrained`` into ``target`` plus the WordPiece ``vocab.txt`` convert reads beside it."""
+    model.save_pretrained(str(target))
+    (target / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+
+
 def saved_checkpoint(model, path):
     """``(path, model)`` after ``save_pretrained`` there: the tests' HF checkpoint folder and its torch twin."""
     model.save_pretrained(str(path))

@@ -142,8 +142,10 @@ def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]
 
 
 def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[int]:
-    """Token lengths of the eval set as the model's packed tokenizer encodes them (with specials)."""
-    from albert_edge.evaluate import read_tsv
+    """Token lengths of the eval set as the model runs it, with specials: the task's own labelled
+    format (``Task.labelled_samples``: a classifier's TSV rows and pairs, a NER ``.jsonl``'s texts,
+    every question/context window of a QA ``.jsonl``), else one text per line."""
+    from albert_edge.quantize.calibration import read_calibration_texts
     from albert_edge.runtime.pack import read_pack
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
@@ -152,8 +154,14 @@ def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[in
     except ModelFileError as exc:
         raise DataError(f"--seq-len real needs the tokenizer packed in the model: {exc}") from None
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, str(variant.path))
+    task = pack.task_object(str(variant.path)).bind_labels(pack.labels)
+    if task.reads_labelled(eval_path):
+        own = task.labelled_samples(eval_path, tokenizer, pack.max_seq_len)
+        if own is None:
+            raise DataError(f"{eval_path}: task {task.name} has no labelled eval format; give one text per line")
+        return [int(np.asarray(sample["attention_mask"]).sum()) for sample in own[0]]
     preprocessor = Preprocessor(tokenizer, pack.max_seq_len)
-    return [preprocessor.encode(ex.text_a, ex.text_b).length for ex in read_tsv(eval_path)]
+    return [preprocessor.encode(text).length for text in read_calibration_texts(eval_path, min_texts=1)]
 
 
 def sample_batch_lengths(lengths: Sequence[int], batch: int, seed: int = 0) -> list[int]:
