@@ -162,6 +162,10 @@ def test_convert_packs_no_labels_and_the_generic_runtime_returns_transformers_sc
     texts = [t for t, _ in _texts(20, seed=9)]
     with torch.no_grad():
         theirs = [float(model(input_ids=torch.tensor([_ids(t)])).logits[0, 0]) for t in texts]
+    from albert_edge.runtime.backends import open_backend
+
+    # No softmax "probabilities" output for MediaPipe's classifier: over one score it would always read 1.0.
+    assert list(open_backend(_model(converted, ".tflite").read_bytes()).output_names) == ["logits"]
     for suffix in (".tflite", ".onnx"):
         runtime = TaskModel.from_file(_model(converted, suffix), num_threads=1)
         assert runtime.task.name == "sequence_regression" and runtime.labels is None

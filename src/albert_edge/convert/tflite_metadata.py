@@ -65,18 +65,18 @@ def _schemas() -> tuple[Any, Any]:
     return model_schema, metadata_schema
 
 
-def graph_for_mediapipe(model: Any, max_seq_len: int, task: Any = None) -> bool:
+def graph_for_mediapipe(model: Any, max_seq_len: int, task: Any) -> bool:
     """Fix the inputs at ``[1, max_seq_len]`` and add the output MediaPipe reads, in place.
 
-    A classifier gets the ``probabilities`` output; a feature-extraction ``task`` whose graph
-    returns hidden states gets a pooled ``sentence_embedding`` (``convert/mediapipe_embedding.py``).
-    Dynamic outputs get the static shape MediaPipe allocates (batch 1, sequence ``max_seq_len``).
-    Returns False (graph untouched apart from the shapes) when the logits are not float32, e.g.
-    a fully integer model: a float SOFTMAX cannot follow them and MediaPipe would refuse the
-    output type anyway.
+    The ``task`` adds that output (``Task.mediapipe_outputs``): a classifier the ``probabilities``
+    output (``add_probabilities``); a feature-extraction task whose graph returns hidden states a
+    pooled ``sentence_embedding`` (``convert/mediapipe_embedding.py``); a task with no MediaPipe
+    counterpart nothing. Dynamic outputs get the static shape MediaPipe allocates (batch 1, sequence
+    ``max_seq_len``). Returns False (graph untouched apart from the shapes) when there is no such
+    output, e.g. a fully integer classifier: a float SOFTMAX cannot follow int8 logits and MediaPipe
+    would refuse the output type anyway.
     """
-    from albert_edge.convert.mediapipe_embedding import add_sentence_embedding, fix_output_shapes
-    from albert_edge.tasks import FeatureExtraction
+    from albert_edge.convert.mediapipe_embedding import fix_output_shapes
 
     schema, _ = _schemas()
     sg = model.subgraphs[0]
@@ -84,10 +84,14 @@ def graph_for_mediapipe(model: Any, max_seq_len: int, task: Any = None) -> bool:
         sg.tensors[i].shape = np.array([1, max_seq_len], dtype=np.int32)
         sg.tensors[i].shapeSignature = None
     fix_output_shapes(model, max_seq_len)
-    if isinstance(task, FeatureExtraction):
-        # A "none" pack is mean-pooled by TextEmbedder; MediaPipe's head 0 must be that same vector.
-        pooling = "mean" if task.pooling == "none" else task.pooling
-        return add_sentence_embedding(schema, model, pooling, task.normalize)
+    # The task says which output its MediaPipe counterpart reads (``Task.mediapipe_outputs``).
+    return task.mediapipe_outputs(schema, model)
+
+
+def add_probabilities(schema: Any, model: Any) -> bool:
+    """Prepend a float SOFTMAX of ``logits`` named ``probabilities`` (what MediaPipe's classifier
+    reads as head 0), once; False when there are no float32 logits to follow."""
+    sg = model.subgraphs[0]
     sig = model.signatureDefs[0]
     names = [_s(t.name) for t in sig.outputs]
     if PROBABILITIES_OUTPUT in names or "logits" not in names:
@@ -210,7 +214,7 @@ def attach_standard_metadata(model_bytes: bytes, pack: ModelPack, name: str = ""
     flat = strip_tflite_pack(model_bytes)
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(flat, 0))
     graph_for_mediapipe(model, pack.max_seq_len, pack.task_object())
-    task = "text classifier" if pack.task == "sequence_classification" else pack.task.replace("_", " ")
+    task = pack.task_object().title
     blob = build_metadata(model, pack, name or f"albert-edge {task}",
                           description or f"ALBERT {task} ({pack.tokenizer_type}, max {pack.max_seq_len} tokens, "
                                          f"{pack.variant}); written by albert-edge {__version__}.", extras)

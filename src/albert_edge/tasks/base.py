@@ -221,6 +221,18 @@ class Task(ABC):
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> TaskDrift:
         """Drift of ``values`` [N, D] against ``baseline`` [N, D] (both from ``judged_values``)."""
 
+    # ------------------------------------------------------------------ the standard clients
+    @property
+    def title(self) -> str:
+        """A few words naming the model kind in its standard metadata ("text classifier")."""
+        return self.name.replace("_", " ")
+
+    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
+        """Add, in place, the output the task's MediaPipe counterpart reads as head 0 to ``model`` (a
+        TFLite ``ModelT``; ``schema`` its generated module); False when there is none (the default:
+        MediaPipe has no task for this head)."""
+        return False
+
     # ------------------------------------------------------------------ serving: predict and bench
     #: ``albert-edge predict`` options this task reads: flag -> argparse keywords (a ``dest`` is
     #: derived from the flag; a string ``type`` names a converter in ``cli/arg_types.py``). Flags
@@ -314,6 +326,12 @@ class ClassifierHeadTask(Task):
     def num_labels(weights: Any) -> int:
         """Width of the classifier (the number of labels)."""
         return int(np.asarray(weights.tensors["classifier.bias"]).shape[0])
+
+    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
+        """A ``probabilities`` output (softmax of the logits), MediaPipe's classifier head 0."""
+        from albert_edge.convert.tflite_metadata import add_probabilities
+
+        return add_probabilities(schema, model)
 
 
 def head_weight_names(weights: Any, task: Task) -> list[str]:

@@ -285,6 +285,13 @@ class FeatureExtraction(Task):
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> EmbeddingDrift:
         return embedding_drift(values, baseline)
 
+    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
+        """A pooled ``sentence_embedding`` output 0 for MediaPipe's TextEmbedder (a "none" pack is
+        mean-pooled, as ``TextEmbedder`` pools it)."""
+        from albert_edge.convert.mediapipe_embedding import add_sentence_embedding
+
+        return add_sentence_embedding(schema, model, "mean" if self.pooling == "none" else self.pooling, self.normalize)
+
     # ------------------------------------------------------------------ serving: predict and bench
     drift_title: ClassVar[str] = "Embedding drift against the baseline"
     drift_columns: ClassVar[tuple[Column, ...]] = (

@@ -224,6 +224,7 @@ class SequenceClassification(ClassifierHeadTask):
         "fp16": {"logits": 2e-2, "hidden": 6e-2},
     }
 
+    title: ClassVar[str] = "text classifier"  # type: ignore[assignment]
     labelled_kind: ClassVar[str] = "labelled eval TSV"
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
 

@@ -147,6 +147,10 @@ class SequenceRegression(ClassifierHeadTask):
     parity_expected = SequenceClassification.parity_expected
     judged_values = SequenceClassification.judged_values
 
+    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
+        """None: a softmax over one score would always read 1.0, and MediaPipe has no regressor task."""
+        return False
+
     @classmethod
     def detect(cls, weights: Any) -> bool:
         return ("classifier.kernel" in weights.tensors and "pooler.kernel" in weights.tensors
