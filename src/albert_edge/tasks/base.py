@@ -44,11 +44,11 @@ class Column:
             value = value.get(part) if isinstance(value, Mapping) else None
         return value
 
-    def cell(self, entry: Mapping[str, Any]) -> str:
-        """The formatted value, "-" when the entry has none."""
+    def cell(self, entry: Mapping[str, Any], missing: str = "-") -> str:
+        """The formatted value, ``missing`` when the entry has none."""
         value = self.value(entry)
         if value is None:
-            return "-"
+            return missing
         if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
             return str(value)
         return f"{100 * value:{self.spec}}%" if self.percent else f"{value:{self.spec}}"
@@ -71,7 +71,8 @@ def markdown_table(title: str, first: str, columns: Sequence[Column], entries: S
     """A report.md section: ``title``, then one row per entry (``first`` heads the variant column)."""
     return [f"## {title}", "", "| " + " | ".join([first, *(c.header for c in columns)]) + " |",
             "|---|" + "---:|" * len(columns),
-            *("| " + " | ".join([str(e.get("variant")), *(c.cell(e) for c in columns)]) + " |" for e in entries), ""]
+            *("| " + " | ".join([str(e.get("variant")), *(c.cell(e, "–") for c in columns)]) + " |" for e in entries),
+            ""]
 
 
 #: One input of ``predict``: (where it came from, gold label or None, text, second text or None).
