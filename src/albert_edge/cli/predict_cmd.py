@@ -21,7 +21,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
 from typing import Any
 
 from albert_edge.cli.arg_types import positive_int

@@ -16,6 +16,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from albert_edge.errors import AlbertEdgeError, DataError
+from albert_edge.tasks.base import batch_one
 
 #: Fewer texts than this cannot estimate activation ranges of 4 shared layers reliably.
 MIN_CALIBRATION_TEXTS = 16
@@ -86,9 +87,5 @@ def encode_calibration(texts: Sequence[str], preprocessor, source: str = "<calib
             line = getattr(text, "line", None)
             where = f"{source}:{line}" if line else f"{source}: text {number}"
             raise DataError(f"{where}: {exc}") from None
-        samples.append({
-            "input_ids": np.asarray([enc.input_ids], dtype=np.int32),
-            "attention_mask": np.asarray([enc.attention_mask], dtype=np.int32),
-            "token_type_ids": np.asarray([enc.token_type_ids], dtype=np.int32),
-        })
+        samples.append(batch_one(enc))
     return CalibrationSet(tuple(samples), source)

@@ -331,8 +331,6 @@ def quantize_checkpoint(
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples, y = own
         judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": task.labelled_kind}
-        if task.needs_labels:
-            judge.update({"labels": names, "labels_from": labels_source})
     elif eval_texts is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
@@ -344,8 +342,6 @@ def quantize_checkpoint(
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
                  "kind": task.unlabelled_kind}
-        if task.needs_labels:
-            judge.update({"labels": names, "labels_from": labels_source})
     if task.needs_labels:  # what the pack records, whichever data judged the variants
         judge.setdefault("labels", names)
         judge.setdefault("labels_from", labels_source)

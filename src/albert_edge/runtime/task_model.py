@@ -19,6 +19,7 @@ from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import Task
+from albert_edge.tasks.base import batch_one
 from albert_edge.tokenizer import Encoding, Preprocessor
 
 
@@ -72,11 +73,7 @@ class TaskModel:
 
     def outputs(self, text: str, text_b: str | None = None) -> dict[str, np.ndarray]:
         """The task's outputs for one text, batch 1 at its real length (padding never fed)."""
-        enc = self.encode(text, text_b)
-        n = enc.length
-        return self.run({"input_ids": np.asarray([enc.input_ids[:n]], np.int32),
-                         "attention_mask": np.ones((1, n), np.int32),
-                         "token_type_ids": np.asarray([enc.token_type_ids[:n]], np.int32)})
+        return self.run(batch_one(self.encode(text, text_b)))
 
     def predict(self, text: str, text_b: str | None = None) -> dict[str, Any]:
         """The task's result for one text (or pair): ``Task.interpret`` of its outputs."""

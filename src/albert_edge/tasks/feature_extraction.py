@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from albert_edge.errors import ConversionError, ModelFileError
-from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, batch_one, check_same_shape
 from albert_edge.tasks.sequence_classification import normal_quantile
 
 POOLING_MODES = ("none", "cls", "mean", "max")
@@ -344,8 +344,8 @@ def _reference_embeddings(reference: Any, embedder: Any, texts: Sequence[str]) -
     weights = load_checkpoint(reference)
     out = []
     for text in texts:
-        enc = embedder.encode(text)
-        ids = np.asarray([enc.input_ids[: enc.length]])
-        hidden = reference_forward(weights, ids, token_type_ids=np.asarray([enc.token_type_ids[: enc.length]]))
-        out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state}, np.ones_like(ids))[0])
+        sample = batch_one(embedder.encode(text))
+        hidden = reference_forward(weights, sample["input_ids"], token_type_ids=sample["token_type_ids"])
+        out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state},
+                                            sample["attention_mask"])[0])
     return np.asarray(out)
