@@ -39,42 +39,46 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     return entries
 
 
+def eval_samples(task: Any, eval_path: str | os.PathLike[str], tokenizer: Any, max_seq_len: int,
+                 min_texts: int = 2) -> tuple[list[dict[str, np.ndarray]], np.ndarray | None]:
+    """(batch-1 samples, gold or None) of an eval file, as the model runs it: the task's own labelled
+    format when ``Task.reads_labelled`` says so (a classifier's TSV rows and pairs, a NER ``.jsonl``'s
+    texts, every question/context window of a QA ``.jsonl``), else one text per line at its real length.
+    Bench drift judges on these samples and ``--seq-len real`` times their lengths."""
+    from albert_edge.errors import DataError
+    from albert_edge.quantize.calibration import encode_calibration, read_calibration_texts
+    from albert_edge.tokenizer import Preprocessor
+
+    if task.reads_labelled(eval_path):
+        own = task.labelled_samples(eval_path, tokenizer, max_seq_len)
+        if own is None:
+            raise DataError(f"{eval_path}: task {task.name} has no labelled eval format; give one text per line")
+        return own
+    texts = read_calibration_texts(eval_path, min_texts=min_texts)
+    return list(encode_calibration(texts, Preprocessor(tokenizer, max_seq_len), str(eval_path),
+                                   max_texts=len(texts)).samples), None
+
+
 def measure_judged_drift(task: Any, variants: Sequence[tuple[str, Path]], baseline: str,
                          eval_path: str | os.PathLike[str], threads: int | None = None) -> list[dict]:
-    """Drift the way quantize judges it, for any task: ``Task.drift`` of each file's ``judged_values``.
-
-    Samples: the task's ``labelled_samples`` of a ``.jsonl`` eval file (gold values then reach the
-    drift), else one batch-1 sample per text of a .txt/.tsv file (``read_calibration_texts``),
-    encoded with the baseline pack's tokenizer at its real length. Entries hold the drift's
-    ``to_dict`` plus ``variant``, ``task`` and the keys report.md's main table reads (``accuracy``,
-    ``agreement``: None unless the drift has them).
+    """Drift the way quantize judges it, for any task: ``Task.drift`` of each file's ``judged_values``
+    on ``eval_samples`` (gold values reach the drift when the file is labelled), encoded with the
+    baseline pack's tokenizer. Entries hold the drift's ``to_dict`` plus ``variant``, ``task`` and the
+    keys report.md's main table reads (``accuracy``, ``agreement``: None unless the drift has them).
     """
-    from albert_edge.quantize.calibration import encode_calibration, read_calibration_texts
-    from albert_edge.runtime.pack import read_model_bytes, read_pack_bytes
     from albert_edge.runtime.task_model import TaskModel
-    from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
-    base_path = dict(variants)[baseline]
-    pack = read_pack_bytes(read_model_bytes(base_path), str(base_path))
-    task = task.bind_labels(pack.labels)
-    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, str(base_path))
-    gold = None
-    own = (task.labelled_samples(eval_path, tokenizer, pack.max_seq_len)
-           if str(eval_path).lower().endswith(".jsonl") else None)
-    if own is not None:
-        samples, gold = own
-    else:
-        texts = read_calibration_texts(eval_path, min_texts=2)
-        samples = list(encode_calibration(texts, Preprocessor(tokenizer, pack.max_seq_len), str(eval_path),
-                                          max_texts=len(texts)).samples)
-    values = {}
-    for name, path in variants:
-        model = TaskModel.from_file(path, num_threads=threads)  # the pack-vs-graph check before any run
-        values[name] = np.concatenate([task.judged_values(model.run(s), s["attention_mask"]) for s in samples])
+    # Each file opened once, with the pack-vs-graph check before any run.
+    models = {name: TaskModel.from_file(path, num_threads=threads) for name, path in variants}
+    base = models[baseline]
+    task = task.bind_labels(base.labels)
+    samples, gold = eval_samples(task, eval_path, base.tokenizer, base.pack.max_seq_len)
+    values = {name: np.concatenate([task.judged_values(model.run(s), s["attention_mask"]) for s in samples])
+              for name, model in models.items()}
     entries = []
     for name, _ in variants:
         drift = task.drift(values[name], values[baseline], gold).to_dict()
         entries.append({"variant": name, "task": task.name, "accuracy": None, "agreement": None,
-                        "labels": list(pack.labels) if pack.labels is not None else None, "reference": None,
+                        "labels": list(base.labels) if base.labels is not None else None, "reference": None,
                         **{k: (float(v) if isinstance(v, np.floating) else v) for k, v in drift.items()}})
     return entries

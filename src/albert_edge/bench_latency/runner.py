@@ -142,12 +142,10 @@ def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]
 
 
 def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[int]:
-    """Token lengths of the eval set as the model runs it, with specials: the task's own labelled
-    format (``Task.labelled_samples``: a classifier's TSV rows and pairs, a NER ``.jsonl``'s texts,
-    every question/context window of a QA ``.jsonl``), else one text per line."""
-    from albert_edge.quantize.calibration import read_calibration_texts
+    """Token lengths of the eval set as the model runs it, with specials (``drift.eval_samples``)."""
+    from albert_edge.bench_latency.drift import eval_samples
     from albert_edge.runtime.pack import read_pack
-    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+    from albert_edge.tokenizer import load_tokenizer
 
     try:
         pack = read_pack(variant.path)
@@ -155,13 +153,8 @@ def real_lengths(variant: Variant, eval_path: str | os.PathLike[str]) -> list[in
         raise DataError(f"--seq-len real needs the tokenizer packed in the model: {exc}") from None
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, str(variant.path))
     task = pack.task_object(str(variant.path)).bind_labels(pack.labels)
-    if task.reads_labelled(eval_path):
-        own = task.labelled_samples(eval_path, tokenizer, pack.max_seq_len)
-        if own is None:
-            raise DataError(f"{eval_path}: task {task.name} has no labelled eval format; give one text per line")
-        return [int(np.asarray(sample["attention_mask"]).sum()) for sample in own[0]]
-    preprocessor = Preprocessor(tokenizer, pack.max_seq_len)
-    return [preprocessor.encode(text).length for text in read_calibration_texts(eval_path, min_texts=1)]
+    samples, _ = eval_samples(task, eval_path, tokenizer, pack.max_seq_len, min_texts=1)
+    return [int(np.asarray(sample["attention_mask"]).sum()) for sample in samples]
 
 
 def sample_batch_lengths(lengths: Sequence[int], batch: int, seed: int = 0) -> list[int]:
