@@ -317,6 +317,19 @@ class ClassifierHeadTask(Task):
 
     needs_labels: ClassVar[bool] = True
 
+    def __init__(self, labels: Sequence[str] | None = None) -> None:
+        # Label names are not settings (the pack stores them in labels.txt); a metric that decodes
+        # them (entity F1) or a labelled eval TSV that names its classes needs them, so quantize and
+        # bench bind them once they know them.
+        self.labels = tuple(labels) if labels is not None else None
+
+    def bind_labels(self, labels: Sequence[str] | None) -> ClassifierHeadTask:
+        import copy
+
+        bound = copy.copy(self)
+        bound.labels = tuple(labels) if labels is not None else None
+        return bound
+
     def check_weights(self, weights: Any) -> None:
         if "classifier.kernel" not in weights.tensors:
             raise ConversionError(f"{weights.source}: task {self.name} needs a classifier head "

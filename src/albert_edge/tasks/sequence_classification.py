@@ -228,18 +228,6 @@ class SequenceClassification(ClassifierHeadTask):
     labelled_kind: ClassVar[str] = "labelled eval TSV"
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
 
-    def __init__(self, labels: Sequence[str] | None = None) -> None:
-        # Label names are not settings (the pack stores them in labels.txt); a labelled eval TSV
-        # names its classes, so quantize binds the names before reading it.
-        self.labels = tuple(labels) if labels is not None else None
-
-    def bind_labels(self, labels: Sequence[str] | None) -> SequenceClassification:
-        import copy
-
-        bound = copy.copy(self)
-        bound.labels = tuple(labels) if labels is not None else None
-        return bound
-
     @classmethod
     def detect(cls, weights: Any) -> bool:
         return "classifier.kernel" in weights.tensors

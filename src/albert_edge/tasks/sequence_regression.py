@@ -92,9 +92,6 @@ class RegressionDrift(TaskDrift):
         # ``accuracy`` is the headline score the bench's main table and recommendation read.
         return {**asdict(self), "accuracy": self.pearson}
 
-    def table_columns(self) -> tuple[Column, ...]:
-        return self.columns
-
     def budget_failures(self, budget: Any) -> list[str]:
         return f1_and_agreement_failures(budget, self.drop, "correlation (Pearson)", self.agreement, self.examples,
                                          "score")

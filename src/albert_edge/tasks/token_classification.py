@@ -104,14 +104,6 @@ class TokenClassification(ClassifierHeadTask):
         "fp16": {"logits": 2e-2, "hidden": 6e-2},
     }
 
-    def __init__(self, labels: Sequence[str] | None = None) -> None:
-        # Label names are not settings (the pack stores them in labels.txt); the drift metric
-        # needs them to decode entities, so quantize binds them once it knows them.
-        self.labels = tuple(labels) if labels is not None else None
-
-    def bind_labels(self, labels: Sequence[str] | None) -> TokenClassification:
-        return TokenClassification(labels)
-
     @classmethod
     def detect(cls, weights: Any) -> bool:
         return "classifier.kernel" in weights.tensors and "pooler.kernel" not in weights.tensors
