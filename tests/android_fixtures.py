@@ -28,12 +28,20 @@ the committed goldens are exactly what the Python package computes from the comm
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+def committed_case(resources: Path, model: str, golden: str, kind: str) -> tuple[Path, list[dict], str]:
+    """(model file, its golden records, tokenizer type) of one committed model/golden pair, as the
+    NER and QA golden tests read them."""
+    lines = (resources / golden).read_text(encoding="utf-8").splitlines()
+    return resources / model, [json.loads(line) for line in lines], kind
+
 
 # ALBERT's spm_train flags (google-research/albert README): these user-defined symbols, three controls.
 ALBERT_USER_SYMBOLS = ["(", ")", "\"", "-", ".", "\u2013", "\u00a3", "\u20ac"]

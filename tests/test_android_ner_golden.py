@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from android_fixtures import committed_case
+
 from albert_edge import android, android_ner
 from albert_edge.cli import main
 
@@ -35,9 +37,7 @@ NER_CASES = [(android_ner.NER_MODEL, android_ner.GOLDEN_NER, "wordpiece"),
 @pytest.fixture(scope="module", params=NER_CASES, ids=["wordpiece", "sentencepiece"])
 def ner_case(request) -> tuple[Path, list[dict], str]:
     """(model file, its golden records, tokenizer type) for each committed NER fixture."""
-    model, golden, kind = request.param
-    lines = (RESOURCES / golden).read_text(encoding="utf-8").splitlines()
-    return RESOURCES / model, [json.loads(line) for line in lines], kind
+    return committed_case(RESOURCES, *request.param)
 
 
 @pytest.mark.parametrize("name", [android_ner.GOLDEN_OFFSETS, android_ner.GOLDEN_SP_OFFSETS, android_ner.GOLDEN_DECODING,

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from android_fixtures import committed_case
+
 from albert_edge import android, android_qa
 from albert_edge.android import SENTENCES_FILE, VOCAB_FILE, read_sentences
 from albert_edge.android_qa import GOLDEN_QA, RESOURCES, render_qa_goldens
@@ -52,9 +54,7 @@ QA_CASES = [(android_qa.QA_MODEL, android_qa.GOLDEN_QA_MODEL, "wordpiece"),
 @pytest.fixture(scope="module", params=QA_CASES, ids=["wordpiece", "sentencepiece"])
 def qa_case(request) -> tuple[Path, list[dict], str]:
     """(model file, its golden records, tokenizer type) for each committed QA fixture."""
-    model, golden, kind = request.param
-    lines = (RESOURCES / golden).read_text(encoding="utf-8").splitlines()
-    return RESOURCES / model, [json.loads(line) for line in lines], kind
+    return committed_case(RESOURCES, *request.param)
 
 
 def _tokenizer(model: Path, kind: str):
