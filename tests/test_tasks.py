@@ -311,3 +311,12 @@ def test_a_new_task_converts_and_passes_parity_without_touching_the_converter():
     for data in (convert_to_tflite_bytes(weights, task=task), onnx_model_bytes(weights, task=task)):
         result = check_parity(data, weights, task=task)
         assert result.passed and result.max_abs["token_logits"] <= 1e-4 and result.max_abs_logit is None
+
+
+def test_an_eval_file_in_a_format_the_task_has_not_is_one_data_error():
+    """bench drift and --seq-len real read a .jsonl only through the task's own labelled format."""
+    from albert_edge.bench_latency.drift import eval_samples
+    from albert_edge.errors import DataError
+
+    with pytest.raises(DataError, match=r"x\.jsonl: task feature_extraction has no labelled eval format"):
+        eval_samples(FeatureExtraction("mean"), "x.jsonl", tokenizer=None, max_seq_len=16)
