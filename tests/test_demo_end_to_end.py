@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from albert_edge.data import read_tsv
 from albert_edge.demo import default_sample_dir, quick_settings, run_demo
 from albert_edge.errors import DataError
 from albert_edge.model import AlbertConfig, random_weights, write_tf1_checkpoint
@@ -40,7 +41,9 @@ def _small_sample(directory: Path) -> Path:
 def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) -> None:
     sample = _small_sample(tmp_path / "sample")
     out = tmp_path / "demo_out"
-    result = run_demo(out, sample=sample, settings=quick_settings(runs=3), log=lambda line: None)
+    settings = quick_settings(runs=3)
+    settings.texts = ("物流很快，质量不错。",)
+    result = run_demo(out, sample=sample, settings=settings, log=lambda line: None)
 
     models = out / "models"
     for name in ("model_fp32.tflite", "model_fp16.tflite", "model_fp32.onnx", "conversion_report.json",
@@ -54,7 +57,15 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     assert len(benched) >= 4
     assert result.chosen is not None
     predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
-    assert len(predictions) == 4 and all(p["label"] in ("neg", "pos") for p in predictions)
+    # The closing examples are rows of the held-out split with their gold labels, marked by comparison.
+    split = {row.text_a: row for row in read_tsv(sample / "test.tsv")}
+    assert predictions["split"] == "test.tsv" and predictions["split_size"] == len(split)
+    assert len(predictions["examples"]) == quick_settings().example_count
+    for item in predictions["examples"]:
+        assert split[item["text"]].label == item["gold"] and split[item["text"]].line == item["line"]
+        assert item["label"] in ("neg", "pos") and item["correct"] == (item["label"] == item["gold"])
+    assert predictions["split_accuracy"] == round(predictions["split_correct"] / len(split), 4)
+    assert [t["text"] for t in predictions["texts"]] == list(settings.texts) and "gold" not in predictions["texts"][0]
     assert json.loads((out / "demo.json").read_text(encoding="utf-8"))["chosen"] == result.chosen
 
 

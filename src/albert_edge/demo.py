@@ -17,15 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED, judge_held_out, user_text_lines
 from albert_edge.errors import DataError
 
 SAMPLE_NAME = "albert_tiny_zh_sentiment"
-EXAMPLE_TEXTS = (
-    "这家酒店服务很好，房间干净，早餐也不错，下次还会再来。",
-    "房间又小又吵，空调坏了也没人修，太失望了。",
-    "书的内容很实用，印刷质量也好，物流很快。",
-    "电池不耐用，用了两天就坏了，客服态度也很差。",
-)
 
 
 def _host_thread_counts() -> list[int]:
@@ -54,6 +49,11 @@ class DemoSettings:
     max_size_mb: float | None = 4.5
     quantize_rounds: int = 20
     max_eval_examples: int | None = None
+    # The closing examples: a seeded pick from the test split with gold labels (demo_examples.py),
+    # then the user's own texts, if any.
+    example_count: int = DEFAULT_COUNT
+    example_seed: int = DEFAULT_SEED
+    texts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,7 +66,7 @@ class DemoResult:
     bench_dir: str
     models: dict[str, str]
     chosen: str | None
-    predictions: list[dict[str, Any]] = field(default_factory=list)
+    predictions: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,15 +148,15 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     if md.exists():
         log(md.read_text(encoding="utf-8"))
 
-    log("[4/4] example predictions with the chosen variant")
+    log("[4/4] example predictions with the chosen variant, drawn from the held-out test split")
     ship = models_dir / chosen.file if chosen is not None and chosen.file else bench_models[0]
-    predictions: list[dict[str, Any]] = []
     classifier = TextClassifier.from_file(ship, num_threads=2)
-    for text in EXAMPLE_TEXTS:
-        prediction = classifier.predict(text)
-        predictions.append({"text": text, "label": prediction.label, "score": round(float(prediction.score), 4),
-                            "model": ship.name})
-        log(f"  {prediction.label:<4} {prediction.score:.3f}  {text}")
+    held_out = judge_held_out(classifier, test, ship.name, count=settings.example_count,
+                              seed=settings.example_seed, labels=labels)
+    for line in held_out.lines():
+        log(line)
+    predictions: dict[str, Any] = {**held_out.to_dict(), "model": ship.name,
+                                   "texts": user_text_lines(classifier, settings.texts, ship.name, log)}
     write_text_atomic(out / "predictions.json", json.dumps(predictions, ensure_ascii=False, indent=1) + "\n")
 
     result = DemoResult(out_dir=out, conversion_report=str(models_dir / "conversion_report.json"),

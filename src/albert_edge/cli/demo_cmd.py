@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from albert_edge.cli.arg_types import positive_int_list, seq_len_list
+from albert_edge.cli.arg_types import positive_int, positive_int_list, seq_len_list
 from albert_edge.demo import DemoSettings, run_demo
+from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED
 
 
 def add_parser(subparsers) -> None:
@@ -22,11 +23,18 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
     parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
     parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
+    parser.add_argument("--examples", type=positive_int, default=DEFAULT_COUNT, metavar="N",
+                        help=f"held-out test examples to show at the end, with gold labels (default: {DEFAULT_COUNT})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"seed of the random pick of held-out examples (default: {DEFAULT_SEED})")
+    parser.add_argument("--text", action="append", default=[], metavar="TEXT",
+                        help="also classify this text of your own at the end (repeatable)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, max_drop=args.max_drop)
+    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, max_drop=args.max_drop,
+                            example_count=args.examples, example_seed=args.seed, texts=tuple(args.text))
     if args.threads:
         settings.threads = tuple(args.threads)
     from albert_edge.atomic import ensure_writable_dir
