@@ -20,6 +20,7 @@ from pathlib import Path
 from albert_edge import __version__
 from albert_edge.chatter import chatter_to_log, discard_log, log_has_content, new_log_path
 from albert_edge.cli.failure import describe, log_may_explain
+from albert_edge.cli.hub_args import resolve_hub_sources
 from albert_edge.errors import OutputError
 
 # Subcommand name -> module in albert_edge.cli. Modules are imported lazily so that
@@ -101,6 +102,7 @@ def _run(args: argparse.Namespace) -> int:
     if sys.stdout is None:
         # Python sets it to None when fd 1 was closed at start (`cmd >&-`): every result would be lost.
         raise OutputError("standard output is closed; nothing could be printed (redirect it to a file instead)")
+    resolve_hub_sources(args)
     code = int(args.run(args) or 0)
     # Pipes are block-buffered: surface a closed reader (EPIPE) here, not at interpreter exit.
     sys.stdout.flush()

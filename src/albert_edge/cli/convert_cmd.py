@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint, placeholder_labels_warning
 from albert_edge.convert.tf_graph import GraphOptions
 from albert_edge.tasks import TASK_NAMES
@@ -37,6 +38,7 @@ def add_parser(subparsers) -> None:
                         help="TFLite: a [1, seq] graph with constant reshapes and no dynamic tensors (one XNNPACK "
                              "partition; faster at real lengths and to load); batches then run row by row")
     add_pooling_arguments(parser)
+    accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.cli.training_args import add_training_arguments
 
 
@@ -27,6 +28,7 @@ def add_parser(subparsers) -> None:
                    "examples/albert_tiny_zh_sentiment/baseline_tfidf.py --teacher-out): distil them into the model")
     p.add_argument("--distill-weight", type=float,
                    help="share of the loss on the teacher's soft targets, 0..1 (default 0.5 with --teacher, else 0)")
+    accept_hub_ids(p, "init")
     p.set_defaults(run=run)
 
 

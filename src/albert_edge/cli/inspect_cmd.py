@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.model import load_checkpoint
 from albert_edge.model.weights import AlbertWeights
 
@@ -19,6 +20,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--config", help="config JSON to use instead of the one beside the checkpoint")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--list-ignored", action="store_true", help="also list the ignored variable names")
+    accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
 
 

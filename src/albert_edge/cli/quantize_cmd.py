@@ -6,8 +6,9 @@ import argparse
 import sys
 
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
+from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
-from albert_edge.errors import QuantizationError
+from albert_edge.errors import DataError, QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
 from albert_edge.tasks import TASK_NAMES
 
@@ -58,12 +59,17 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
     add_pooling_arguments(parser)
+    accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from albert_edge.convert.assets import checkpoint_dir
 
+    if args.out is None and getattr(args, "hub_resolved", False):
+        # The default (a folder beside the checkpoint) would write into the Hugging Face cache.
+        raise DataError(f"{args.checkpoint}: the checkpoint came from the Hugging Face cache; pass --out DIR "
+                        "for the quantized files")
     out = args.out or str(checkpoint_dir(args.checkpoint) / "quantized")
     labels = args.labels.split(",") if args.labels else None
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from albert_edge.errors import TokenizerError
 from albert_edge.jsonfile import load_json_file
 from albert_edge.userfile import read_user_bytes
+from albert_edge.tokenizer.tokenizer_json import TOKENIZER_JSON, wordpiece_vocab_from_tokenizer_json
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
 #: The largest real tokenizer assets are a few MB (multilingual SentencePiece models ~5 MB).
@@ -88,20 +89,28 @@ def find_tokenizer_asset(
     from albert_edge.tokenizer.loader import load_tokenizer
 
     directory = checkpoint_dir(checkpoint)
+    json_lower_case: bool | None = None
     if vocab is not None:
         path = Path(vocab)
         if not path.is_file():
             raise TokenizerError(f"{path}: --vocab file not found")
     else:
         path = next((directory / name for name, _ in ASSET_NAMES if (directory / name).is_file()), None)
+        if path is None and (directory / TOKENIZER_JSON).is_file():
+            path = directory / TOKENIZER_JSON
         if path is None:
-            names = ", ".join(name for name, _ in ASSET_NAMES)
+            names = ", ".join([name for name, _ in ASSET_NAMES] + [TOKENIZER_JSON])
             raise TokenizerError(f"{directory}: no tokenizer asset beside the checkpoint (looked for {names}); "
                                  "pass --vocab PATH")
-    data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
+    if path.name == TOKENIZER_JSON:
+        # Only a fast tokenizer's file: its WordPiece vocab becomes the pack's vocab.txt.
+        data, json_lower_case = wordpiece_vocab_from_tokenizer_json(path)
+        kind = "wordpiece"
+    else:
+        data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
+        kind = kind_of_asset(path, data)
     if do_lower_case is None:
-        do_lower_case = _lower_case_from_config(directory)
-    kind = kind_of_asset(path, data)
+        do_lower_case = _lower_case_from_config(directory, json_lower_case)
     tokenizer = load_tokenizer(kind, data, do_lower_case=do_lower_case, source=str(path))
     asset = TokenizerAsset(kind=kind, data=data, path=path, do_lower_case=do_lower_case,
                            vocab_size=int(tokenizer.vocab_size))
@@ -110,7 +119,8 @@ def find_tokenizer_asset(
     return asset
 
 
-def _lower_case_from_config(directory: Path) -> bool:
+def _lower_case_from_config(directory: Path, fallback: bool | None = None) -> bool:
+    """tokenizer_config.json's ``do_lower_case``, else ``fallback`` (tokenizer.json's normalizer), else True."""
     config = directory / "tokenizer_config.json"
     if config.is_file():
         # A broken file is refused, not skipped: guessing the casing would export a model whose
@@ -119,4 +129,4 @@ def _lower_case_from_config(directory: Path) -> bool:
         value = data.get("do_lower_case") if isinstance(data, dict) else None
         if isinstance(value, bool):
             return value
-    return True
+    return True if fallback is None else fallback
