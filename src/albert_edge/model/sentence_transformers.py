@@ -21,10 +21,28 @@ MODULES_FILE = "modules.json"
 TRANSFORMER = "sentence_transformers.models.Transformer"
 POOLING = "sentence_transformers.models.Pooling"
 NORMALIZE = "sentence_transformers.models.Normalize"
-#: Pooling config key -> our pooling mode, for the modes we export.
-POOLING_KEYS = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean", "pooling_mode_max_tokens": "max"}
-UNSUPPORTED_POOLING_KEYS = ("pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
-                            "pooling_mode_lasttoken")
+#: The pooling modes we export; sentence-transformers names more (``mean_sqrt_len_tokens``, ...).
+SUPPORTED_MODES = ("cls", "mean", "max")
+#: The boolean keys older sentence-transformers write, and the mode each names (its own table).
+LEGACY_POOLING_KEYS = {
+    "pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max", "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
+POOLING_KEYS = {key: mode for key, mode in LEGACY_POOLING_KEYS.items() if mode in SUPPORTED_MODES}
+
+
+def module_kind(type_name: str) -> str:
+    """"Transformer", "Pooling", "Normalize" or the type as written.
+
+    sentence-transformers before v6 write ``sentence_transformers.models.Pooling``; v6 writes the class's
+    real module (``sentence_transformers.sentence_transformer.modules.pooling.Pooling``,
+    ``sentence_transformers.base.modules.transformer.Transformer``). Both name the same class.
+    """
+    module, _, name = type_name.rpartition(".")
+    if module.startswith("sentence_transformers.") and name in ("Transformer", "Pooling", "Normalize"):
+        return name
+    return type_name
 
 
 @dataclass(frozen=True)
@@ -40,21 +58,35 @@ def read_pooling(checkpoint: str | os.PathLike[str]) -> SentencePooling | None:
     path = Path(checkpoint)
     root = path if path.is_dir() else path.parent  # a directory, or a file / TF1 prefix inside one
     path = root / MODULES_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
+    if not path.is_file():
+        # A folder, FIFO or dangling link named modules.json is not "no pipeline": refuse it by name.
+        raise CheckpointError(f"{path}: is not a regular file")
+    _inside(root, path, path)
     modules = load_json_file(path, CheckpointError)
     if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
         raise CheckpointError(f"{path}: expected a JSON list of module objects")
-    types = [str(m.get("type", "")) for m in modules]
-    unknown = [t for t in types if t not in (TRANSFORMER, POOLING, NORMALIZE)]
+    written = [str(m.get("type", "")) for m in modules]
+    types = [module_kind(t) for t in written]
+    unknown = [w for w, t in zip(written, types) if t not in ("Transformer", "Pooling", "Normalize")]
     if unknown:
         raise CheckpointError(f"{path}: module {unknown[0]!r} is not supported (only Transformer, Pooling, Normalize)")
-    if types.count(POOLING) != 1 or types.count(TRANSFORMER) != 1 or types.count(NORMALIZE) > 1:
-        raise CheckpointError(f"{path}: expected one Transformer and one Pooling module, got {types}")
-    if types.index(TRANSFORMER) > types.index(POOLING) or (NORMALIZE in types and types.index(NORMALIZE) < types.index(POOLING)):
-        raise CheckpointError(f"{path}: modules are in an unsupported order {types}")
-    pooling_module = modules[types.index(POOLING)]
-    return SentencePooling(_pooling_mode(root, pooling_module, path), NORMALIZE in types)
+    if types.count("Pooling") != 1 or types.count("Transformer") != 1 or types.count("Normalize") > 1:
+        raise CheckpointError(f"{path}: expected one Transformer and one Pooling module, got {written}")
+    if types.index("Transformer") > types.index("Pooling") or (
+            "Normalize" in types and types.index("Normalize") < types.index("Pooling")):
+        raise CheckpointError(f"{path}: modules are in an unsupported order {written}")
+    pooling_module = modules[types.index("Pooling")]
+    return SentencePooling(_pooling_mode(root, pooling_module, path), "Normalize" in types)
+
+
+def _inside(root: Path, path: Path, named: Path) -> None:
+    """Refuse a file whose real location (links followed) is outside the checkpoint folder."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise CheckpointError(f"{named}: leads outside the checkpoint folder {root} (a symlink?)") from None
 
 
 def _pooling_mode(root: Path, module: dict, modules_path: Path) -> str:
@@ -64,19 +96,33 @@ def _pooling_mode(root: Path, module: dict, modules_path: Path) -> str:
     path = root / folder / "config.json"
     if not path.is_file():
         raise CheckpointError(f"{path}: Pooling config is missing")
+    _inside(root, path, path)
     config = load_json_file(path, CheckpointError)
     if not isinstance(config, dict):
         raise CheckpointError(f"{path}: expected a JSON object")
-    if config.get("pooling_mode"):  # newer sentence-transformers write the mode by name as well
-        named = {"cls": "cls", "mean": "mean", "max": "max"}.get(str(config["pooling_mode"]))
-        if named is None:
-            raise CheckpointError(f"{path}: pooling_mode {config['pooling_mode']!r} is not supported (cls, mean, max)")
-    chosen = [mode for key, mode in POOLING_KEYS.items() if config.get(key) is True]
-    extra = [key for key in UNSUPPORTED_POOLING_KEYS if config.get(key) is True]
-    if extra:
-        raise CheckpointError(f"{path}: {extra[0]} is not supported (cls, mean or max pooling only)")
-    if len(chosen) != 1:
-        raise CheckpointError(f"{path}: expected exactly one of {', '.join(POOLING_KEYS)} to be true, got {chosen or 'none'}")
+    modes = _modes(config, path)
+    if len(modes) != 1:
+        raise CheckpointError(f"{path}: concatenates {len(modes)} poolings {list(modes)}; one of "
+                              f"{', '.join(SUPPORTED_MODES)} is supported")
+    if modes[0] not in SUPPORTED_MODES:
+        raise CheckpointError(f"{path}: pooling mode {modes[0]!r} is not supported ({', '.join(SUPPORTED_MODES)})")
     if config.get("include_prompt") is False:
         raise CheckpointError(f"{path}: include_prompt=false is not supported")
-    return chosen[0]
+    return str(modes[0])
+
+
+def _modes(config: dict, path: Path) -> tuple[object, ...]:
+    """The pooling modes exactly as sentence-transformers reads this config.
+
+    ``pooling_mode`` (a name or a list of names), when the key is present, wins and the legacy booleans
+    are ignored; otherwise every truthy ``pooling_mode_*`` boolean names a mode, and none means "mean"
+    (``_convert_legacy_pooling_kwargs`` in sentence-transformers 6; v2-v5 also let the name win).
+    """
+    if "pooling_mode" in config:
+        mode = config["pooling_mode"]
+        if isinstance(mode, str):
+            return (mode,)
+        if isinstance(mode, list) and mode and all(isinstance(m, str) for m in mode):
+            return tuple(mode)
+        raise CheckpointError(f"{path}: pooling_mode {mode!r} is not a mode name or a list of them")
+    return tuple(mode for key, mode in LEGACY_POOLING_KEYS.items() if config.get(key)) or ("mean",)
