@@ -174,6 +174,25 @@ def test_embed_cli_prints_json_vectors_and_nearest_neighbours(st_models, capsys)
     assert main(["embed", str(out / "model_fp32.tflite"), *TEXTS[:3]]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and "nearest" in lines[0] and "dim 32" in lines[0]
+    # Options between the model and the texts, as predict takes them.
+    assert main(["embed", str(out / "model_fp32.onnx"), "--json", TEXTS[0]]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == TEXTS[0]
+
+
+def test_nearest_neighbours_in_blocks_equal_the_full_matrix() -> None:
+    from albert_edge.runtime.neighbours import nearest_neighbours
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(257, 24)).astype(np.float32)
+    vectors[5] = 0.0  # a zero vector: cosine 0 to everything, never NaN
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-30)
+    full = unit @ unit.T
+    np.fill_diagonal(full, -np.inf)
+    for block_values in (257, 257 * 7, 1 << 22):  # one row, seven rows, everything at once
+        index, cosine = nearest_neighbours(vectors, max_block_values=block_values)
+        np.testing.assert_array_equal(index, np.argmax(full, axis=1))
+        np.testing.assert_allclose(cosine, np.max(full, axis=1), atol=1e-6)
+    assert nearest_neighbours(vectors[:1])[0].tolist() == [-1]
 
 
 def test_embed_cli_on_a_missing_file_is_one_line_exit_2(tmp_path, capsys):

@@ -17,7 +17,7 @@ from albert_edge.cli.predict_cmd import _read_lines
 from albert_edge.errors import DataError
 from albert_edge.runtime.backends import BACKEND_NAMES
 from albert_edge.runtime.embedder import TextEmbedder
-from albert_edge.tasks.feature_extraction import l2_normalize
+from albert_edge.runtime.neighbours import nearest_neighbours
 
 
 def add_parser(subparsers) -> None:
@@ -33,7 +33,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line with the embedding")
-    parser.set_defaults(run=run)
+    # TEXTs may follow options (embed MODEL --json TEXT), as in predict.
+    parser.set_defaults(run=run, intermixed=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,13 +55,11 @@ def run(args: argparse.Namespace) -> int:
                                          "dimension": int(vector.shape[0]), "num_tokens": enc.length,
                                          "truncated": enc.truncated}, ensure_ascii=False))
     else:
-        unit = l2_normalize(vectors)
-        sims = unit @ unit.T
-        np.fill_diagonal(sims, -np.inf)
+        nearest_index, nearest_cosine = nearest_neighbours(vectors)
         for i, text in enumerate(texts):
             norm = float(np.linalg.norm(vectors[i]))
-            nearest = "" if len(texts) < 2 else (f"\tnearest {int(np.argmax(sims[i])) + 1} "
-                                                 f"(cosine {float(np.max(sims[i])):.4f})")
+            nearest = "" if nearest_index[i] < 0 else (f"\tnearest {int(nearest_index[i]) + 1} "
+                                                       f"(cosine {float(nearest_cosine[i]):.4f})")
             flag = " [truncated]" if encodings[i].truncated else ""
             lines_out.append(f"{i + 1}\tdim {vectors.shape[1]}\tnorm {norm:.4f}{nearest}\t{text}{flag}")
     print("\n".join(lines_out))
