@@ -13,6 +13,7 @@ user's stderr for the duration.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
@@ -92,11 +93,22 @@ def chatter_to_log(log_path: Path) -> Iterator[Path]:
     def to_log(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
         os.write(2, warnings.formatwarning(message, category, filename, lineno, line).encode("utf-8", "replace"))
 
+    # Python logging too: a library that logs through the root logger (ONNX Runtime's quantizer:
+    # "Please consider to run pre-processing before quantization") would otherwise get a
+    # basicConfig handler on the user's stderr. With a root handler on the log, basicConfig does nothing.
+    log_stream = open(os.dup(2), "w", encoding="utf-8", errors="backslashreplace", buffering=1)  # noqa: SIM115
+    handler = logging.StreamHandler(log_stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s:%(name)s:%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = to_log
             yield log_path
     finally:
+        root.removeHandler(handler)
+        with contextlib.suppress(OSError, ValueError):
+            log_stream.close()
         with contextlib.suppress(AttributeError, OSError, ValueError):
             sys.stderr.flush()
         os.dup2(saved, 2)
