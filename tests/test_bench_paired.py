@@ -122,7 +122,7 @@ def test_a_verdict_is_drawn_when_the_interval_excludes_the_alternative():
     rows = [row("fp32", 1, base), row("int8", 1, variant)]
     pick = recommend(rows, {}, "fp32", 128, max_drop=0.5)
     assert pick["decided"] is True and pick["variant"] == "int8"
-    assert "faster than every other candidate" in pick["text"] and "30 rounds of fp32's time" in pick["text"]
+    assert "faster than every other candidate" in pick["text"] and "], 30 rounds)" in pick["text"]
 
 
 def test_threads_are_called_slower_only_when_the_paired_interval_excludes_one():
@@ -210,3 +210,26 @@ def test_a_worker_that_cannot_load_is_a_backend_error(tmp_path):
     bad.write_bytes(b"not a model")
     with pytest.raises(BackendError, match="broken.tflite"):
         WorkerProcess(worker_command(bad, "litert", 1, 8, None, 1, 3, 0, False, 0, serve=True), timeout_s=120)
+
+
+@pytest.mark.parametrize("argv,rounds,max_seconds", [
+    ([], 20, 300.0),                                   # the default is adaptive
+    (["--rounds", "3"], 3, None),                      # an explicit --rounds N runs exactly N
+    (["--rounds", "3", "--max-seconds", "10"], 3, 10.0),
+])
+def test_cli_rounds_and_time_cap(monkeypatch, capsys, argv, rounds, max_seconds):
+    from albert_edge.bench_latency import runner
+    from albert_edge.cli import main
+    from albert_edge.errors import DataError
+
+    seen = {}
+
+    def capture(models, options, **kwargs):
+        seen["options"] = options
+        raise DataError("captured")
+
+    monkeypatch.setattr(runner, "run_benchmark", capture)
+    assert main(["bench", "m.tflite", "--target-precision", "0.05", *argv]) == 2
+    capsys.readouterr()
+    options = seen["options"]
+    assert (options.rounds, options.max_seconds, options.target_precision) == (rounds, max_seconds, 0.05)

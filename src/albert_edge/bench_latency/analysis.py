@@ -230,7 +230,8 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     if not allowed:
         return {"variant": None, "backend": None, "threads": None, "seq_len": seq_len, "median_ms": None,
                 "accuracy_drop_points": None,
-                "text": f"no variant is within the {max_drop:g}-point accuracy budget at seq {seq_len}"}
+                "text": f"no variant is within the {max_drop:g}-point accuracy budget at seq {seq_len}",
+                "decided": None}
     best, drop = min(allowed, key=lambda pair: _p50(pair[0]))
     candidates = [r for r, _ in allowed]
     decided: bool | None = None
@@ -250,8 +251,9 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
                      f"pick is oversubscribed and its latency includes contention; re-run with --threads "
                      f"{max_threads}")
     reference = baseline_match(results, best, baseline)
-    if best["variant"] != baseline and paired(best, reference):
-        parts.append(f"{paired_estimate(best, reference).text()} of {baseline}'s time")
+    if best["variant"] != baseline and reference is not None and paired(best, reference):
+        if f"({_label(reference)}, time ratio" not in verdict:   # not said already as the closest rival
+            parts.append(f"{paired_estimate(best, reference).text()} of {baseline}'s time")
     elif speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
     cosine = (accuracy.get(best["variant"]) or {}).get("mean_cosine")

@@ -108,10 +108,10 @@ def render_markdown(report: BenchReport) -> str:
     out += _drift_sections(report.accuracy)
     scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
     if scaling:
-        out += ["## Thread scaling (speed-up over 1 thread)", "",
-                ("Where both counts were timed in the same rounds, each cell adds its time over the next fewer "
-                 "threads' with the 95 % interval; a count is called slower or faster only when that interval "
-                 "excludes 1.0."), ""]
+        out += ["## Thread scaling (speed-up over 1 thread, or paired time ratio)", "",
+                ("Where both counts were timed in the same rounds, a cell is instead its time over the next "
+                 "fewer threads' with the 95 % interval (below 1.0: faster); a count is called slower or faster "
+                 "only when that interval excludes 1.0."), ""]
         threads = sorted({p["threads"] for s in scaling for p in s["points"]})
         out += ["| variant | backend | seq | source | " + " | ".join(f"{n}T" for n in threads) + " |",
                 "|---|---|---|---|" + "---:|" * len(threads)]
@@ -143,11 +143,15 @@ def _paired_cell(paired: dict | None) -> str:
 
 
 def _scaling_cell(point: dict) -> str:
-    cell = _fmt(point["speedup_vs_1"], ".2f", "x")
+    """The paired time ratio over the next fewer threads when there is one, else the pooled speed-up.
+
+    Both are never shown together: a speed-up from pooled medians can point the other way than the
+    paired ratio of the same rounds, and only the paired one is a measurement of the difference.
+    """
     fewer = point.get("vs_fewer")
     if fewer:
-        cell += f"; time over {fewer['threads']}T {PairedRatio.from_dict(fewer).text()}"
-    return cell
+        return f"time over {fewer['threads']}T: {PairedRatio.from_dict(fewer).text()}"
+    return _fmt(point["speedup_vs_1"], ".2f", "x")
 
 
 def _schedule(report: BenchReport) -> str:
@@ -192,8 +196,11 @@ def _unstable_block(report: BenchReport) -> list[str]:
     unstable, impossible = judged.get("unstable") or [], judged.get("impossible") or []
     if not unstable and not impossible:
         return []
+    target = judged.get("target_precision", 0) * 100
     out = ["## UNSTABLE", "",
-           "These numbers did not hold still on this machine during this run; no verdict is drawn from them.", ""]
+           (f"These ratios did not hold still to the ±{target:g} % target on this machine during this run, or "
+            "cannot be true. A verdict above uses a wide interval only where even it excludes the alternative; "
+            "an impossible ratio means the run measured contention or a broken setup, not the model."), ""]
     out += [f"- IMPOSSIBLE: {line}" for line in impossible]
     out += [f"- {line}" for line in unstable]
     return [*out, ""]

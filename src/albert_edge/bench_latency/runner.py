@@ -345,8 +345,8 @@ def _contention(bursts: list[dict], threads: int, loads: list[float], logical_co
     wall = sum(b["wall_s"] for b in bursts)
     cpu = sum(b["cpu_s"] for b in bursts)
     calls = sum(len(b["samples_ms"]) for b in bursts)
-    delays = [b.get("run_delay_s") for b in bursts]
-    wait_share = None if any(d is None for d in delays) or wall <= 0 else sum(delays) / (wall * threads)
+    delays = [b["run_delay_s"] for b in bursts if b.get("run_delay_s") is not None]
+    wait_share = sum(delays) / (wall * threads) if len(delays) == len(bursts) and wall > 0 else None
     cpu_share = cpu / (wall * threads) if wall > 0 else None
     load = float(np.median(loads)) if loads else None
     waited = (wait_share > CONTENTION_WAIT_SHARE if wait_share is not None
@@ -402,10 +402,13 @@ def _provisional(group: Sequence[_Cell], bursts: dict[_Cell, list[dict]], batch:
 
 def _widest_interval(rows: list[dict], baseline: str, target: float) -> float | None:
     """The widest relative half-width among the paired comparisons; None when all are within ``target``."""
-    widths = [c.estimate.relative_half_width for c in paired_comparisons(rows, baseline)]
+    estimates = [c.estimate for c in paired_comparisons(rows, baseline)]
+    if not estimates:
+        return None   # one configuration: nothing to pair, nothing more to learn from rounds
+    widths = [e.relative_half_width for e in estimates]
     if any(w is None for w in widths):
         return float("inf")
-    widest = max(widths, default=0.0)
+    widest = max(w for w in widths if w is not None)
     return widest if widest > target else None
 
 

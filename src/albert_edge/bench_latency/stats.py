@@ -70,7 +70,7 @@ BOOTSTRAP_SEED = 20240601
 MAX_INT8_SPEEDUP = 4.0
 
 
-def coefficient_of_variation(values: Sequence[float]) -> float | None:
+def coefficient_of_variation(values: Sequence[float] | np.ndarray) -> float | None:
     """Sample standard deviation over the mean (pyperf warns above 0.10); None under two values."""
     array = np.asarray(values, dtype=np.float64)
     if array.size < 2 or array.mean() == 0:
@@ -78,7 +78,7 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
     return float(array.std(ddof=1) / abs(array.mean()))
 
 
-def bootstrap_interval(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+def bootstrap_interval(values: Sequence[float] | np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
                        level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """Percentile bootstrap interval of the median of ``values`` (resampled with replacement).
 
