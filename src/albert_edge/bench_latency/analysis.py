@@ -2,6 +2,12 @@
 
 Ratios are computed only between results of one run and one source (host or device), because a
 ratio across two runs on a shared machine measures the neighbours as much as the models.
+
+Host results of the paired runner carry ``round_group`` and aligned ``round_medians_ms``: two
+results of one group were timed in the same rounds, seconds apart. Between those, every verdict
+("N threads slower", "ship X") is drawn from the paired ratio's bootstrap interval and only when
+the interval excludes the alternative; otherwise the text says the run could not decide. Results
+without rounds (phone logs, reports of older versions) keep the single-number comparison and say so.
 """
 
 from __future__ import annotations
@@ -9,6 +15,21 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
+
+from albert_edge.bench_latency.stats import (
+    MAX_INT8_SPEEDUP,
+    MIN_ROUNDS,
+    PairedRatio,
+    impossible_int8_speedup,
+    instability,
+    paired_ratio,
+)
+
+DEFAULT_TARGET_PRECISION = 0.03
+# A burst that spent more than this share of its wall time waiting on a run queue (or a run whose
+# load average exceeded the core count) was measured under contention.
+CONTENTION_WAIT_SHARE = 0.10
 
 
 def _p50(result: dict) -> float:
@@ -17,12 +38,111 @@ def _p50(result: dict) -> float:
     return latency["median"] if latency["median"] is not None else latency["mean"]
 
 
+def paired(a: dict | None, b: dict | None) -> bool:
+    """``a`` and ``b`` were timed in the same rounds (same run, same group, same round count)."""
+    if a is None or b is None or not a.get("round_group") or a.get("round_group") != b.get("round_group"):
+        return False
+    return 0 < len(a.get("round_medians_ms") or ()) == len(b.get("round_medians_ms") or ())
+
+
+def paired_estimate(row: dict, reference: dict) -> PairedRatio:
+    """Time of ``row`` over ``reference``, round by round (both must be ``paired``)."""
+    return paired_ratio(row["round_medians_ms"], reference["round_medians_ms"])
+
+
+def _label(r: dict) -> str:
+    return f"{r['variant']} ({r['backend']}, {r['threads']}T, seq {r['seq_len']})"
+
+
+def contended(r: dict) -> bool:
+    return bool((r.get("contention") or {}).get("contended"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison the report makes: ``row`` over ``reference`` (kind "variant" or "threads")."""
+
+    kind: str
+    row: dict
+    reference: dict
+    estimate: PairedRatio
+
+    @property
+    def contended(self) -> bool:
+        return contended(self.row) or contended(self.reference)
+
+    def describe(self) -> str:
+        if self.kind == "threads":
+            r = self.row
+            return (f"{r['variant']} ({r['backend']}, seq {r['seq_len']}): {r['threads']} threads over "
+                    f"{self.reference['threads']}")
+        return f"{_label(self.row)} over {self.reference['variant']} ({self.reference['backend']})"
+
+
+def _is_int8(name: str) -> bool:
+    lowered = name.lower()
+    return "int8" in lowered or "dynamic" in lowered
+
+
+def impossible(comparison: Comparison) -> bool:
+    """An int8 variant more than MAX_INT8_SPEEDUP times faster than fp32 on the same backend."""
+    row, ref = comparison.row, comparison.reference
+    return (comparison.kind == "variant" and row["backend"] == ref["backend"] and _is_int8(row["variant"])
+            and "fp32" in ref["variant"].lower() and impossible_int8_speedup(comparison.estimate))
+
+
+def paired_comparisons(results: list[dict], baseline: str | None) -> list[Comparison]:
+    """Every paired comparison in ``results``: each variant over the baseline, each thread count over the next fewer."""
+    out: list[Comparison] = []
+    for r in results:
+        if r["variant"] != baseline:
+            ref = baseline_match(results, r, baseline)
+            if ref is not None and paired(r, ref):
+                out.append(Comparison("variant", r, ref, paired_estimate(r, ref)))
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in results:
+        if r["threads"] is not None:
+            groups[(r["variant"], r["backend"], r["seq_len"], r["source"])].append(r)
+    for rows in groups.values():
+        rows.sort(key=lambda r: r["threads"])
+        for fewer, more in itertools.pairwise(rows):
+            if paired(more, fewer):
+                out.append(Comparison("threads", more, fewer, paired_estimate(more, fewer)))
+    return out
+
+
+def stability(results: list[dict], baseline: str | None,
+              target: float = DEFAULT_TARGET_PRECISION) -> dict:
+    """What a reader must know before trusting the ratios: unstable, impossible and contended comparisons."""
+    unstable, flagged, under_contention = [], [], []
+    for c in paired_comparisons(results, baseline):
+        reason = instability(c.estimate, target)
+        if reason:
+            unstable.append(f"{c.describe()}: {c.estimate.text()}; {reason}")
+        if impossible(c):
+            flagged.append(f"{c.describe()}: {c.estimate.text()} is a {1 / c.estimate.ratio:.2f}x int8 speed-up, "
+                           f"above the ~{MAX_INT8_SPEEDUP:g}x int8 arithmetic can give over fp32: contention or a "
+                           f"broken measurement, not the model")
+        if c.contended:
+            under_contention.append(f"{c.describe()}: {c.estimate.text()}")
+    few = sorted({len(r["round_medians_ms"]) for r in results
+                  if r.get("round_group") and len(r.get("round_medians_ms") or ()) < MIN_ROUNDS})
+    if few:
+        unstable.insert(0, f"only {'/'.join(map(str, few))} round(s) were run: under {MIN_ROUNDS} rounds no ratio has "
+                           f"an interval, so every verdict is undecided (run more --rounds or set --max-seconds)")
+    return {"target_precision": target, "unstable": unstable, "impossible": flagged, "contended": under_contention}
+
+
 def thread_scaling(results: Iterable[dict], physical_cores: int) -> tuple[list[dict], list[str]]:
     """Speed-up of N threads over 1 per (variant, backend, seq_len, source), and the warnings.
 
     Warns when more threads are slower than fewer (TFLite's thread pool often is on small models:
     tensorflow#41580, LiteRT#3360) and when the thread count exceeds the host's physical cores.
+    Between results timed in the same rounds the warning needs the paired interval to exclude 1.0
+    (and a point gets ``vs_fewer``, the interval of its time over the next fewer threads'); results
+    without rounds are compared by their medians, and the warning says it is one measurement each.
     """
+    results = list(results)
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in results:
         groups[(r["variant"], r["backend"], r["seq_len"], r["source"])].append(r)
@@ -39,12 +159,20 @@ def thread_scaling(results: Iterable[dict], physical_cores: int) -> tuple[list[d
         points, notes = [], []
         for r in rows:
             points.append({"threads": r["threads"], "median_ms": _p50(r),
-                           "speedup_vs_1": _p50(one) / _p50(r) if one else None})
-        for fewer, more in itertools.pairwise(rows):
-            if _p50(more) > _p50(fewer):
-                where = f"{variant} ({backend}, seq {seq_len}, {source})"
+                           "speedup_vs_1": _p50(one) / _p50(r) if one else None, "vs_fewer": None})
+        where = f"{variant} ({backend}, seq {seq_len}, {source})"
+        for i, (fewer, more) in enumerate(itertools.pairwise(rows)):
+            if paired(more, fewer):
+                estimate = paired_estimate(more, fewer)
+                points[i + 1]["vs_fewer"] = {**estimate.to_dict(), "threads": fewer["threads"]}
+                if estimate.above(1.0):
+                    mark = " (measured under contention)" if contended(more) or contended(fewer) else ""
+                    notes.append(f"{where}: {more['threads']} threads slower than {fewer['threads']} "
+                                 f"(time ratio {estimate.text()}){mark}; ship {fewer['threads']}")
+            elif _p50(more) > _p50(fewer):
                 notes.append(f"{where}: {more['threads']} threads slower than {fewer['threads']} "
-                             f"({_p50(more):.3g} ms vs {_p50(fewer):.3g} ms); ship {fewer['threads']}")
+                             f"({_p50(more):.3g} ms vs {_p50(fewer):.3g} ms, one measurement each, not "
+                             f"paired: no interval); ship {fewer['threads']}")
         scaling.append({"variant": variant, "backend": backend, "seq_len": seq_len, "source": source,
                         "points": points, "warnings": notes})
         warnings.extend(notes)
@@ -102,17 +230,31 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     if not allowed:
         return {"variant": None, "backend": None, "threads": None, "seq_len": seq_len, "median_ms": None,
                 "accuracy_drop_points": None,
-                "text": f"no variant is within the {max_drop:g}-point accuracy budget at seq {seq_len}"}
+                "text": f"no variant is within the {max_drop:g}-point accuracy budget at seq {seq_len}",
+                "decided": None}
     best, drop = min(allowed, key=lambda pair: _p50(pair[0]))
+    candidates = [r for r, _ in allowed]
+    decided: bool | None = None
+    verdict = ""
+    if len(candidates) > 1 and all(paired(candidates[0], r) for r in candidates[1:]):
+        best, decided, verdict = _paired_pick(best, candidates, baseline)
+        drop = next(d for r, d in allowed if r is best)
     speedup = speedup_vs_baseline(results, best, baseline)
     plural = "s" if best["threads"] != 1 else ""
-    parts = [f"ship {best['variant']} ({best['backend']}, {best['threads']} thread{plural}): "
-             f"p50 {_p50(best):.3g} ms at seq {seq_len}"]
+    default = "" if decided is not False else " by default"
+    parts = [(f"ship {best['variant']} ({best['backend']}, {best['threads']} thread{plural}){default}: "
+              f"p50 {_p50(best):.3g} ms at seq {seq_len}")]
+    if verdict:
+        parts.append(verdict)
     if oversubscribed_only:
         parts.append(f"WARNING: only thread counts above the {max_threads} physical cores were measured, so this "
                      f"pick is oversubscribed and its latency includes contention; re-run with --threads "
                      f"{max_threads}")
-    if speedup is not None and best["variant"] != baseline:
+    reference = baseline_match(results, best, baseline)
+    if best["variant"] != baseline and reference is not None and paired(best, reference):
+        if f"({_label(reference)}, time ratio" not in verdict:   # not said already as the closest rival
+            parts.append(f"{paired_estimate(best, reference).text()} of {baseline}'s time")
+    elif speedup is not None and best["variant"] != baseline:
         parts.append(f"{speedup:.2f}x vs {baseline}")
     cosine = (accuracy.get(best["variant"]) or {}).get("mean_cosine")
     if drop is not None:
@@ -124,7 +266,33 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
         parts.append("accuracy not measured (pass --eval)")
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],
             "seq_len": seq_len, "median_ms": _p50(best), "accuracy_drop_points": drop,
-            "text": ", ".join(parts)}
+            "text": ", ".join(parts), "decided": decided}
+
+
+def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) -> tuple[dict, bool, str]:
+    """(pick, decided, why) among candidates timed in the same rounds.
+
+    The fastest median is the pick only when its time ratio's interval over every other candidate
+    lies below 1.0. Otherwise the data do not separate it from some rivals, and the pick is the
+    conservative one among them (fewest threads, then the baseline variant): what to keep until a
+    longer or quieter run decides.
+    """
+    rivals = [(r, paired_estimate(fastest, r)) for r in candidates if r is not fastest]
+    tied = [(r, e) for r, e in rivals if not e.below(1.0)]
+    under = " (measured under contention)" if any(contended(r) for r in candidates) else ""
+    if not tied:
+        closest, estimate = max(rivals, key=lambda pair: pair[1].ratio)
+        return fastest, True, (f"faster than every other candidate timed in the same rounds (closest: "
+                               f"{_label(closest)}, time ratio {estimate.text()}){under}")
+    pool = [fastest, *(r for r, _ in tied)]
+    pick = min(pool, key=lambda r: (r["threads"] or 0, r["variant"] != baseline, _p50(r)))
+    rival, estimate = max(tied, key=lambda pair: pair[1].ratio)
+    why = ("does not exclude 1.0" if estimate.has_interval
+           else f"has no interval under {MIN_ROUNDS} rounds")
+    return pick, False, (f"undecided on this machine now: the fastest median, {_label(fastest)}, over "
+                         f"{_label(rival)} is {estimate.text()}, which {why}; until a longer or quieter run "
+                         f"decides, keep the fewest threads and the baseline among the candidates the data do "
+                         f"not separate{under}")
 
 
 def headline_seq_len(seq_lens: Iterable[int | str]) -> int | str | None:

@@ -24,8 +24,13 @@ class BenchOptions:
 
     threads: thread counts (None: 1, 2, 4, ... up to the host's physical cores).
     seq_lens: ints and/or ``"real"`` (batch widths drawn from ``eval_path``'s tokenized lengths).
-    batch, runs, warmup, rounds: texts per call, timed runs per configuration (split over
-        ``rounds`` interleaved processes), untimed runs per process first.
+    batch, runs, warmup, rounds: texts per call; timed calls per configuration over the first
+        ``rounds`` paired rounds (each round times a burst of ceil(runs / rounds) calls of every
+        configuration); untimed calls per worker process first; the rounds always run.
+    target_precision, max_seconds: with ``max_seconds`` set, rounds continue after ``rounds``
+        until every paired ratio's bootstrap interval is within ±``target_precision`` (0.03:
+        ±3 %) or ``max_seconds`` (over the whole sweep) are spent; without it exactly ``rounds``
+        rounds run, and intervals wider than the target are reported as unstable.
     eval_path: labelled TSV for accuracy drift and real lengths; ``drift=False`` uses it for
         real lengths only. reference: a checkpoint whose numpy forward pass is a second judge.
     backends: interpreter names (None: litert for .tflite, onnxruntime for .onnx).
@@ -39,7 +44,7 @@ class BenchOptions:
     batch: int = 1
     runs: int = 200
     warmup: int = 20
-    rounds: int = 2
+    rounds: int = 20
     eval_path: str | os.PathLike[str] | None = None
     reference: str | os.PathLike[str] | None = None
     backends: Sequence[str] | None = None
@@ -48,6 +53,8 @@ class BenchOptions:
     baseline: str | None = None
     seed: int = 0
     drift: bool = True
+    target_precision: float = 0.03
+    max_seconds: float | None = None
 
     def __post_init__(self) -> None:
         # Tuples, so that options compare equal however they were built and cannot change mid-run.
@@ -59,6 +66,8 @@ class BenchOptions:
         if (min(self.threads or (1,)) < 1 or self.batch < 1 or self.runs < 1 or self.warmup < 0
                 or self.rounds < 1):
             raise DataError("bench: threads, batch, runs and rounds must be >= 1 and warmup >= 0")
+        if not 0 < self.target_precision < 1 or (self.max_seconds is not None and self.max_seconds <= 0):
+            raise DataError("bench: --target-precision must be in (0, 1) and --max-seconds > 0")
         for s in self.seq_lens:
             if s != "real" and (isinstance(s, bool) or not isinstance(s, int) or s < 1):
                 raise DataError(f"--seq-len {s!r}: expected a positive int or 'real'")

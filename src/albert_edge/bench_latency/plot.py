@@ -48,7 +48,8 @@ def render_png(report: BenchReport, target: Path) -> Path:
     colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(variants)}
 
     memory = _model_memory(rows)
-    panels = len(threads) + 1 + (1 if memory else 0) + (1 if report.peers else 0)
+    paired = [r for r in rows if r.get("vs_baseline")]
+    panels = len(threads) + 1 + (1 if paired else 0) + (1 if memory else 0) + (1 if report.peers else 0)
     fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.8), squeeze=False)
     # Without --eval the y axis shows what was measured instead: the file size.
     sizes = {v["name"]: (v.get("size_bytes") or 0) / 1e6 for v in report.variants}
@@ -79,8 +80,10 @@ def render_png(report: BenchReport, target: Path) -> Path:
     ax.grid(alpha=0.3)
     if rows:
         ax.legend(fontsize=7)
+    if paired:
+        _paired_panel(axes[0][len(threads) + 1], paired, report.baseline(), colors, source, seq_len)
     if memory:
-        ax = axes[0][len(threads) + 1]
+        ax = axes[0][len(threads) + 1 + (1 if paired else 0)]
         names = list(memory)
         ax.barh(range(len(names)), [memory[n] for n in names], color=[colors[n.split(" (")[0]] for n in names])
         ax.set_yticks(range(len(names)), names, fontsize=7)
@@ -95,3 +98,24 @@ def render_png(report: BenchReport, target: Path) -> Path:
     fig.savefig(target, dpi=110, format="png")
     plt.close(fig)
     return target
+
+
+def _paired_panel(ax, rows: list[dict], baseline: str | None, colors: dict, source: str, seq_len) -> None:
+    """Each row's time over the baseline's, measured in the same rounds, with its 95 % interval as error bars.
+
+    A bar that crosses the dashed 1.0 line is a comparison the run could not decide; hollow
+    markers were measured under contention.
+    """
+    rows = sorted(rows, key=lambda r: (r["threads"], r["variant"], r["backend"]))
+    for i, r in enumerate(rows):
+        est = r["vs_baseline"]
+        low = est["low"] if est["low"] is not None else est["ratio"]
+        high = est["high"] if est["high"] is not None else est["ratio"]
+        color = colors[r["variant"]]
+        ax.errorbar(est["ratio"], i, xerr=[[est["ratio"] - low], [high - est["ratio"]]], fmt="o", color=color,
+                    mfc="white" if est.get("contended") else color, capsize=3)
+    ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(rows)), [f"{r['variant']} ({r['backend']}, {r['threads']}T)" for r in rows], fontsize=7)
+    ax.set_xlabel(f"time / {baseline or 'baseline'} time, same rounds (95 % interval)")
+    ax.set_title(f"{source}: paired ratio, seq {seq_len}")
+    ax.grid(alpha=0.3, axis="x")

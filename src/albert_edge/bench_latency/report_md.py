@@ -12,6 +12,7 @@ from albert_edge.bench_latency.analysis import (
     speedup_vs_baseline,
 )
 from albert_edge.bench_latency.schema import BenchReport
+from albert_edge.bench_latency.stats import PairedRatio
 
 
 def _fmt(value: float | None, spec: str = ".3g", suffix: str = "") -> str:
@@ -53,17 +54,18 @@ def render_markdown(report: BenchReport) -> str:
     out = ["# albert-edge bench", ""]
     if report.recommendation:
         out += [f"**Recommendation:** {report.recommendation['text']}", ""]
+    out += _unstable_block(report)
     if machine.get("kind") == "host":
         out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
                 f"{machine.get('logical_cores', '?')} logical cores, SIMD {', '.join(machine.get('simd', [])) or '–'}; "
                 f"{', '.join(f'{k} {v}' for k, v in machine.get('packages', {}).items())}. "
                 f"Load average at start {_load(machine.get('load_average'))}, at end "
                 f"{_load(settings.get('load_average_end'))}{_busy(machine, settings)}.",
-                f"Batch {settings.get('batch')}, {settings.get('runs')} timed runs after {settings.get('warmup')} "
-                f"warm-up in {settings.get('rounds')} interleaved rounds, one process per configuration"
-                f"{', pinned' if settings.get('pin') else ''}. Baseline: {baseline or '–'}. "
+                f"Batch {settings.get('batch')}, {_schedule(report)}{', pinned' if settings.get('pin') else ''}. "
+                f"Baseline: {baseline or '–'}. "
                 f"Accuracy on {settings.get('eval') or '– (no --eval)'}; budget {settings.get('max_drop')} points.",
                 ""]
+        out += _contention_lines(report)
     elif report.results:
         out += ["Device-only report: numbers parsed from TFLite benchmark_model logs (p50 is the log's "
                 "median when it prints one, else its average, marked \"(avg)\").", ""]
@@ -75,22 +77,25 @@ def render_markdown(report: BenchReport) -> str:
             lengths = rows[0]["lengths"]
             out += [f"Lengths drawn: min {lengths['min']}, median {lengths['median']}, "
                     f"p90 {lengths['p90']}, max {lengths['max']}.", ""]
-        out += ["| variant | source | backend | threads | size | p50 ms | p90 ms | speed-up vs "
-                f"{baseline or 'baseline'} | accuracy | Δaccuracy (pts) | agreement |",
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        out += ["| variant | source | backend | threads | size | p50 ms | p90 ms | CV of rounds | speed-up vs "
+                f"{baseline or 'baseline'} | time vs {baseline or 'baseline'} [95 % interval], rounds | accuracy | "
+                "Δaccuracy (pts) | agreement |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         rows.sort(key=lambda r: (r["source"], r["threads"] or 0, _p50(r)))
         for r in rows:
             variant = report.variant(r["variant"]) or {}
             acc = accuracy.get(r["variant"])
             drop = accuracy_drop_points(accuracy, r["variant"], baseline)
-            speedup = speedup_vs_baseline(report.results, r, baseline)
+            paired = r.get("vs_baseline")
+            speedup = 1.0 / paired["ratio"] if paired else speedup_vs_baseline(report.results, r, baseline)
             p50 = _fmt(r["latency_ms"]["median"]) if r["latency_ms"]["median"] is not None \
                 else _fmt(r["latency_ms"]["mean"]) + " (avg)"
             device = f" ({r['device']})" if r.get("device") else ""
             out.append(
                 f"| {r['variant']} | {r['source']}{device} | {r['backend']} | {r['threads'] or '–'} | "
                 f"{_size(variant.get('size_bytes'))} | {p50} | {_fmt(r['latency_ms']['p90'])} | "
-                f"{_fmt(speedup, '.2f', 'x')} | {_fmt(_percent(acc, 'accuracy'), '.2f', '%')} | "
+                f"{_fmt(_percent(r, 'latency_cv'), '.1f', ' %')} | "
+                f"{_fmt(speedup, '.2f', 'x')} | {_paired_cell(paired)} | {_fmt(_percent(acc, 'accuracy'), '.2f', '%')} | "
                 f"{_fmt(0.0 - drop if drop is not None else None, '+.2f')} | "
                 f"{_fmt(_percent(acc, 'agreement'), '.2f', '%')} |")
         pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5),
@@ -103,13 +108,16 @@ def render_markdown(report: BenchReport) -> str:
     out += _drift_sections(report.accuracy)
     scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
     if scaling:
-        out += ["## Thread scaling (speed-up over 1 thread)", ""]
+        out += ["## Thread scaling (speed-up over 1 thread, or paired time ratio)", "",
+                ("Where both counts were timed in the same rounds, a cell is instead its time over the next "
+                 "fewer threads' with the 95 % interval (below 1.0: faster); a count is called slower or faster "
+                 "only when that interval excludes 1.0."), ""]
         threads = sorted({p["threads"] for s in scaling for p in s["points"]})
         out += ["| variant | backend | seq | source | " + " | ".join(f"{n}T" for n in threads) + " |",
                 "|---|---|---|---|" + "---:|" * len(threads)]
         for s in sorted(scaling, key=lambda s: (s["source"], _seq_key(s["seq_len"]), s["variant"])):
             by_n = {p["threads"]: p for p in s["points"]}
-            cells = [_fmt(by_n[n]["speedup_vs_1"], ".2f", "x") if n in by_n else "" for n in threads]
+            cells = [_scaling_cell(by_n[n]) if n in by_n else "" for n in threads]
             out.append(f"| {s['variant']} | {s['backend']} | {s['seq_len']} | {s['source']} | "
                        + " | ".join(cells) + " |")
         out.append("")
@@ -124,6 +132,78 @@ def render_markdown(report: BenchReport) -> str:
     if report.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in report.warnings] + [""]
     return "\n".join(out)
+
+
+def _paired_cell(paired: dict | None) -> str:
+    """``0.42x [0.41–0.43], 40 rounds``, marked when the comparison was made under contention."""
+    if not paired:
+        return "–"
+    text = PairedRatio.from_dict(paired).text()
+    return text + (" (contended)" if paired.get("contended") else "")
+
+
+def _scaling_cell(point: dict) -> str:
+    """The paired time ratio over the next fewer threads when there is one, else the pooled speed-up.
+
+    Both are never shown together: a speed-up from pooled medians can point the other way than the
+    paired ratio of the same rounds, and only the paired one is a measurement of the difference.
+    """
+    fewer = point.get("vs_fewer")
+    if fewer:
+        return f"time over {fewer['threads']}T: {PairedRatio.from_dict(fewer).text()}"
+    return _fmt(point["speedup_vs_1"], ".2f", "x")
+
+
+def _schedule(report: BenchReport) -> str:
+    """How the numbers were timed: paired rounds (this version) or one process per round (older reports)."""
+    settings = report.settings
+    groups = (report.stability or {}).get("groups") or []
+    if not groups:
+        return (f"{settings.get('runs')} timed runs after {settings.get('warmup')} warm-up in "
+                f"{settings.get('rounds')} interleaved rounds, one process per configuration")
+    rounds = "/".join(str(g["rounds"]) for g in groups)
+    stopped = sorted({g["stopped"] for g in groups})
+    return (f"{rounds} paired rounds (per sequence length) of {groups[0]['calls_per_round']} timed calls per "
+            f"configuration after {settings.get('warmup')} warm-up, one long-lived process per configuration, "
+            f"order shuffled per round; stopped on: {', '.join(stopped)} (target ±"
+            f"{(report.stability or {}).get('target_precision', 0) * 100:g} %)")
+
+
+def _contention_lines(report: BenchReport) -> list[str]:
+    """Load before and during each length's rounds against the cores, and how many comparisons waited."""
+    judged = report.stability or {}
+    groups = judged.get("groups") or []
+    if not groups:
+        return []
+    parts = []
+    for g in groups:
+        during = g.get("load_average_during") or {}
+        parts.append(f"seq {g['seq_len']}: load {_load((g.get('load_average_before') or [])[:1])} before, "
+                     f"{during.get('median', 0):.1f} median / {during.get('max', 0):.1f} max during "
+                     f"({g['logical_cores']} logical cores)")
+    contended = judged.get("contended") or []
+    line = ("Contention: " + "; ".join(parts) + ". " +
+            (f"{len(contended)} comparison(s) were made under contention (their workers waited for a CPU "
+             "more than 10 % of the timed time, or the load exceeded the cores): pairing cancels most of a "
+             "neighbour's load, but not all of it, so their ratios lean toward 1.0 and their absolute "
+             "latencies are pessimistic." if contended else "No comparison was made under contention."))
+    return [line, ""]
+
+
+def _unstable_block(report: BenchReport) -> list[str]:
+    """UNSTABLE: ratios that the run could not pin down, and results that cannot be true."""
+    judged = report.stability or {}
+    unstable, impossible = judged.get("unstable") or [], judged.get("impossible") or []
+    if not unstable and not impossible:
+        return []
+    target = judged.get("target_precision", 0) * 100
+    out = ["## UNSTABLE", "",
+           (f"These ratios did not hold still to the ±{target:g} % target on this machine during this run, or "
+            "cannot be true. A verdict above uses a wide interval only where even it excludes the alternative; "
+            "an impossible ratio means the run measured contention or a broken setup, not the model."), ""]
+    out += [f"- IMPOSSIBLE: {line}" for line in impossible]
+    out += [f"- {line}" for line in unstable]
+    return [*out, ""]
 
 
 def _drift_sections(accuracy: list[dict]) -> list[str]:

@@ -1,10 +1,16 @@
-"""The sweep: every variant x backend x threads x sequence length, each in its own process.
+"""The sweep: every variant x backend x threads x sequence length, paired round by round.
 
-Fairness on a noisy, shared machine comes from the schedule, not from luck: configurations run in
-``rounds`` passes, and within a pass the variants of one (threads, seq_len) cell run back to back,
-in an order that alternates between passes, so a neighbour's burst hits every variant alike and
-the ratios in one report are comparable. The reported statistics pool the timed runs of all rounds;
-the per-round medians are kept to show the noise.
+Fairness on a noisy, shared machine comes from pairing, not from luck. For one sequence length,
+every configuration (variant x backend x threads) gets a long-lived worker process of its own
+(``worker --serve``: one model, one thread count, loaded and warmed once); the runner then drives
+them in many short rounds, each configuration timing a short burst of calls per round, in an order
+that changes between rounds (thread groups shuffled with the seed, variants alternating). Two
+configurations timed in one round, seconds apart, share the neighbours' load; the ratio of their
+round medians cancels most of it, and the bootstrap over rounds (stats.paired_ratio) says how
+sure that ratio is. Rounds continue, when ``max_seconds`` allows, until every paired ratio's
+interval is within ``target_precision``. Each worker also reports how much of its bursts it spent
+waiting for a CPU (run-queue wait, involuntary switches, CPU over wall time), so the report can
+say which comparisons were made under contention.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -23,7 +31,12 @@ from typing import Any
 import numpy as np
 
 from albert_edge import __version__
-from albert_edge.bench_latency.analysis import thread_scaling
+from albert_edge.bench_latency.analysis import (
+    CONTENTION_WAIT_SHARE,
+    paired_comparisons,
+    stability,
+    thread_scaling,
+)
 from albert_edge.bench_latency.machine import (
     default_thread_counts,
     describe_machine,
@@ -34,7 +47,7 @@ from albert_edge.bench_latency.machine import (
 from albert_edge.bench_latency.memory import aggregate_memory
 from albert_edge.bench_latency.options import BenchOptions
 from albert_edge.bench_latency.schema import BenchReport
-from albert_edge.bench_latency.stats import summarize
+from albert_edge.bench_latency.stats import coefficient_of_variation, summarize
 from albert_edge.errors import BackendError, DataError, MissingPackError, ModelFileError
 
 DEFAULT_BACKENDS = {"tflite": ("litert",), "onnx": ("onnxruntime",)}
@@ -188,7 +201,7 @@ def pin_cpus(threads: int) -> list[int]:
 
 
 def worker_command(model: Path, backend: str, threads: int, seq_len: int, lengths: Sequence[int] | None,
-                   batch: int, runs: int, warmup: int, pin: bool, seed: int) -> list[str]:
+                   batch: int, runs: int, warmup: int, pin: bool, seed: int, serve: bool = False) -> list[str]:
     argv = [sys.executable, "-m", "albert_edge.bench_latency.worker", "--model", str(model), "--backend", backend,
             "--threads", str(threads), "--seq-len", str(seq_len), "--batch", str(batch), "--runs", str(runs),
             "--warmup", str(warmup), "--seed", str(seed)]
@@ -196,26 +209,90 @@ def worker_command(model: Path, backend: str, threads: int, seq_len: int, length
         argv += ["--lengths", ",".join(str(n) for n in lengths)]
     if pin:
         argv += ["--pin", ",".join(str(c) for c in pin_cpus(threads))]
+    if serve:
+        argv.append("--serve")
     return argv
 
 
-def run_worker(argv: list[str]) -> dict:
-    """Run one worker process and return its JSON line; a failure becomes a BackendError."""
-    env = dict(os.environ)
-    # The worker's own thread count is the only one that should matter.
-    env.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, env=env, check=False)
-    except subprocess.TimeoutExpired:
-        raise BackendError(f"benchmark worker timed out after {WORKER_TIMEOUT_S}s: {' '.join(argv[3:])}") from None
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BackendError(f"benchmark worker exited {proc.returncode} without a result ({tail}): {' '.join(argv[3:])}")
-    result = json.loads(lines[-1])
-    if not result.get("ok"):
-        raise BackendError(f"benchmark worker failed: {result.get('error')}")
-    return result
+class WorkerProcess:
+    """One ``worker --serve`` process, driven one request line at a time.
+
+    Replies are read from the raw pipe with a deadline, so a worker that hangs becomes a
+    BackendError instead of a hung bench; stderr goes to a file (a pipe nobody reads fills up and
+    blocks the worker) whose last line names the cause when the worker dies.
+    """
+
+    def __init__(self, argv: list[str], timeout_s: float = WORKER_TIMEOUT_S) -> None:
+        env = dict(os.environ)
+        # The worker's own thread count is the only one that should matter.
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.argv, self.timeout_s = argv, timeout_s
+        # Open for the worker's whole life, closed in _failure or close(): no with-block fits.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._buffer = b""
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                     env=env)
+        self.ready = self._reply()
+
+    def _where(self) -> str:
+        return " ".join(self.argv[3:])
+
+    def _failure(self, what: str) -> BackendError:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        self.close()
+        return BackendError(f"benchmark worker {what} ({(lines or ['no output'])[-1]}): {self._where()}")
+
+    def _reply(self) -> dict:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1:]
+                text = line.decode(errors="replace").strip()
+                if not text.startswith("{"):
+                    continue   # a library printing to stdout is not a reply
+                result = json.loads(text)
+                if not result.get("ok"):
+                    self.close()
+                    raise BackendError(f"benchmark worker failed: {result.get('error')}")
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._failure(f"timed out after {self.timeout_s:.0f}s")
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if readable:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    self.proc.wait()
+                    raise self._failure(f"exited {self.proc.returncode} without a result")
+                self._buffer += chunk
+
+    def request(self, line: str) -> dict:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(f"{line}\n".encode())
+            self.proc.stdin.flush()
+        except OSError:
+            self.proc.wait()
+            raise self._failure(f"exited {self.proc.returncode} before {line!r}") from None
+        return self._reply()
+
+    def close(self) -> None:
+        """End the process if it still runs (after ``stop`` it has exited on its own)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        if not self._stderr.closed:
+            self._stderr.close()
 
 
 @dataclass(frozen=True)
@@ -227,35 +304,177 @@ class _Cell:
     lengths: tuple[int, ...] | None
 
 
-def schedule(cells: Sequence[_Cell], rounds: int) -> list[tuple[int, _Cell]]:
-    """(round, cell) in run order: cells grouped by (threads, seq_len), variant order reversed on odd rounds."""
+def _groups(cells: Sequence[_Cell]) -> list[list[_Cell]]:
+    """Cells grouped by (threads, seq_len), in first-seen order."""
     groups: dict[tuple, list[_Cell]] = {}
     for cell in cells:
         groups.setdefault((cell.threads, str(cell.seq_len)), []).append(cell)
+    return list(groups.values())
+
+
+def schedule(cells: Sequence[_Cell], rounds: int) -> list[tuple[int, _Cell]]:
+    """(round, cell) in run order: cells grouped by (threads, seq_len), variant order reversed on odd rounds."""
     order = []
     for r in range(rounds):
-        for group in groups.values():
+        for group in _groups(cells):
             order.extend((r, c) for c in (group if r % 2 == 0 else list(reversed(group))))
     return order
 
 
-def _aggregate(cell: _Cell, raws: list[dict], batch: int, cores: int, length_info: dict | None) -> dict:
-    samples = [s for raw in raws for s in raw["samples_ms"]]
+def round_order(cells: Sequence[_Cell], r: int, rng: np.random.Generator) -> list[_Cell]:
+    """Round ``r``'s order: thread groups in a seeded random order, variants alternating within each.
+
+    Alternating (rather than shuffling) the variants gives each one the first slot in exactly half
+    the rounds, which balances a load that rises or falls within a round; shuffling the groups
+    keeps the thread counts from always following each other in one order.
+    """
+    groups = _groups(cells)
+    ordered = [groups[i] for i in rng.permutation(len(groups))]
+    return [c for group in ordered for c in (group if r % 2 == 0 else list(reversed(group)))]
+
+
+def _contention(bursts: list[dict], threads: int, loads: list[float], logical_cores: int) -> dict:
+    """How much of one configuration's timed bursts went to waiting for a CPU.
+
+    ``run_queue_wait_share`` is the kernel's run-queue wait of the worker's threads over (wall
+    time x threads): the direct measure. ``cpu_share`` (CPU time over wall time x threads) and
+    involuntary context switches per call say the same thing indirectly where schedstat is
+    missing. A configuration is ``contended`` when its bursts waited more than
+    CONTENTION_WAIT_SHARE of the time, or the load average during its rounds exceeded the cores.
+    """
+    wall = sum(b["wall_s"] for b in bursts)
+    cpu = sum(b["cpu_s"] for b in bursts)
+    calls = sum(len(b["samples_ms"]) for b in bursts)
+    delays = [b["run_delay_s"] for b in bursts if b.get("run_delay_s") is not None]
+    wait_share = sum(delays) / (wall * threads) if len(delays) == len(bursts) and wall > 0 else None
+    cpu_share = cpu / (wall * threads) if wall > 0 else None
+    load = float(np.median(loads)) if loads else None
+    waited = (wait_share > CONTENTION_WAIT_SHARE if wait_share is not None
+              else threads == 1 and cpu_share is not None and cpu_share < 1.0 - CONTENTION_WAIT_SHARE)
     return {
-        "variant": cell.variant.name, "backend": cell.backend, "backend_version": raws[0]["backend_version"],
+        "run_queue_wait_share": wait_share,
+        "contended_rounds": sum(1 for b in bursts if b.get("run_delay_s") is not None and b["wall_s"] > 0
+                                and b["run_delay_s"] / (b["wall_s"] * threads) > CONTENTION_WAIT_SHARE),
+        "cpu_per_wall": cpu / wall if wall > 0 else None, "cpu_share": cpu_share,
+        "involuntary_switches_per_call": sum(b["involuntary_switches"] for b in bursts) / max(1, calls),
+        "load_average_during": load, "logical_cores": logical_cores,
+        "contended": bool(waited or (load is not None and load > logical_cores)),
+    }
+
+
+def _aggregate(cell: _Cell, ready: dict, bursts: list[dict], final: dict, batch: int, cores: int,
+               length_info: dict | None, loads: list[float]) -> dict:
+    samples = [s for burst in bursts for s in burst["samples_ms"]]
+    round_medians = [float(np.median(burst["samples_ms"])) for burst in bursts]
+    logical = os.cpu_count() or 1
+    return {
+        "variant": cell.variant.name, "backend": cell.backend, "backend_version": ready["backend_version"],
         "threads": cell.threads, "seq_len": cell.seq_len, "batch": batch, "source": "host", "device": None,
         "latency_ms": summarize(samples).to_dict(), "samples_ms": samples,
-        "round_medians_ms": [float(np.median(raw["samples_ms"])) for raw in raws],
-        "init_ms": float(np.median([raw["init_ms"] for raw in raws])),
-        "first_inference_ms": float(np.median([raw["first_inference_ms"] for raw in raws])),
+        "round_medians_ms": round_medians,
+        # Results of one group were timed in the same rounds: their round_medians_ms pair up by index.
+        "round_group": f"host seq {cell.seq_len}",
+        "latency_cv": coefficient_of_variation(round_medians),
+        "init_ms": ready["init_ms"],
+        "first_inference_ms": ready["first_inference_ms"],
         "warmup_avg_ms": None,
-        "peak_rss_mb": max(raw["peak_rss_mb"] for raw in raws),
-        "rss_before_load_mb": min(raw["rss_before_load_mb"] for raw in raws),
-        "memory": aggregate_memory([raw.get("memory") for raw in raws]),
+        "peak_rss_mb": final["peak_rss_mb"],
+        "rss_before_load_mb": ready["rss_before_load_mb"],
+        "memory": aggregate_memory([final.get("memory")]),
         "oversubscribed": cell.threads > cores,
         "lengths": length_info, "op_profile": None,
-        "affinity": raws[0].get("affinity"),
+        "affinity": ready.get("affinity"),
+        "contention": _contention(bursts, cell.threads, loads, logical),
+        "vs_baseline": None,
     }
+
+
+def _provisional(group: Sequence[_Cell], bursts: dict[_Cell, list[dict]], batch: int) -> list[dict]:
+    """The group's results so far, with just what the paired comparisons read."""
+    rows = []
+    for cell in group:
+        medians = [float(np.median(b["samples_ms"])) for b in bursts[cell]]
+        rows.append({"variant": cell.variant.name, "backend": cell.backend, "threads": cell.threads,
+                     "seq_len": cell.seq_len, "batch": batch, "source": "host", "round_group": "provisional",
+                     "round_medians_ms": medians, "latency_ms": {"median": float(np.median(medians))}})
+    return rows
+
+
+def _widest_interval(rows: list[dict], baseline: str, target: float) -> float | None:
+    """The widest relative half-width among the paired comparisons; None when all are within ``target``."""
+    estimates = [c.estimate for c in paired_comparisons(rows, baseline)]
+    if not estimates:
+        return None   # one configuration: nothing to pair, nothing more to learn from rounds
+    widths = [e.relative_half_width for e in estimates]
+    if any(w is None for w in widths):
+        return float("inf")
+    widest = max(w for w in widths if w is not None)
+    return widest if widest > target else None
+
+
+@dataclass(frozen=True)
+class _GroupRun:
+    """What measuring one sequence length's group produced."""
+
+    ready: dict[_Cell, dict]
+    bursts: dict[_Cell, list[dict]]
+    final: dict[_Cell, dict]
+    loads: list[float]
+    info: dict
+
+
+def _measure_group(group: Sequence[_Cell], o: BenchOptions, per_round: int, baseline: str,
+                   rng: np.random.Generator, budget_s: float | None, bar) -> _GroupRun:
+    """Start one worker per cell (one at a time, so each load is timed alone), then run the rounds.
+
+    ``o.rounds`` rounds always run; with a time budget, more follow until every paired interval
+    is within ``o.target_precision`` or the budget is spent.
+    """
+    seq_len = group[0].seq_len
+    load_before = load_average()
+    workers: dict[_Cell, WorkerProcess] = {}
+    bursts: dict[_Cell, list[dict]] = {cell: [] for cell in group}
+    loads: list[float] = []
+    try:
+        for cell in group:
+            bar.set_description(f"loading {cell.variant.name} {cell.backend} {cell.threads}T seq {seq_len}")
+            workers[cell] = WorkerProcess(worker_command(
+                cell.variant.path, cell.backend, cell.threads,
+                cell.seq_len if isinstance(cell.seq_len, int) else max(cell.lengths or (1,)),
+                cell.lengths, o.batch, per_round, o.warmup, o.pin, o.seed, serve=True))
+        started, r, stopped, widest = time.monotonic(), 0, "fixed rounds", None
+        while True:
+            bar.set_description(f"seq {seq_len} round {r + 1}"
+                                + (f" (widest ±{widest * 100:.1f} %)" if widest and widest != float("inf") else ""))
+            now = load_average()
+            if now:
+                loads.append(now[0])
+            for cell in round_order(group, r, rng):
+                bursts[cell].append(workers[cell].request(f"run {per_round}"))
+            r += 1
+            bar.update(1)
+            if r < o.rounds:
+                continue
+            if budget_s is None:
+                break
+            widest = _widest_interval(_provisional(group, bursts, o.batch), baseline, o.target_precision)
+            if widest is None:
+                stopped = "target precision reached"
+                break
+            if time.monotonic() - started >= budget_s:
+                stopped = "time cap"
+                break
+            bar.total += 1
+        final = {cell: workers[cell].request("stop") for cell in group}
+        elapsed = time.monotonic() - started
+    finally:
+        for worker in workers.values():
+            worker.close()
+    info = {"seq_len": seq_len, "rounds": r, "calls_per_round": per_round, "stopped": stopped,
+            "seconds": round(elapsed, 1), "load_average_before": load_before,
+            "load_average_during": {"median": float(np.median(loads)), "max": float(max(loads))} if loads else None,
+            "logical_cores": os.cpu_count() or 1}
+    return _GroupRun({c: w.ready for c, w in workers.items()}, bursts, final, loads, info)
 
 
 def run_benchmark(
@@ -300,27 +519,32 @@ def run_benchmark(
     if not cells:
         raise BackendError(f"--backend {','.join(backends or [])}: runs none of the model formats given")
     per_round = max(1, -(-runs // rounds))
-    order = schedule(cells, rounds)
-    raws: dict[_Cell, list[dict]] = {c: [] for c in cells}
-    bar = _progress(len(order), progress)
+    by_seq: dict[str, list[_Cell]] = {}
+    for cell in cells:
+        by_seq.setdefault(str(cell.seq_len), []).append(cell)
+    budget = o.max_seconds / len(by_seq) if o.max_seconds else None
+    rng = np.random.default_rng(seed)
+    bar = _progress(rounds * len(by_seq), progress)
     started = time.time()
+    results, groups = [], []
     try:
-        for r, cell in order:
-            bar.set_description(f"{cell.variant.name} {cell.backend} {cell.threads}T seq {cell.seq_len}")
-            argv = worker_command(cell.variant.path, cell.backend, cell.threads,
-                                  cell.seq_len if isinstance(cell.seq_len, int) else max(cell.lengths or (1,)),
-                                  cell.lengths, batch, per_round, warmup, pin, seed + r)
-            raws[cell].append(run_worker(argv))
-            bar.update(1)
+        for group in by_seq.values():
+            run = _measure_group(group, o, per_round, base, rng, budget, bar)
+            groups.append(run.info)
+            for cell in group:
+                info = length_summary(lengths_by_variant[cell.variant.name]) if cell.seq_len == "real" else None
+                results.append(_aggregate(cell, run.ready[cell], run.bursts[cell], run.final[cell], batch, cores,
+                                          info, run.loads))
     finally:
         # Closed on failure too, so that the error line starts on a line of its own.
         bar.close()
-    results = []
-    for cell in cells:
-        info = length_summary(lengths_by_variant[cell.variant.name]) if cell.seq_len == "real" else None
-        results.append(_aggregate(cell, raws[cell], batch, cores, info))
+    for comparison in paired_comparisons(results, base):
+        if comparison.kind == "variant":
+            comparison.row["vs_baseline"] = {**comparison.estimate.to_dict(), "baseline_backend":
+                                             comparison.reference["backend"], "contended": comparison.contended}
+    for result in results:
         if on_result:
-            on_result(results[-1])
+            on_result(result)
 
     accuracy: list[dict] = []
     if eval_path is not None and o.drift:
@@ -329,17 +553,21 @@ def run_benchmark(
         accuracy = measure_drift([(v.name, v.path) for v in variants], base, eval_path, reference,
                                  threads=max(threads))
     scaling, warnings = thread_scaling(results, cores)
+    judged = stability(results, base, o.target_precision)
+    warnings.extend(judged["impossible"])
     report = BenchReport(
         settings={"threads": list(threads), "seq_lens": list(seq_lens), "batch": batch, "runs": runs,
                   "runs_per_round": per_round, "warmup": warmup, "rounds": rounds, "pin": pin,
                   "max_drop": o.max_drop, "eval": str(eval_path) if eval_path else None,
                   "reference": str(reference) if reference else None, "backends": list(backends or []),
                   "baseline": base, "seed": seed, "elapsed_s": round(time.time() - started, 1),
-                  "load_average_end": load_average()},
+                  "load_average_end": load_average(), "target_precision": o.target_precision,
+                  "max_seconds": o.max_seconds},
         machine=machine,
         variants=[v.to_dict(v.name == base) for v in variants],
         results=results, accuracy=accuracy, thread_scaling=scaling, warnings=warnings,
         created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), albert_edge_version=__version__,
+        stability={**judged, "groups": groups},
     )
     from albert_edge.bench_latency.report_md import overall_recommendation
 

@@ -23,16 +23,29 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      after_first_mb, peak_timed_mb, model_after_load_mb, model_after_first_mb,
                      model_peak_mb, method, rounds} (the model's own memory: RSS minus the
                      runtime-only baseline, medians over rounds; see bench_latency/memory.py);
-                     device results percentiles_us {p5,median,p95} | null
+                     device results percentiles_us {p5,median,p95} | null;
+                     paired host results add round_group (results of one group were timed in the
+                     same rounds: their round_medians_ms pair up by index), latency_cv (of the
+                     round medians), contention {run_queue_wait_share, contended_rounds,
+                     cpu_per_wall, cpu_share, involuntary_switches_per_call, load_average_during,
+                     logical_cores, contended} and vs_baseline {ratio (time over the baseline's),
+                     low, high (95 % bootstrap over rounds; null under 5 rounds), rounds, cv,
+                     relative_half_width, round_ratios, baseline_backend, contended} | null
     accuracy[]       one per variant: variant, examples, accuracy, agreement, max_abs_logit_diff,
                      mean_abs_logit_diff, mean_kl (vs the baseline), labels, reference {checkpoint,
                      agreement, max_abs_logit_diff, mean_abs_logit_diff, accuracy} | null
-    thread_scaling[] variant, backend, seq_len, source, points [{threads, median_ms, speedup_vs_1}],
+    thread_scaling[] variant, backend, seq_len, source, points [{threads, median_ms, speedup_vs_1,
+                     vs_fewer (paired time ratio over the next fewer threads, as vs_baseline) | null}],
                      warnings [str]
     warnings[]       every warning, as printed
     recommendation   {variant, backend, threads, seq_len, median_ms, accuracy_drop_points, text} | null
     arm_emulated     optional: the arm_check.json last folded in with ``bench --import-arm`` (ARM kernels
                      under qemu: accuracy, drift vs x86, instruction counts; see albert_edge.arm.report)
+    stability        optional (host runs of the paired runner): target_precision, unstable [str],
+                     impossible [str] (int8 speed-ups above what int8 arithmetic allows), contended
+                     [str] (comparisons whose bursts waited for a CPU), groups [{seq_len, rounds,
+                     calls_per_round, stopped, seconds, load_average_before, load_average_during
+                     {median,max}, logical_cores}]
     peers            optional: the benchmarks/peers.py JSON last folded in with ``bench --import-peers``
                      (other tools' files of the same checkpoint, timed in a run of their own; see
                      albert_edge.bench_latency.peers)
@@ -77,6 +90,7 @@ class BenchReport:
     recommendation: dict | None = None
     arm_emulated: dict | None = None
     peers: dict | None = None
+    stability: dict | None = None
     created_utc: str = ""
     albert_edge_version: str = ""
     tool: str = "albert-edge bench"
@@ -92,7 +106,7 @@ class BenchReport:
     def from_dict(cls, data: dict, source: str = "<report>") -> BenchReport:
         validate_report(data, source)
         return cls(**{k: data[k] for k in TOP_LEVEL_KEYS}, arm_emulated=data.get("arm_emulated"),
-                   peers=data.get("peers"))
+                   peers=data.get("peers"), stability=data.get("stability"))
 
     def variant(self, name: str) -> dict | None:
         return next((v for v in self.variants if v["name"] == name), None)

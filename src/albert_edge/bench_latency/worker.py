@@ -1,10 +1,12 @@
-"""One benchmark configuration in a fresh process: ``python -m albert_edge.bench_latency.worker``.
+"""One benchmark configuration in its own process: ``python -m albert_edge.bench_latency.worker``.
 
 Interpreters keep thread pools, arenas and caches for the life of the process, so a second model
-timed in the same process inherits the first one's warm state. The runner therefore spawns this
-module once per configuration; it loads one model with one thread count, warms up, times each run
-(inputs set + invoke + outputs read, which is what an app pays per call) and prints exactly one JSON
-line on stdout. Failures are a JSON line with ``"ok": false`` and a non-zero exit code.
+timed in the same process inherits the first one's warm state. Each configuration therefore gets
+a process of its own; it loads one model with one thread count, warms up and times calls (inputs
+set + invoke + outputs read, which is what an app pays per call). Run plainly it times ``--runs``
+calls and prints exactly one JSON line; with ``--serve`` it stays alive and times a burst per
+``run N`` line on stdin, so that the runner can pair configurations round by round (``serve``).
+Failures are a JSON line with ``"ok": false`` and a non-zero exit code.
 
 The model is opened through ``albert_edge.runtime.open_backend``, the code path an app runs, so
 only the interpreter that is asked for is imported (never TensorFlow unless ``--backend tf``).
@@ -120,63 +122,138 @@ def make_inputs(batch: int, length: int, id_low: int, id_high: int, rng: np.rand
     }
 
 
-def measure(args: argparse.Namespace) -> dict:
-    """Load, warm up and time one configuration; return the JSON-ready result."""
-    if args.pin:
-        cpus = sorted({int(c) for c in args.pin.split(",")})
-        os.sched_setaffinity(0, cpus)
-    import_runtime(args.backend)
-    probe = MemoryProbe()
-    probe.baseline()
-    rss_start = peak_rss_mb()
-    lengths = [int(x) for x in args.lengths.split(",")] if args.lengths else [args.seq_len]
-    run, version, init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack, max(lengths))
-    probe.loaded()
-    rss_loaded = peak_rss_mb()
+def _run_delay_ns() -> int | None:
+    """Nanoseconds this process's threads have waited on a run queue (``/proc/self/task/*/schedstat``).
 
-    rng = np.random.default_rng(args.seed)
-    # A small pool of distinct inputs, cycled, so the timed loop does no allocation of its own.
-    pool_size = len(lengths) if len(lengths) > 1 else 4
-    pool = [make_inputs(args.batch, lengths[i % len(lengths)], args.id_low, args.id_high, rng)
-            for i in range(pool_size)]
-
+    The kernel's own count of time spent ready to run but without a CPU: contention, measured
+    directly. None where there is no schedstat (not Linux, or a kernel without it).
+    """
+    total, found = 0, False
     try:
-        start = time.perf_counter()
-        run(pool[0])
-        first_ms = (time.perf_counter() - start) * 1e3
-        probe.first_inference()
-        for i in range(args.warmup):
-            run(pool[(i + 1) % len(pool)])
-        samples = []
-        probe.start_timed()
-        for i in range(args.runs):
-            feeds = pool[i % len(pool)]
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/schedstat") as handle:
+                total += int(handle.read().split()[1])
+                found = True
+        except (OSError, ValueError, IndexError):
+            continue   # a thread that exited between listdir and open
+    return total if found else None
+
+
+class Session:
+    """One loaded configuration, timed in bursts: the long-lived worker's state between rounds.
+
+    Construction loads the model, runs the first inference and the warm-up; ``burst(n)`` times ``n``
+    calls and measures what the neighbours cost them; ``finish()`` closes the memory probe.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        if args.pin:
+            cpus = sorted({int(c) for c in args.pin.split(",")})
+            os.sched_setaffinity(0, cpus)
+        import_runtime(args.backend)
+        self.args = args
+        self.probe = MemoryProbe()
+        self.probe.baseline()
+        self.rss_start = peak_rss_mb()
+        self.lengths = [int(x) for x in args.lengths.split(",")] if args.lengths else [args.seq_len]
+        self.run, self.version, self.init_ms = load(args.model, args.backend, args.threads, not args.no_xnnpack,
+                                                    max(self.lengths))
+        self.probe.loaded()
+        self.rss_loaded = peak_rss_mb()
+        rng = np.random.default_rng(args.seed)
+        # A small pool of distinct inputs, cycled, so the timed loop does no allocation of its own.
+        pool_size = len(self.lengths) if len(self.lengths) > 1 else 4
+        self.pool = [make_inputs(args.batch, self.lengths[i % len(self.lengths)], args.id_low, args.id_high, rng)
+                     for i in range(pool_size)]
+        self.calls = 0   # where the pool cycle continues, so real-length bursts walk the whole pool
+        try:
             start = time.perf_counter()
-            run(feeds)
-            samples.append((time.perf_counter() - start) * 1e3)
-            probe.sample()
-        probe.end_timed()
-    except Exception as exc:  # noqa: BLE001 - interpreters raise RuntimeError/ValueError with long texts
-        raise WorkerError(f"{args.model}: inference failed ({str(exc).splitlines()[0]})") from None
-    return {
-        "ok": True,
-        "model": args.model,
-        "backend": args.backend,
-        "backend_version": version,
-        "threads": args.threads,
-        "batch": args.batch,
-        "lengths": lengths,
-        "init_ms": init_ms,
-        "first_inference_ms": first_ms,
-        "samples_ms": samples,
-        "rss_before_load_mb": rss_start,
-        "rss_after_load_mb": rss_loaded,
-        "peak_rss_mb": peak_rss_mb(),
-        "memory": probe.to_dict(),
-        "foreign_modules": foreign_modules(allowed=("tensorflow", "keras") if args.backend == "tf" else ()),
-        "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "pid": os.getpid(),
-    }
+            self.run(self.pool[0])
+            self.first_ms = (time.perf_counter() - start) * 1e3
+            self.probe.first_inference()
+            for i in range(args.warmup):
+                self.run(self.pool[(i + 1) % len(self.pool)])
+        except Exception as exc:  # noqa: BLE001 - interpreters raise RuntimeError/ValueError with long texts
+            raise WorkerError(f"{args.model}: inference failed ({str(exc).splitlines()[0]})") from None
+        self.probe.start_timed()
+
+    def burst(self, runs: int) -> dict:
+        """Time ``runs`` calls; with them, CPU time, wall time, context switches and run-queue wait.
+
+        CPU over wall below the thread count, involuntary switches and run-queue wait are how
+        much of the burst the process spent waiting for a CPU that a neighbour held.
+        """
+        samples = []
+        usage, delay = resource.getrusage(resource.RUSAGE_SELF), _run_delay_ns()
+        try:
+            for _ in range(runs):
+                feeds = self.pool[self.calls % len(self.pool)]
+                self.calls += 1
+                start = time.perf_counter()
+                self.run(feeds)
+                samples.append((time.perf_counter() - start) * 1e3)
+                self.probe.sample()
+        except Exception as exc:  # noqa: BLE001
+            raise WorkerError(f"{self.args.model}: inference failed ({str(exc).splitlines()[0]})") from None
+        after, delay_after = resource.getrusage(resource.RUSAGE_SELF), _run_delay_ns()
+        return {
+            "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3,
+            "cpu_s": (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime),
+            "involuntary_switches": after.ru_nivcsw - usage.ru_nivcsw,
+            "voluntary_switches": after.ru_nvcsw - usage.ru_nvcsw,
+            "run_delay_s": None if delay is None or delay_after is None else (delay_after - delay) / 1e9,
+        }
+
+    def ready(self) -> dict:
+        """What is known once loaded and warm: the cold-start figures."""
+        args = self.args
+        return {"ok": True, "ready": True, "model": args.model, "backend": args.backend,
+                "backend_version": self.version, "threads": args.threads, "batch": args.batch,
+                "lengths": self.lengths, "init_ms": self.init_ms, "first_inference_ms": self.first_ms,
+                "rss_before_load_mb": self.rss_start, "rss_after_load_mb": self.rss_loaded,
+                "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+                "pid": os.getpid()}
+
+    def finish(self) -> dict:
+        self.probe.end_timed()
+        return {"ok": True, "peak_rss_mb": peak_rss_mb(), "memory": self.probe.to_dict(),
+                "foreign_modules": foreign_modules(allowed=("tensorflow", "keras") if self.args.backend == "tf" else ())}
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Load, warm up and time one configuration in one burst; return the JSON-ready result."""
+    session = Session(args)
+    burst = session.burst(args.runs)
+    ready = {k: v for k, v in session.ready().items() if k != "ready"}
+    return {**ready, **burst, **session.finish()}
+
+
+def serve(args: argparse.Namespace, requests=None, reply=None) -> int:
+    """The runner's long-lived worker: load once, then answer one JSON line per request line.
+
+    Protocol (one line each way): after loading and warming up, the worker prints the ``ready``
+    line; then ``run N`` -> a burst of N timed calls; ``stop`` -> the memory figures, and exit.
+    Keeping the process alive across rounds is what lets the runner time every configuration
+    within seconds of the others, round after round, and pair their rounds.
+    """
+    requests = requests if requests is not None else sys.stdin
+    reply = reply or (lambda obj: print(json.dumps(obj), flush=True))
+    session = Session(args)
+    reply(session.ready())
+    for line in requests:
+        command, _, value = line.strip().partition(" ")
+        if command == "run":
+            reply(session.burst(max(1, int(value))))
+        elif command == "stop":
+            reply(session.finish())
+            return 0
+        elif command:
+            reply({"ok": False, "error": f"unknown request {line.strip()!r}: expected 'run N' or 'stop'"})
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--id-low", type=int, default=1)
     parser.add_argument("--id-high", type=int, default=100, help="exclusive upper bound of random token ids")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--serve", action="store_true",
+                        help="stay alive: print a ready line, then answer 'run N' / 'stop' lines on stdin")
     return parser
 
 
@@ -203,8 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.threads < 1 or args.runs < 1 or args.batch < 1 or args.warmup < 0:
             raise WorkerError("threads, runs and batch must be >= 1 and warmup >= 0")
+        if args.serve:
+            return serve(args)
         result = measure(args)
-    except (WorkerError, OSError) as exc:
+    except (WorkerError, OSError, ValueError) as exc:
         print(json.dumps({"ok": False, "error": str(exc)}), flush=True)
         return 2
     print(json.dumps(result), flush=True)

@@ -7,11 +7,15 @@ import argparse
 from albert_edge.cli.arg_types import positive_int_list, seq_len_list
 from albert_edge.errors import DataError
 
+DEFAULT_ROUNDS = 20
+DEFAULT_MAX_SECONDS = 300.0
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "bench", help="which variant to ship: latency per thread count and sequence length, and its accuracy cost",
-        description="Benchmark .tflite/.onnx variants (one process per configuration, interleaved) and write "
+        description="Benchmark .tflite/.onnx variants (one long-lived process per configuration, timed in paired "
+                    "rounds; every ratio with a bootstrap interval) and write "
                     "report.json, report.md, report.png and device_commands.sh; or fold phone logs from "
                     "TFLite's benchmark_model into a report with --import-device-log.")
     parser.add_argument("models", nargs="*", metavar="MODEL", help=".tflite or .onnx files (packed or plain)")
@@ -20,10 +24,18 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
     parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--runs", type=int, default=200, help="timed runs per configuration (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed runs per process first (default 20)")
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="interleaved passes; each configuration runs once per pass in a new process")
+    parser.add_argument("--runs", type=int, default=200,
+                        help="timed calls per configuration over the first --rounds rounds (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per worker process first (default 20)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="paired rounds: every configuration times a short burst per round in its own "
+                             f"long-lived process (default {DEFAULT_ROUNDS}, then more until --target-precision "
+                             f"or --max-seconds; an explicit --rounds N runs exactly N unless --max-seconds is given)")
+    parser.add_argument("--target-precision", type=float, default=0.03,
+                        help="relative half-width every paired ratio's 95%% interval should reach (default 0.03)")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help=f"time cap for the extra rounds over the whole sweep (default {DEFAULT_MAX_SECONDS:g} "
+                             "when --rounds is not given)")
     parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
     parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
     parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
@@ -83,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
 
     options = BenchOptions(
         threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs, warmup=args.warmup,
-        rounds=args.rounds, eval_path=args.eval_path, reference=args.reference, backends=args.backend,
-        pin=args.pin, max_drop=args.max_drop, baseline=args.baseline)
+        rounds=args.rounds or DEFAULT_ROUNDS, eval_path=args.eval_path, reference=args.reference,
+        backends=args.backend, pin=args.pin, max_drop=args.max_drop, baseline=args.baseline,
+        target_precision=args.target_precision,
+        # Without --rounds the run is adaptive; an explicit --rounds N keeps its old meaning (N rounds).
+        max_seconds=args.max_seconds or (DEFAULT_MAX_SECONDS if args.rounds is None else None))
     report = run_benchmark(args.models, options, out_dir=args.out, progress=not args.no_progress)
     _print_table(report)
     print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")

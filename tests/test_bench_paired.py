@@ -1,0 +1,235 @@
+"""Paired rounds: the ratio statistics, the verdicts drawn from them, and the long-lived worker.
+
+The statistics run on simulated rounds (a shared load factor per round times per-configuration
+noise), so every expectation is about what the numbers say, never about how fast anything is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_bench_support import shared_models
+
+from albert_edge.bench_latency.analysis import recommend, stability, thread_scaling
+from albert_edge.bench_latency.report_md import render_markdown
+from albert_edge.bench_latency.runner import (
+    WorkerProcess,
+    _Cell,
+    _contention,
+    describe_variants,
+    round_order,
+    worker_command,
+)
+from albert_edge.bench_latency.schema import BenchReport
+from albert_edge.bench_latency.stats import (
+    MIN_ROUNDS,
+    bootstrap_interval,
+    coefficient_of_variation,
+    instability,
+    paired_ratio,
+)
+from albert_edge.errors import BackendError
+
+
+def busy_rounds(ratio: float, rounds: int, seed: int, base_ms: float = 10.0, noise: float = 0.05,
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Round medians of a baseline and a variant ``ratio`` times its time, on a machine whose load
+    changes from round to round (a factor of 1x to 3x shared by both) plus each one's own noise."""
+    rng = np.random.default_rng(seed)
+    load = rng.uniform(1.0, 3.0, rounds)
+    base = base_ms * load * rng.lognormal(0.0, noise, rounds)
+    variant = base_ms * ratio * load * rng.lognormal(0.0, noise, rounds)
+    return variant, base
+
+
+def row(variant: str, threads: int, rounds_ms, backend: str = "litert", seq_len: int = 128,
+        contended: bool = False) -> dict:
+    medians = [float(x) for x in rounds_ms]
+    median = float(np.median(medians))
+    return {"variant": variant, "backend": backend, "threads": threads, "seq_len": seq_len, "batch": 1,
+            "source": "host", "device": None, "oversubscribed": False, "round_group": f"host seq {seq_len}",
+            "round_medians_ms": medians, "contention": {"contended": contended}, "init_ms": None,
+            "first_inference_ms": None, "peak_rss_mb": None, "memory": None, "lengths": None,
+            "latency_ms": {"count": len(medians), "min": min(medians), "median": median, "mean": median,
+                           "p90": median, "p99": median, "std": 0.0, "max": max(medians)}}
+
+
+def test_bootstrap_interval_covers_the_true_ratio_on_noisy_rounds():
+    covered = 0
+    for seed in range(100):
+        variant, base = busy_rounds(0.42, rounds=40, seed=seed)
+        estimate = paired_ratio(variant, base)
+        covered += estimate.low <= 0.42 <= estimate.high
+    assert covered >= 85   # a 95 % interval; the percentile bootstrap of a median runs a little short
+
+
+def test_pairing_cancels_the_load_that_pooling_keeps():
+    variant, base = busy_rounds(0.42, rounds=40, seed=7)
+    estimate = paired_ratio(variant, base)
+    assert coefficient_of_variation(base) > 0.25          # the latencies themselves swing with the load
+    assert estimate.relative_half_width < 0.03           # their paired ratio does not
+    assert estimate.text().startswith("0.4") and estimate.text().endswith("], 40 rounds")
+    assert estimate.cv is not None and estimate.cv < 0.1
+
+
+def test_bootstrap_is_reproducible_and_ordered():
+    values = np.random.default_rng(1).normal(1.0, 0.1, 30)
+    low, high = bootstrap_interval(values)
+    assert (low, high) == bootstrap_interval(values)
+    assert low < float(np.median(values)) < high
+
+
+def test_too_few_rounds_give_no_interval_and_no_verdict():
+    estimate = paired_ratio([4.0] * (MIN_ROUNDS - 1), [10.0] * (MIN_ROUNDS - 1))
+    assert not estimate.has_interval and not estimate.below(1.0) and not estimate.above(1.0)
+    assert "no interval" in estimate.text()
+
+
+def test_disagreeing_rounds_are_unstable_not_pooled():
+    # The battery's case: one run's two rounds gave 1.03 and 0.26, and the pooled median said 0.56.
+    estimate = paired_ratio([10.3, 2.6], [10.0, 10.0])
+    assert "rounds disagree" in instability(estimate, 0.03)
+    rows = [row("fp32", 1, [10.0, 10.0]), row("int8", 1, [10.3, 2.6])]
+    judged = stability(rows, "fp32")
+    assert any("rounds disagree" in line for line in judged["unstable"])
+    assert any(f"under {MIN_ROUNDS} rounds" in line for line in judged["unstable"])
+    report = BenchReport(settings={"max_drop": 0.5}, machine={"kind": "host", "physical_cores": 2},
+                         variants=[{"name": "fp32", "is_baseline": True}, {"name": "int8", "is_baseline": False}],
+                         results=rows, stability=judged)
+    text = render_markdown(report)
+    assert "## UNSTABLE" in text and "1.03x" in text and "0.26x" in text
+
+
+def test_an_interval_wider_than_the_target_is_unstable_and_a_narrow_one_is_not():
+    noisy = paired_ratio(*busy_rounds(0.5, rounds=10, seed=3, noise=0.4))
+    steady = paired_ratio(*busy_rounds(0.5, rounds=40, seed=3, noise=0.01))
+    assert "wider than the ±3 % target" in instability(noisy, 0.03)
+    assert instability(steady, 0.03) is None
+
+
+def test_a_verdict_is_undecided_while_the_interval_overlaps_one():
+    base = 10.0 + np.random.default_rng(0).normal(0, 1.0, 30)
+    close = base * np.random.default_rng(1).normal(0.99, 0.05, 30)   # int8 about as fast as fp32
+    rows = [row("fp32", 1, base), row("int8", 1, close)]
+    pick = recommend(rows, {}, "fp32", 128, max_drop=0.5)
+    assert pick["decided"] is False and "undecided on this machine now" in pick["text"]
+    assert pick["variant"] == "fp32"          # the baseline is kept until the data separate them
+    assert "does not exclude 1.0" in pick["text"]
+
+
+def test_a_verdict_is_drawn_when_the_interval_excludes_the_alternative():
+    variant, base = busy_rounds(0.42, rounds=30, seed=2)
+    rows = [row("fp32", 1, base), row("int8", 1, variant)]
+    pick = recommend(rows, {}, "fp32", 128, max_drop=0.5)
+    assert pick["decided"] is True and pick["variant"] == "int8"
+    assert "faster than every other candidate" in pick["text"] and "], 30 rounds)" in pick["text"]
+
+
+def test_threads_are_called_slower_only_when_the_paired_interval_excludes_one():
+    one = 10.0 + np.random.default_rng(4).normal(0, 1.0, 30)
+    tied = one * np.random.default_rng(5).normal(1.01, 0.05, 30)
+    _, warnings = thread_scaling([row("fp32", 1, one), row("fp32", 2, tied)], physical_cores=2)
+    assert not any("slower" in w for w in warnings)
+    slower = one * np.random.default_rng(6).normal(1.4, 0.05, 30)
+    scaling, warnings = thread_scaling([row("fp32", 1, one), row("fp32", 2, slower)], physical_cores=2)
+    assert any("2 threads slower than 1 (time ratio 1.4" in w and "30 rounds" in w for w in warnings)
+    assert scaling[0]["points"][1]["vs_fewer"]["threads"] == 1
+
+
+def test_threads_from_different_rounds_are_not_paired():
+    a, b = row("fp32", 1, [10.0] * 6), row("fp32", 2, [14.0] * 6)
+    b["round_group"] = "another run"
+    _, warnings = thread_scaling([a, b], physical_cores=2)
+    assert any("not paired: no interval" in w for w in warnings)
+
+
+def test_an_int8_speedup_beyond_what_int8_arithmetic_allows_is_flagged():
+    variant, base = busy_rounds(0.19, rounds=20, seed=8)   # 5.3x: the battery saw 5.25x
+    rows = [row("fp32", 1, base), row("int8_dynamic", 1, variant)]
+    judged = stability(rows, "fp32")
+    assert len(judged["impossible"]) == 1 and "above the ~4x" in judged["impossible"][0]
+    plausible = [row("fp32", 1, base), row("int8_dynamic", 1, base * 0.42)]
+    assert stability(plausible, "fp32")["impossible"] == []
+    other_backend = [row("fp32", 1, base), row("int8_dynamic", 1, variant, backend="onnxruntime")]
+    assert stability(other_backend, "fp32")["impossible"] == []
+
+
+def test_comparisons_under_contention_are_listed():
+    variant, base = busy_rounds(0.5, rounds=20, seed=9)
+    judged = stability([row("fp32", 1, base), row("int8", 1, variant, contended=True)], "fp32")
+    assert len(judged["contended"]) == 1 and "int8" in judged["contended"][0]
+
+
+def test_contention_is_the_share_of_the_burst_spent_waiting_for_a_cpu():
+    quiet = {"samples_ms": [1.0] * 10, "wall_s": 0.01, "cpu_s": 0.01, "involuntary_switches": 0, "run_delay_s": 0.0}
+    busy = {"samples_ms": [2.0] * 10, "wall_s": 0.02, "cpu_s": 0.01, "involuntary_switches": 20,
+            "run_delay_s": 0.01}
+    calm = _contention([quiet, quiet], threads=1, loads=[0.5], logical_cores=2)
+    assert calm["run_queue_wait_share"] == 0.0 and not calm["contended"]
+    waited = _contention([quiet, busy], threads=1, loads=[0.5], logical_cores=2)
+    assert waited["run_queue_wait_share"] == pytest.approx(0.01 / 0.03)
+    assert waited["contended"] and waited["contended_rounds"] == 1
+    assert waited["involuntary_switches_per_call"] == 1.0
+    assert _contention([quiet], threads=1, loads=[6.0], logical_cores=2)["contended"]   # load above the cores
+
+
+def test_round_order_runs_every_cell_once_alternating_variants_in_a_seeded_order():
+    models = shared_models()
+    variants = describe_variants([models["fp32"], models["int8"]])
+    cells = [_Cell(v, "litert", n, 16, None) for n in (1, 2, 4) for v in variants]
+    orders = [round_order(cells, r, np.random.default_rng(0)) for r in range(2)]
+    assert all(sorted(map(id, o)) == sorted(map(id, cells)) for o in orders)
+    first = [c.variant.name for c in orders[0] if c.threads == 1]
+    second = [c.variant.name for c in orders[1] if c.threads == 1]
+    assert second == list(reversed(first))
+    rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
+    assert [round_order(cells, r, rng_a) for r in range(6)] == [round_order(cells, r, rng_b) for r in range(6)]
+
+
+def test_serving_worker_times_bursts_on_request_and_reports_memory_at_stop():
+    argv = worker_command(shared_models()["fp32"], "litert", 1, 8, None, 1, 3, 1, False, 0, serve=True)
+    worker = WorkerProcess(argv, timeout_s=120)
+    try:
+        assert worker.ready["ready"] and worker.ready["init_ms"] > 0
+        for n in (3, 5):
+            burst = worker.request(f"run {n}")
+            assert len(burst["samples_ms"]) == n
+            assert {"cpu_s", "wall_s", "involuntary_switches", "run_delay_s"} <= set(burst)
+        with pytest.raises(BackendError, match="unknown request"):
+            worker.request("jump")
+    finally:
+        worker.close()
+    worker = WorkerProcess(argv, timeout_s=120)
+    final = worker.request("stop")
+    worker.close()
+    assert final["memory"]["method"] and final["peak_rss_mb"] > 0
+
+
+def test_a_worker_that_cannot_load_is_a_backend_error(tmp_path):
+    bad = tmp_path / "broken.tflite"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(BackendError, match="broken.tflite"):
+        WorkerProcess(worker_command(bad, "litert", 1, 8, None, 1, 3, 0, False, 0, serve=True), timeout_s=120)
+
+
+@pytest.mark.parametrize("argv,rounds,max_seconds", [
+    ([], 20, 300.0),                                   # the default is adaptive
+    (["--rounds", "3"], 3, None),                      # an explicit --rounds N runs exactly N
+    (["--rounds", "3", "--max-seconds", "10"], 3, 10.0),
+])
+def test_cli_rounds_and_time_cap(monkeypatch, capsys, argv, rounds, max_seconds):
+    from albert_edge.bench_latency import runner
+    from albert_edge.cli import main
+    from albert_edge.errors import DataError
+
+    seen = {}
+
+    def capture(models, options, **kwargs):
+        seen["options"] = options
+        raise DataError("captured")
+
+    monkeypatch.setattr(runner, "run_benchmark", capture)
+    assert main(["bench", "m.tflite", "--target-precision", "0.05", *argv]) == 2
+    capsys.readouterr()
+    options = seen["options"]
+    assert (options.rounds, options.max_seconds, options.target_precision) == (rounds, max_seconds, 0.05)
