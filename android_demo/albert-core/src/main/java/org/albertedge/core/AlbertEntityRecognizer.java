@@ -47,15 +47,24 @@ public final class AlbertEntityRecognizer implements Closeable {
      * here on ({@link #close} closes it, and so does a failed check).
      */
     public AlbertEntityRecognizer(ModelPack pack, InferenceEngine engine) {
+        this(pack, engine, fromPack(pack, engine));
+    }
+
+    /** {@code extractor} with non-default settings (e.g. the window stride) for the same pack. */
+    public AlbertEntityRecognizer(ModelPack pack, InferenceEngine engine, EntityExtractor extractor) {
+        this.pack = pack;
+        this.extractor = extractor;
+        this.numLabels = extractor.labels().size();
+        this.runner = new ModelRunner(engine, pack, LOGITS);
+    }
+
+    private static EntityExtractor fromPack(ModelPack pack, InferenceEngine engine) {
         try {
-            this.extractor = EntityExtractor.fromPack(pack);
+            return EntityExtractor.fromPack(pack);
         } catch (AlbertCoreException e) {
             engine.close();
             throw e;
         }
-        this.pack = pack;
-        this.numLabels = pack.labels.size();
-        this.runner = new ModelRunner(engine, pack, LOGITS);
     }
 
     public ModelPack pack() {
