@@ -58,13 +58,14 @@ public final class AlbertClassifier implements Closeable {
 
     /**
      * A classifier for {@code pack} run by {@code engine}, which it owns from here on: {@link #close}
-     * closes it, and so does a failed check (the engine's inputs must be the pack's, with a
-     * {@code logits} output).
+     * closes it, and so does a failed check (a sequence-classification pack with labels; the engine's
+     * inputs must be the pack's, with a {@code logits} output).
      */
     public AlbertClassifier(ModelPack pack, InferenceEngine engine) {
-        if (pack.labels == null) {
+        if (!ModelPack.SEQUENCE_CLASSIFICATION.equals(pack.task) || pack.labels == null) {
             engine.close();
-            throw new AlbertCoreException(pack.source() + ": pack has no labels; a classifier needs its label names");
+            throw new AlbertCoreException(pack.source() + ": pack task is '" + pack.task + "'; a classifier needs a "
+                    + ModelPack.SEQUENCE_CLASSIFICATION + " model with labels");
         }
         this.pack = pack;
         this.preprocessor = pack.preprocessor();

@@ -72,7 +72,7 @@ class AlbertClassifierTest {
     }
 
     @Test
-    void anEngineThatDoesNotFitThePackIsRefusedAndClosed() {
+    void anEngineThatDoesNotFitThePackIsRefusedAndClosed() throws Exception {
         ReplayEngine missingInput = ReplayEngine.constant(Arrays.asList("input_ids", "attention_mask"), "logits", 0f, 0f);
         String message = assertThrows(AlbertCoreException.class, () -> new AlbertClassifier(pack, missingInput))
                 .getMessage();
@@ -83,6 +83,13 @@ class AlbertClassifierTest {
         message = assertThrows(AlbertCoreException.class, () -> new AlbertClassifier(pack, noLogits)).getMessage();
         assertEquals("pack_fixture.tflite: signature has no 'logits' output", message);
         assertTrue(noLogits.closed);
+
+        ReplayEngine forNer = ReplayEngine.constant(pack.inputs, "logits", 0f, 0f);
+        message = assertThrows(AlbertCoreException.class,
+                () -> new AlbertClassifier(Resources.pack("ner_model.tflite"), forNer)).getMessage();
+        assertEquals("ner_model.tflite: pack task is 'token_classification'; a classifier needs a "
+                + "sequence_classification model with labels", message);
+        assertTrue(forNer.closed);
     }
 
     @Test
