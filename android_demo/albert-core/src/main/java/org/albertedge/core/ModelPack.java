@@ -35,7 +35,8 @@ public final class ModelPack {
     public static final String SEQUENCE_CLASSIFICATION = "sequence_classification";
     public static final String TOKEN_CLASSIFICATION = "token_classification";
     public static final String QUESTION_ANSWERING = "question_answering";
-    private static final List<String> TASKS = Arrays.asList(SEQUENCE_CLASSIFICATION, "feature_extraction",
+    public static final String FEATURE_EXTRACTION = "feature_extraction";
+    private static final List<String> TASKS = Arrays.asList(SEQUENCE_CLASSIFICATION, FEATURE_EXTRACTION,
             TOKEN_CLASSIFICATION, QUESTION_ANSWERING);
     /** Tasks whose pack must carry labels (Python: the task's needs_labels). */
     private static final List<String> TASKS_WITH_LABELS = Arrays.asList(SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION);
@@ -63,11 +64,13 @@ public final class ModelPack {
     public final List<String> outputs;
     public final String variant;
     public final String albertEdgeVersion;
+    /** The task's settings (e.g. an embedding's pooling); empty for packs written before task_config. */
+    private final JSONObject taskConfig;
     private final String source;
 
     private ModelPack(String tokenizerType, byte[] tokenizerAsset, boolean doLowerCase, int maxSeqLen,
                       List<String> labels, String task, List<String> inputs, List<String> outputs, String variant,
-                      String albertEdgeVersion, String source) {
+                      String albertEdgeVersion, JSONObject taskConfig, String source) {
         this.tokenizerType = tokenizerType;
         this.tokenizerAsset = tokenizerAsset;
         this.doLowerCase = doLowerCase;
@@ -78,6 +81,7 @@ public final class ModelPack {
         this.outputs = Collections.unmodifiableList(outputs);
         this.variant = variant;
         this.albertEdgeVersion = albertEdgeVersion;
+        this.taskConfig = taskConfig;
         this.source = source;
     }
 
@@ -174,12 +178,19 @@ public final class ModelPack {
         }
         List<String> outputs = stringList(settings, "outputs", Collections.singletonList("logits"), source);
         List<String> labels = readLabels(settings, members, source);
+        JSONObject taskConfig = new JSONObject();
+        if (settings.has("task_config")) {
+            taskConfig = settings.optJSONObject("task_config");
+            if (taskConfig == null) {
+                throw fail(source, "pack task_config is " + settings.opt("task_config") + ", expected a JSON object");
+            }
+        }
         if (TASKS_WITH_LABELS.contains(task) && labels == null) {
             throw fail(source, "pack task is " + task + " but it carries no labels");
         }
         return new ModelPack(kind, asset, lower == null || (Boolean) lower, maxSeqLen, labels, task, inputs,
                 outputs, settings.optString("variant", "fp32"), settings.optString("albert_edge_version", "unknown"),
-                source);
+                taskConfig, source);
     }
 
     private static List<String> readLabels(JSONObject settings, Map<String, byte[]> members, String source) {
@@ -234,6 +245,23 @@ public final class ModelPack {
             out.add((String) item);
         }
         return out;
+    }
+
+    /** The name of the file this pack was read from, for messages about it. */
+    public String source() {
+        return source;
+    }
+
+    /**
+     * The setting {@code key} of {@code task_config}, or {@code fallback} when the pack does not set it
+     * (JSON null reads as null). Package-private: the task classes interpret it, as Python's tasks do.
+     */
+    Object taskSetting(String key, Object fallback) {
+        if (!taskConfig.has(key)) {
+            return fallback;
+        }
+        Object value = taskConfig.opt(key);
+        return value == JSONObject.NULL ? null : value;
     }
 
     /** The tokenizer this pack describes: WordPiece (vocab.txt) or SentencePiece (spiece.model). */

@@ -40,7 +40,7 @@ class PackReaderTest {
     }
 
     /** A flatbuffer stand-in followed by a zip with absolute offsets, as Python's zipfile "a" mode writes it. */
-    private static byte[] packed(Map<String, byte[]> members, int method) throws IOException {
+    static byte[] packed(Map<String, byte[]> members, int method) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(FLATBUFFER);
         ZipOutputStream zip = new ZipOutputStream(out);

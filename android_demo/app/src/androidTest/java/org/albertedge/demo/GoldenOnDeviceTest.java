@@ -18,7 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.albertedge.core.AlbertClassifier;
 import org.albertedge.core.AlbertCoreException;
+import org.albertedge.core.AlbertEntityRecognizer;
+import org.albertedge.core.AlbertQuestionAnswerer;
 import org.albertedge.core.Encoding;
 import org.albertedge.core.EntityExtractor;
 import org.albertedge.core.ModelPack;
@@ -26,6 +29,7 @@ import org.albertedge.core.Preprocessor;
 import org.albertedge.core.QuestionAnswerer;
 import org.albertedge.core.Scores;
 import org.albertedge.core.TokenizerDigest;
+import org.albertedge.core.WindowBenchmark;
 import org.json.JSONArray;
 import org.json.JSONException;
 import org.json.JSONObject;
@@ -63,14 +67,15 @@ public class GoldenOnDeviceTest {
     @Before
     public void load() throws IOException {
         context = InstrumentationRegistry.getInstrumentation().getTargetContext();
-        pack = ModelPack.read(AlbertClassifier.mapAsset(context, AlbertClassifier.MODEL_ASSET), AlbertClassifier.MODEL_ASSET);
+        ModelAssets assets = ModelAssets.open(context);
+        pack = assets.pack;
         preprocessor = pack.preprocessor();
         if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
-            recognizer = AlbertEntityRecognizer.fromAssets(context, 2);
+            recognizer = assets.recognizer(2);
         } else if (ModelPack.QUESTION_ANSWERING.equals(pack.task)) {
-            answerer = AlbertQuestionAnswerer.fromAssets(context, 2);
+            answerer = assets.answerer(2);
         } else {
-            classifier = AlbertClassifier.fromAssets(context, 2);
+            classifier = assets.classifier(2);
         }
     }
 

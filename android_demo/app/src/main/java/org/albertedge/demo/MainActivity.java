@@ -15,11 +15,15 @@ import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
+import org.albertedge.core.AlbertClassifier;
+import org.albertedge.core.AlbertEntityRecognizer;
+import org.albertedge.core.AlbertQuestionAnswerer;
 import org.albertedge.core.EntityExtractor;
 import org.albertedge.core.LatencyStats;
 import org.albertedge.core.ModelPack;
 import org.albertedge.core.QuestionAnswerer;
 import org.albertedge.core.Scores;
+import org.albertedge.core.WindowBenchmark;
 
 /**
  * Type text, pick 1/2/4 threads, see the label, its probability and where the time went
@@ -46,6 +50,8 @@ public final class MainActivity extends Activity {
     private volatile AlbertEntityRecognizer recognizer;
     // Set instead of classifier when the pack's task is question_answering.
     private volatile AlbertQuestionAnswerer answerer;
+    // The thread count the loaded model's interpreter was built with, for the reports.
+    private volatile int loadedThreads;
 
     private TextView modelInfo;
     private EditText input;
@@ -118,17 +124,17 @@ public final class MainActivity extends Activity {
                     answerer.close();
                     answerer = null;
                 }
-                ModelPack pack = ModelPack.read(AlbertClassifier.mapAsset(this, AlbertClassifier.MODEL_ASSET),
-                        AlbertClassifier.MODEL_ASSET);
+                ModelAssets assets = ModelAssets.open(this);
+                ModelPack pack = assets.pack;
                 if (ModelPack.TOKEN_CLASSIFICATION.equals(pack.task)) {
-                    loadedNer = AlbertEntityRecognizer.fromAssets(this, numThreads);
+                    loadedNer = assets.recognizer(numThreads);
                 } else if (ModelPack.QUESTION_ANSWERING.equals(pack.task)) {
-                    loadedQa = AlbertQuestionAnswerer.fromAssets(this, numThreads);
+                    loadedQa = assets.answerer(numThreads);
                 } else {
-                    loaded = AlbertClassifier.fromAssets(this, numThreads);
+                    loaded = assets.classifier(numThreads);
                 }
                 info = String.format(Locale.ROOT, "%s · %s · %s · labels %s · max_seq_len %d · lower %b · %d thread(s)",
-                        AlbertClassifier.MODEL_ASSET, pack.task, pack.variant, pack.labels, pack.maxSeqLen,
+                        ModelAssets.MODEL_ASSET, pack.task, pack.variant, pack.labels, pack.maxSeqLen,
                         pack.doLowerCase, numThreads);
             } catch (FileNotFoundException e) {
                 info = getString(R.string.no_model) + " (" + e.getMessage() + ")";
@@ -143,6 +149,7 @@ public final class MainActivity extends Activity {
                 classifier = ready;
                 recognizer = readyNer;
                 answerer = readyQa;
+                loadedThreads = numThreads;
                 question.setVisibility(readyQa != null ? View.VISIBLE : View.GONE);
                 classify.setText(readyQa != null ? R.string.answer : R.string.classify);
                 modelInfo.setText(text);
@@ -175,7 +182,7 @@ public final class MainActivity extends Activity {
                         r.encoding.truncated ? " (truncated)" : ""));
                 sb.append(String.format(Locale.ROOT, "tokenize   %.3f ms%n", r.tokenizeMs));
                 sb.append(String.format(Locale.ROOT, "inference  %.3f ms (%d thread(s))%n", r.inferenceMs,
-                        classifier.threads()));
+                        loadedThreads));
                 for (Scores.Ranked k : r.ranked) {
                     sb.append(String.format(Locale.ROOT, "  %-12s %.4f%n", k.label, k.probability));
                 }
@@ -200,7 +207,7 @@ public final class MainActivity extends Activity {
                 sb.append(String.format(Locale.ROOT, "%-8s [%d, %d)  %s  %.3f%n", e.label, e.start, e.end, e.text,
                         e.score));
             }
-            appendTimings(sb, r.tokens, r.windows, r.tokenizeMs, r.inferenceMs, recognizer.threads(), r.decodeMs);
+            appendTimings(sb, r.tokens, r.windows, r.tokenizeMs, r.inferenceMs, loadedThreads, r.decodeMs);
             timing = sb.toString();
         } catch (RuntimeException e) {
             shown = "Error";
@@ -220,7 +227,7 @@ public final class MainActivity extends Activity {
             StringBuilder sb = new StringBuilder();
             sb.append(String.format(Locale.ROOT, "answer     [%d, %d)  score %.3f  tokens [%d, %d]%n", a.start, a.end,
                     a.score, a.firstToken, a.lastToken));
-            appendTimings(sb, r.tokens, a.windows, r.tokenizeMs, r.inferenceMs, answerer.threads(), r.decodeMs);
+            appendTimings(sb, r.tokens, a.windows, r.tokenizeMs, r.inferenceMs, loadedThreads, r.decodeMs);
             timing = sb.toString();
         } catch (RuntimeException e) {
             shown = "Error";
@@ -262,18 +269,18 @@ public final class MainActivity extends Activity {
             try {
                 if (answerer != null) {
                     WindowBenchmark b = answerer.benchmark(asked, text, n, WARMUP_RUNS);
-                    postResult(null, null, windowReport(b, n, answerer.threads()));
+                    postResult(null, null, windowReport(b, n, loadedThreads));
                     return;
                 }
                 if (recognizer != null) {
                     WindowBenchmark b = recognizer.benchmark(text, n, WARMUP_RUNS);
-                    postResult(null, null, windowReport(b, n, recognizer.threads()));
+                    postResult(null, null, windowReport(b, n, loadedThreads));
                     return;
                 }
                 AlbertClassifier.Benchmark b = classifier.benchmark(text, n, WARMUP_RUNS);
                 StringBuilder sb = new StringBuilder();
                 sb.append(String.format(Locale.ROOT, "%d runs, seq_len %d, %d thread(s), %d warm-up%n", n,
-                        b.sequenceLength, classifier.threads(), WARMUP_RUNS));
+                        b.sequenceLength, loadedThreads, WARMUP_RUNS));
                 sb.append(line("tokenize", b.tokenize));
                 sb.append(line("inference", b.inference));
                 sb.append(line("invoke", b.nativeInvoke));

@@ -1,37 +1,24 @@
-package org.albertedge.demo;
-
-import android.content.Context;
+package org.albertedge.core;
 
 import java.io.Closeable;
-import java.io.IOException;
-import java.nio.MappedByteBuffer;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-
-import org.albertedge.core.AlbertCoreException;
-import org.albertedge.core.Encoding;
-import org.albertedge.core.EntityExtractor;
-import org.albertedge.core.ModelPack;
 
 /**
- * A packed token-classification (NER) .tflite on LiteRT: text in, entities with character
- * offsets and timings out.
+ * A packed token-classification (NER) model: text in, entities with character offsets and timings
+ * out. The model runs behind an {@link InferenceEngine}; everything else is here.
  *
- * <p>albert-core's {@link EntityExtractor} does everything but the interpreter: tokens with
- * offsets, overlapping windows of max_seq_len - 2 tokens (each token's logits from its most
- * central window), BIO/BIOES/BILOU/IO decoding, offsets into the typed text. This class runs each
- * {@code [CLS] window [SEP]} through the {@code serving_default} signature at its real length
- * (logits {@code [1, length, labels]}), as Python's {@code TokenClassifier} does.
+ * <p>{@link EntityExtractor} does the text side: tokens with offsets, overlapping windows of
+ * max_seq_len - 2 tokens (each token's logits from its most central window), BIO/BIOES/BILOU/IO
+ * decoding, offsets into the typed text. This class runs each {@code [CLS] window [SEP]} at its
+ * real length (logits {@code [1, length, labels]}), as Python's {@code TokenClassifier} does.
  */
 public final class AlbertEntityRecognizer implements Closeable {
     private static final String LOGITS = "logits";
 
-    private final WindowedInterpreter interpreter;
+    private final ModelRunner runner;
     private final ModelPack pack;
     private final EntityExtractor extractor;
     private final int numLabels;
-    private final int threads;
 
     /** One recognition: the entities, how the text was cut, and where the time went. */
     public static final class Result {
@@ -39,7 +26,7 @@ public final class AlbertEntityRecognizer implements Closeable {
         public final int tokens;
         public final int windows;
         public final double tokenizeMs;
-        /** All windows through the interpreter. */
+        /** All windows through the engine. */
         public final double inferenceMs;
         /** Merge, softmax, tag decoding and offsets. */
         public final double decodeMs;
@@ -55,21 +42,29 @@ public final class AlbertEntityRecognizer implements Closeable {
         }
     }
 
-    public AlbertEntityRecognizer(MappedByteBuffer model, String source, int threads) {
-        this.pack = ModelPack.read(model, source);
-        this.extractor = EntityExtractor.fromPack(pack);
-        this.numLabels = pack.labels.size();
-        this.threads = threads;
-        this.interpreter = new WindowedInterpreter(model, source, threads, pack);
-        if (!interpreter.outputs.contains(LOGITS)) {
-            close();
-            throw new AlbertCoreException(source + ": signature has no '" + LOGITS + "' output");
-        }
+    /**
+     * A recognizer for a token-classification {@code pack} run by {@code engine}, which it owns from
+     * here on ({@link #close} closes it, and so does a failed check).
+     */
+    public AlbertEntityRecognizer(ModelPack pack, InferenceEngine engine) {
+        this(pack, engine, fromPack(pack, engine));
     }
 
-    public static AlbertEntityRecognizer fromAssets(Context context, int threads) throws IOException {
-        return new AlbertEntityRecognizer(AlbertClassifier.mapAsset(context, AlbertClassifier.MODEL_ASSET),
-                AlbertClassifier.MODEL_ASSET, threads);
+    /** {@code extractor} with non-default settings (e.g. the window stride) for the same pack. */
+    public AlbertEntityRecognizer(ModelPack pack, InferenceEngine engine, EntityExtractor extractor) {
+        this.pack = pack;
+        this.extractor = extractor;
+        this.numLabels = extractor.labels().size();
+        this.runner = new ModelRunner(engine, pack, LOGITS);
+    }
+
+    private static EntityExtractor fromPack(ModelPack pack, InferenceEngine engine) {
+        try {
+            return EntityExtractor.fromPack(pack);
+        } catch (AlbertCoreException e) {
+            engine.close();
+            throw e;
+        }
     }
 
     public ModelPack pack() {
@@ -80,17 +75,15 @@ public final class AlbertEntityRecognizer implements Closeable {
         return extractor;
     }
 
-    public int threads() {
-        return threads;
-    }
-
     /** Logits {@code [length][num_labels]} for one window, [CLS] and [SEP] rows included. */
     public float[][] run(Encoding window) {
-        float[][][] logits = new float[1][window.length()][numLabels];
-        Map<String, Object> outputs = new HashMap<String, Object>();
-        outputs.put(LOGITS, logits);
-        interpreter.run(window, outputs);
-        return logits[0];
+        int length = window.length();
+        float[] flat = runner.run(window, length * numLabels).get(LOGITS);
+        float[][] rows = new float[length][numLabels];
+        for (int i = 0; i < length; i++) {
+            System.arraycopy(flat, i * numLabels, rows[i], 0, numLabels);
+        }
+        return rows;
     }
 
     public Result recognize(String text) {
@@ -118,6 +111,6 @@ public final class AlbertEntityRecognizer implements Closeable {
 
     @Override
     public void close() {
-        interpreter.close();
+        runner.close();
     }
 }

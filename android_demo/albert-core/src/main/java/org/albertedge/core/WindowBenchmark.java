@@ -1,7 +1,4 @@
-package org.albertedge.demo;
-
-import org.albertedge.core.AlbertCoreException;
-import org.albertedge.core.LatencyStats;
+package org.albertedge.core;
 
 /**
  * Latency samples of a benchmark run of a windowed task (NER, QA), in milliseconds.
