@@ -104,47 +104,45 @@ def test_convert_reruns_into_its_own_output_beside_other_files(checkpoint, tmp_p
 
 @pytest.fixture()
 def training_files(tmp_path) -> Path:
+    """train/dev TSVs, a brightmart config.json and vocab.txt: what ``finetune --config`` trains from."""
+    import json
+
     from albert_edge.data import Example, write_tsv
+    from albert_edge.model.config import tf1_config_dict
 
     root = tmp_path / "data"
     root.mkdir()
     texts = ["好的了是", "坏在我有", "他这好坏", "我有好的", "是在他坏", "这了我好"] * 3
     write_tsv(root / "train.tsv", [Example("pos" if "好" in t else "neg", t) for t in texts])
     write_tsv(root / "dev.tsv", [Example("pos" if "好" in t else "neg", t) for t in texts[:6]])
+    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
+                          embedding_order="project_then_add")
+    (root / "config.json").write_text(json.dumps(tf1_config_dict(config, "brightmart")), encoding="utf-8")
+    (root / "vocab.txt").write_text("\n".join(VOCAB[:-1]) + "\n[unused1]\n", encoding="utf-8")
     return root
 
 
-def finetune_argv(checkpoint: Path, files: Path, out: Path) -> list:
-    return ["finetune", "--init", checkpoint, "--train", files / "train.tsv", "--dev", files / "dev.tsv",
-            "--labels", "neg,pos", "--out", out, "--max-steps", "2", "--batch-size", "8", "--max-seq-len", "16",
-            "--no-progress"]
+def finetune_argv(files: Path, out: Path) -> list:
+    return ["finetune", "--config", files / "config.json", "--vocab", files / "vocab.txt", "--train",
+            files / "train.tsv", "--dev", files / "dev.tsv", "--labels", "neg,pos", "--out", out, "--max-steps", "2",
+            "--batch-size", "8", "--max-seq-len", "16", "--no-progress"]
 
 
 def test_finetune_into_a_checkpoint_folder_it_did_not_write_is_refused_and_changes_nothing(
         checkpoint, training_files, capsys):
     pytest.importorskip("tensorflow")
     before = snapshot(checkpoint)
-    code, err = run(capsys, *finetune_argv(checkpoint, training_files, checkpoint))
+    code, err = run(capsys, *finetune_argv(training_files, checkpoint))
     assert code == 2 and len(err) == 1 and str(checkpoint) in err[0] and "did not write" in err[0], err
     assert snapshot(checkpoint) == before
 
 
 def test_finetune_reruns_into_its_own_output(training_files, tmp_path, capsys):
     pytest.importorskip("tensorflow")
-    import json
-
-    from albert_edge.model.config import tf1_config_dict
-
-    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=1,
-                          num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
-                          embedding_order="project_then_add")
-    (training_files / "config.json").write_text(json.dumps(tf1_config_dict(config, "brightmart")), encoding="utf-8")
-    (training_files / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
     out = tmp_path / "ft"
-    argv = finetune_argv(training_files, training_files, out)
-    argv[1:3] = ["--config", training_files / "config.json", "--vocab", training_files / "vocab.txt"]
-    assert run(capsys, *argv)[0] == 0
-    assert run(capsys, *argv)[0] == 0
+    assert run(capsys, *finetune_argv(training_files, out))[0] == 0
+    assert run(capsys, *finetune_argv(training_files, out))[0] == 0
     assert {"checkpoint", "vocab.txt", "labels.txt", "finetune_log.json", MANIFEST} <= set(snapshot(out))
 
 
@@ -155,7 +153,7 @@ def test_the_write_itself_refuses_a_checkpoint_beside_a_foreign_one(checkpoint, 
     from albert_edge.output_set import OutputSet
 
     before = snapshot(checkpoint)
-    with pytest.raises(OutputError, match="did not write"):
-        with OutputSet(checkpoint, "finetune", claims=CHECKPOINT_FILES) as staged:
-            staged.write_text("model.ckpt-1.index", "x")
+    with pytest.raises(OutputError, match="did not write"), \
+            OutputSet(checkpoint, "finetune", claims=CHECKPOINT_FILES) as staged:
+        staged.write_text("model.ckpt-1.index", "x")
     assert snapshot(checkpoint) == before
