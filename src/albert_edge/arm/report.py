@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.errors import DataError
 
 REPORT_KEYS = ("tool", "created_utc", "eval", "examples", "host_machine", "emulator", "cpus", "variants", "rows")
@@ -108,10 +108,12 @@ def render_markdown(data: dict) -> str:
 
 
 def write(data: dict, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """arm_check.json + arm_check.md, each written atomically."""
+    """arm_check.json + arm_check.md, rendered first and swapped in as one set (the JSON last)."""
+    from albert_edge.output_set import OutputSet
+
     out = ensure_writable_dir(out_dir)
-    paths = {"arm_check.json": write_text_atomic(out / "arm_check.json", json.dumps(data, indent=1) + "\n"),
-             "arm_check.md": write_text_atomic(out / "arm_check.md", render_markdown(data))}
-    for path in paths.values():
-        os.chmod(path, 0o644)
-    return paths
+    markdown = render_markdown(data)
+    with OutputSet(out, "arm-check") as staged:
+        md = staged.write_text("arm_check.md", markdown)
+        js = staged.write_text("arm_check.json", json.dumps(data, indent=1) + "\n")
+    return {"arm_check.json": js, "arm_check.md": md}
