@@ -139,7 +139,9 @@ def markdown_section(data: dict, level: int = 2) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    return "# albert-edge arm-check\n\n" + markdown_section(data, level=2)
+    from albert_edge.bench_latency.md_escape import md_escaped
+
+    return "# albert-edge arm-check\n\n" + markdown_section(md_escaped(data), level=2)
 
 
 def write(data: dict, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
