@@ -87,7 +87,7 @@ def roll_back(staging: Path, directory: Path) -> bool:
     try:
         entry = json.loads(journal.read_text(encoding="utf-8"))
         names, stale, existed = list(entry["names"]), list(entry["stale"]), set(entry["existed"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
     replaced = staging / REPLACED
     for name in dict.fromkeys([*names, *stale]):

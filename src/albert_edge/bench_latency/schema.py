@@ -202,7 +202,10 @@ def load_report(path: str | Path) -> BenchReport:
 
 def read_json_file(path: Path, what: str) -> Any:
     """The parsed JSON of ``path``; DataError "<path>: not a readable <what> (...)" on a read or JSON error."""
+    from albert_edge.jsonfile import load_json_file
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a readable {what} ({exc})") from None
+        return load_json_file(path, DataError)  # bounded: a hostile nesting is one line, not a RecursionError
+    except DataError as exc:
+        detail = str(exc).removeprefix(f"{path}: ")
+        raise DataError(f"{path}: not a readable {what} ({detail})") from None
