@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -119,8 +119,6 @@ class OutputSet:
         self.names: list[str] = []
         self.stale: list[str] = []
         self.staging: Path | None = None
-        # Test hook: called with each file name right after it is renamed into place.
-        self.after_rename: Callable[[str], None] | None = None
 
     def __enter__(self) -> OutputSet:
         clean_leftovers(self.directory)
@@ -194,7 +192,7 @@ class OutputSet:
         try:
             (self.staging / MANIFEST).write_text(manifest_text(manifest), encoding="utf-8")
             with held_signals():
-                swap(self.staging, self.directory, names, self.stale, self.after_rename)
+                swap(self.staging, self.directory, names, self.stale)
         except OSError as exc:
             failed = exc.filename2 or exc.filename
             where = self.directory / Path(failed).name if failed else self.directory

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 JOURNAL = "swap.json"
@@ -44,12 +43,10 @@ def _keep(old: Path, kept: Path) -> None:
         os.replace(old, kept)
 
 
-def swap(staging: Path, directory: Path, names: list[str], stale: list[str],
-         after_rename: Callable[[str], None] | None = None) -> None:
+def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> None:
     """Rename ``staging/NAME`` over ``directory/NAME`` for each of ``names`` in order, then move
     ``stale`` names out of ``directory``; journaled as above. An exception of any kind half-way
-    rolls the directory back to its previous files and is re-raised. ``after_rename`` is a test
-    hook called with each placed name."""
+    rolls the directory back to its previous files and is re-raised."""
     replaced = staging / REPLACED
     replaced.mkdir(exist_ok=True)
     touched = list(dict.fromkeys([*names, *stale]))
@@ -64,8 +61,6 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str],
             if name in existed:
                 _keep(directory / name, replaced / name)
             os.replace(staging / name, directory / name)
-            if after_rename is not None:
-                after_rename(name)
         for name in stale:
             if name in existed and name not in names:
                 os.replace(directory / name, replaced / name)
