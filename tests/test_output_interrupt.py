@@ -138,3 +138,17 @@ def test_a_writer_killed_mid_swap_is_rolled_back_by_the_next_run(tmp_path):
     assert hidden(tmp_path) == []
     write_set(tmp_path, NEW)  # and that run then works as usual
     assert visible(tmp_path) == NEW
+
+
+def test_the_roll_back_leaves_a_file_the_user_put_there_after_the_kill(tmp_path):
+    write_set(tmp_path, {"report.json": b"old report"})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path)], env=env, check=False,
+                           capture_output=True, text=True)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert (tmp_path / "model_fp32.tflite").read_bytes() == b"new model_fp32.tflite"  # placed, then killed
+    mine = tmp_path / "mine.tmp"
+    mine.write_bytes(b"the user's own file")
+    os.replace(mine, tmp_path / "model_fp32.tflite")
+    clean_leftovers(tmp_path)
+    assert visible(tmp_path) == {"model_fp32.tflite": b"the user's own file", "report.json": b"old report"}

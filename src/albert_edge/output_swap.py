@@ -51,8 +51,11 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> 
     replaced.mkdir(exist_ok=True)
     touched = list(dict.fromkeys([*names, *stale]))
     existed = [name for name in touched if os.path.lexists(directory / name)]
+    # A rename keeps the inode: the roll-back removes or replaces only a file the swap itself placed.
+    placed = {name: _identity(staging / name) for name in names}
     tmp = staging / f"{JOURNAL}.tmp"
-    tmp.write_text(json.dumps({"names": names, "stale": stale, "existed": existed}), encoding="utf-8")
+    tmp.write_text(json.dumps({"names": names, "stale": stale, "existed": existed, "placed": placed}),
+                   encoding="utf-8")
     fsync_path(tmp)
     os.replace(tmp, staging / JOURNAL)
     fsync_path(staging)
@@ -72,26 +75,41 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> 
     fsync_path(staging)
 
 
+def _identity(path: Path) -> list[int] | None:
+    """(device, inode) of ``path`` itself, or None if it is not there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
 def roll_back(staging: Path, directory: Path) -> bool:
     """Put ``directory`` back as it was before the journaled swap in ``staging``; True if one was undone.
 
     Safe to repeat: every step looks at what is on disk. A swap marked done, or one whose journal
-    was never complete (nothing was renamed yet), needs nothing.
+    was never complete (nothing was renamed yet), needs nothing. A name that now holds a file the
+    swap did not place (the user put one there since the writer was killed) is left as it is.
     """
     journal = staging / JOURNAL
     try:
         entry = json.loads(journal.read_text(encoding="utf-8"))
         names, stale, existed = list(entry["names"]), list(entry["stale"]), set(entry["existed"])
+        placed = {name: entry["placed"][name] for name in names}
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
     replaced = staging / REPLACED
     for name in dict.fromkeys([*names, *stale]):
         if Path(name).name != name:
             continue  # the journal is ours, but a folder's contents are never trusted blindly
-        if os.path.lexists(replaced / name):
-            os.replace(replaced / name, directory / name)
-        elif name in names and name not in existed and not os.path.lexists(staging / name):
-            (directory / name).unlink(missing_ok=True)  # placed by the swap where nothing was before
+        now = _identity(directory / name)
+        ours = now is not None and now == placed.get(name)
+        kept = _identity(replaced / name)
+        if kept is not None:
+            if now is None or ours or now == kept:
+                os.replace(replaced / name, directory / name)
+        elif name in names and name not in existed and ours:
+            (directory / name).unlink()  # placed by the swap where nothing was before
     fsync_path(directory)
     journal.unlink(missing_ok=True)
     return True
