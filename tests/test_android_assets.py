@@ -11,6 +11,7 @@ import pytest
 from albert_edge import android
 from albert_edge.cli import main
 from albert_edge.errors import ModelFileError
+from albert_edge.output_claim import MANIFEST
 from albert_edge.runtime.pack import (
     ModelPack,
     attach_tflite_pack,
@@ -168,4 +169,4 @@ def test_stale_golden_logits_of_a_previous_run_are_removed(packed_model, tmp_pat
     (assets / "app_icon.png").write_bytes(b"not ours")
     android.write_android_assets(packed_model, assets, with_logits=False)
     assert sorted(p.name for p in assets.iterdir()) == sorted(
-        [android.ASSET_MODEL, android.GOLDEN_TOKENIZATION, android.GOLDEN_CODEPOINTS, "app_icon.png"])
+        [android.ASSET_MODEL, android.GOLDEN_TOKENIZATION, android.GOLDEN_CODEPOINTS, "app_icon.png", MANIFEST])

@@ -19,6 +19,7 @@ from android_fixtures import committed_case
 
 from albert_edge import android, android_ner
 from albert_edge.cli import main
+from albert_edge.output_set import OutputSet
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCES = REPO / android.TEST_RESOURCES
@@ -117,8 +118,8 @@ def test_android_assets_for_an_ner_model_write_entity_goldens_instead_of_logits(
     from albert_edge.runtime import TokenClassifier
 
     assets = tmp_path / "assets"
-    (assets).mkdir()
-    (assets / android.GOLDEN_LOGITS).write_text("stale classifier logits\n", encoding="utf-8")
+    with OutputSet(assets) as previous_run:  # a classifier's goldens that albert-edge wrote here before
+        previous_run.write_text(android.GOLDEN_LOGITS, "stale classifier logits\n")
     assert main(["android-assets", str(NER_MODEL), str(assets)]) == 0
     assert (assets / android.ASSET_MODEL).read_bytes() == NER_MODEL.read_bytes()
     assert not (assets / android.GOLDEN_LOGITS).exists()

@@ -19,6 +19,7 @@ from android_fixtures import committed_case
 from albert_edge import android, android_qa
 from albert_edge.android import SENTENCES_FILE, VOCAB_FILE, read_sentences
 from albert_edge.android_qa import GOLDEN_QA, RESOURCES, render_qa_goldens
+from albert_edge.output_set import OutputSet
 from albert_edge.tasks.qa_spans import (
     best_span,
     encode_windows,
@@ -121,9 +122,9 @@ def test_android_assets_for_a_qa_model_write_answer_goldens_checked_by_question_
 
     monkeypatch.setattr(android, "codepoint_digests", lambda vocab_text, casings: {"casings": list(casings)})
     assets = tmp_path / "assets"
-    assets.mkdir()
-    (assets / android.GOLDEN_LOGITS).write_text("stale classifier logits\n", encoding="utf-8")
-    (assets / android.GOLDEN_NER).write_text("stale entities\n", encoding="utf-8")
+    with OutputSet(assets) as previous_run:  # goldens of other models that albert-edge wrote here before
+        previous_run.write_text(android.GOLDEN_LOGITS, "stale classifier logits\n")
+        previous_run.write_text(android.GOLDEN_NER, "stale entities\n")
     assert main(["android-assets", str(QA_MODEL), str(assets)]) == 0
     assert (assets / android.ASSET_MODEL).read_bytes() == QA_MODEL.read_bytes()
     assert not (assets / android.GOLDEN_LOGITS).exists() and not (assets / android.GOLDEN_NER).exists()

@@ -8,6 +8,7 @@ from test_bench_device import PLAIN_LOG, PROFILED_LOG
 from test_bench_support import shared_models
 
 from albert_edge.cli import main
+from albert_edge.output_claim import MANIFEST
 
 
 def test_bench_prints_the_table_and_writes_the_report_files(tmp_path, capsys):
@@ -18,7 +19,7 @@ def test_bench_prints_the_table_and_writes_the_report_files(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert code == 0
     assert "## Sequence length: 6 tokens" in printed and "| fp32-onnx | host | onnxruntime | 1 |" in printed
-    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "report.png", "device_commands.sh"}
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "report.png", "device_commands.sh", MANIFEST}
 
 
 def test_bench_without_models_is_a_one_line_error(capsys):

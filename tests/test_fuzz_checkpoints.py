@@ -19,6 +19,7 @@ import pytest
 
 from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights, write_hf_checkpoint
+from albert_edge.output_claim import MANIFEST
 
 pytest.importorskip("tensorflow")
 from albert_edge.model.tf1 import write_tf1_checkpoint  # noqa: E402
@@ -78,7 +79,7 @@ def run_case(capsys, argv: list[str], out: Path | None, label: str) -> int:
     elif out is not None:
         report = json.loads((out / "conversion_report.json").read_text())
         assert all((out / f["file"]).is_file() for f in report["files"])
-        assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+        assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [MANIFEST]
     return code
 
 

@@ -18,6 +18,7 @@ import pytest
 from albert_edge.cli import main
 from albert_edge.errors import OutputError
 from albert_edge.model import AlbertConfig, random_weights, write_hf_checkpoint
+from albert_edge.output_claim import MANIFEST
 from albert_edge.output_set import OutputSet, clean_leftovers
 
 CONFIG = AlbertConfig(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -52,12 +53,13 @@ def dead_pid() -> int:
 # --- the module itself ------------------------------------------------------------------------------
 
 def test_files_appear_together_only_when_the_block_completes(tmp_path):
-    (tmp_path / "a.bin").write_bytes(b"old a")
+    with OutputSet(tmp_path) as staged:  # a previous run's file (one albert-edge wrote, so it may be replaced)
+        staged.write_bytes("a.bin", b"old a")
     with OutputSet(tmp_path) as staged:
         assert staged.write_bytes("a.bin", b"new a") == tmp_path / "a.bin"
         staged.write_text("report.json", "{}")
         assert (tmp_path / "a.bin").read_bytes() == b"old a" and not (tmp_path / "report.json").exists()
-    assert snapshot(tmp_path) == {"a.bin": b"new a", "report.json": b"{}"}
+    assert {k: v for k, v in snapshot(tmp_path).items() if k != MANIFEST} == {"a.bin": b"new a", "report.json": b"{}"}
     assert oct((tmp_path / "a.bin").stat().st_mode & 0o777) == "0o644"
 
 
@@ -104,7 +106,7 @@ def test_a_failed_write_keeps_the_previous_run_exactly(checkpoint, tmp_path, cap
     out = tmp_path / "out"
     assert convert(capsys, checkpoint, out)[0] == 0
     before = snapshot(out)
-    assert set(before) == {"model_fp32.onnx", "conversion_report.json"}
+    assert set(before) == {"model_fp32.onnx", "conversion_report.json", MANIFEST}
     real = Path.write_bytes
 
     def fail_on_report(self, data):
@@ -126,7 +128,7 @@ def test_the_next_run_cleans_a_killed_runs_leftovers(checkpoint, tmp_path, capsy
     (out / f".model_fp32.onnx.p{dead}.abc.partial").write_bytes(b"half")
     (out / f".albert-edge-staging-{dead}-xyz").mkdir()
     assert convert(capsys, checkpoint, out)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["conversion_report.json", "model_fp32.onnx"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "conversion_report.json", "model_fp32.onnx"]
 
 
 @pytest.fixture()
@@ -157,7 +159,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_run(checkpoint, small_di
     assert snapshot(out) == before
     filler.unlink()
     assert convert(capsys, checkpoint, out)[0] == 0
-    assert sorted(os.listdir(out)) == ["conversion_report.json", "model_fp32.onnx"]
+    assert sorted(os.listdir(out)) == [MANIFEST, "conversion_report.json", "model_fp32.onnx"]
 
 
 def test_checkpoint_writers_clean_a_killed_writers_leftovers(tmp_path):

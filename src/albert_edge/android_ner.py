@@ -39,6 +39,7 @@ from albert_edge.android import (
 )
 from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic
 from albert_edge.errors import DataError, ModelFileError
+from albert_edge.jsonfile import load_json_text
 from albert_edge.runtime.pack import ModelPack
 
 # GOLDEN_NER is re-exported: one name for the asset writer (android.py) and the tests.
@@ -100,7 +101,7 @@ def read_corpus(path: str | Path) -> list[str]:
     """The texts (``a`` and non-null ``b``) of a tokenizer corpus JSONL file."""
     try:
         lines = Path(path).read_text(encoding="utf-8").split("\n")
-        rows = [json.loads(line) for line in lines if line.strip()]
+        rows = [load_json_text(line, f"{path}:{n}", DataError) for n, line in enumerate(lines, 1) if line.strip()]
         return [r["a"] for r in rows] + [r["b"] for r in rows if r.get("b") is not None]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{path}: not a tokenizer corpus JSONL file ({exc})") from None

@@ -56,7 +56,8 @@ class QuantizationError(AlbertEdgeError):
 
 class BudgetNotMetError(QuantizationError):
     """Quantize ran, but no variant met the budget: the report and the best effort (named
-    ``over_budget_*``) are written, and the message says what to relax. Exit 3, not 2: the input
+    ``over_budget_*``) are written into ``--out/over_budget/`` (the previous run's files are kept),
+    and the message says what to relax. Exit 3, not 2: the input
     was fine, the model is what it is."""
 
     exit_code = 3

@@ -8,8 +8,16 @@ inside the output directory (same filesystem, so the final renames cannot run ou
 only when every file is complete are they renamed over the old ones, the report last. A failure
 before that leaves the previous files and report exactly as they were.
 
+The swap itself holds SIGINT/SIGTERM/SIGHUP (``held_signals``) and is journaled
+(``output_swap``), so an interruption cannot leave a mix: a signal is delivered once the set is
+whole, and a writer killed outright (SIGKILL, power loss) is rolled back by the next run.
+
+Before the swap, ``output_claim`` checks the one ownership rule: a run never replaces or deletes
+a file albert-edge did not write. The set then records its files in that folder's manifest.
+
 A killed run leaves its staging folder or ``.partial`` files behind; the next run in the same
-directory removes those whose process is gone (names carry the writer's pid).
+directory removes those whose process is gone (names carry the writer's pid), first undoing a
+swap the killed run had begun.
 """
 
 from __future__ import annotations
@@ -19,10 +27,19 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from albert_edge.errors import OutputError
+from albert_edge.held_signals import held_signals
+from albert_edge.output_claim import (
+    MANIFEST,
+    claim_output_dir,
+    manifest_text,
+    read_manifest,
+)
+from albert_edge.output_swap import finish_leftover, fsync_path, swap
 
 STAGING_PREFIX = ".albert-edge-staging-"
 # Leftovers of a killed writer: our staging folders, atomic.py's ``.NAME.p<pid>.XXXX.partial`` files
@@ -70,7 +87,11 @@ def clean_leftovers(directory: str | os.PathLike[str]) -> list[Path]:
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
+                if entry.name.startswith(STAGING_PREFIX):
+                    with held_signals():
+                        finish_leftover(entry, Path(directory))  # a half-done swap is undone first
+                else:
+                    shutil.rmtree(entry)
             else:
                 entry.unlink()
         except OSError:
@@ -85,17 +106,21 @@ class OutputSet:
     Use as a context manager: ``write_bytes``/``write_text`` stage a file under its final name;
     leaving the block normally renames every staged file into ``directory`` in the order written
     (write the report last) and deletes the names given to ``remove_stale``; leaving it by an
-    exception discards them all. Every OSError while
-    writing becomes one OutputError line naming the final file.
+    exception discards them all. Every OSError while writing becomes one OutputError line naming
+    the final file. ``writer`` is the command recorded in the folder's manifest; ``claims`` are
+    wildcard names the set owns beyond those it writes (``output_claim.claim_output_dir``).
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], writer: str = "albert-edge",
+                 claims: Iterable[str] = ()) -> None:
         self.directory = Path(directory)
+        self.writer = writer
+        self.claims = tuple(claims)
         self.names: list[str] = []
         self.stale: list[str] = []
         self.staging: Path | None = None
 
-    def __enter__(self) -> "OutputSet":
+    def __enter__(self) -> OutputSet:
         clean_leftovers(self.directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -104,14 +129,19 @@ class OutputSet:
             raise write_failure(self.directory, exc) from None
         return self
 
+    def _check_name(self, name: str) -> None:
+        if self.staging is None:
+            raise RuntimeError("OutputSet used outside its with-block")
+        if Path(name).name != name or name in self.names or name == MANIFEST:
+            raise ValueError(f"output name {name!r} must be a new plain file name")
+
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Stage ``data`` as ``name`` (a plain file name); return the path it will have once swapped in."""
-        if self.staging is None:
-            raise RuntimeError("OutputSet.write_bytes outside its with-block")
-        if Path(name).name != name or name in self.names:
-            raise ValueError(f"output name {name!r} must be a new plain file name")
+        self._check_name(name)
+        assert self.staging is not None
         try:
             (self.staging / name).write_bytes(data)
+            fsync_path(self.staging / name)  # renamed into place later: the bytes must be on disk first
             # mkdtemp makes 0700 folders; outputs are read by apps, asset copies and other users.
             os.chmod(self.staging / name, 0o644)
         except OSError as exc:
@@ -123,6 +153,25 @@ class OutputSet:
         """Stage UTF-8 ``text`` as ``name``."""
         return self.write_bytes(name, text.encode("utf-8"))
 
+    def stage_dir(self) -> Path:
+        """The staging folder, for a library writer that makes its own files (a TF1 checkpoint);
+        ``adopt_staged`` then takes what it wrote into the set."""
+        if self.staging is None:
+            raise RuntimeError("OutputSet used outside its with-block")
+        return self.staging
+
+    def adopt_staged(self) -> list[Path]:
+        """Add every file written directly into ``stage_dir()`` (sorted by name) to the set."""
+        assert self.staging is not None
+        adopted = []
+        for path in sorted(self.staging.iterdir()):
+            if path.is_file() and not path.name.startswith(".") and path.name not in self.names:
+                self._check_name(path.name)
+                os.chmod(path, 0o644)
+                self.names.append(path.name)
+                adopted.append(self.directory / path.name)
+        return adopted
+
     def remove_stale(self, name: str) -> None:
         """Delete ``name`` from the directory at commit: a file of the previous set this set does not
         replace (e.g. golden logits of another model) must not survive beside the new files."""
@@ -131,21 +180,24 @@ class OutputSet:
         self.stale.append(name)
 
     def commit(self) -> list[Path]:
-        """Rename every staged file over its final name (renames in one filesystem need no space)."""
+        """Check the ownership rule, then swap every staged file in (and the stale ones out) as one
+        journaled step with signals held; the manifest of the folder goes in last."""
         assert self.staging is not None
-        final = []
-        for name in self.names:
-            try:
-                os.replace(self.staging / name, self.directory / name)
-            except OSError as exc:
-                raise write_failure(self.directory / name, exc) from None
-            final.append(self.directory / name)
+        claim_output_dir(self.directory, [*self.names, *self.stale], self.claims)
+        manifest = read_manifest(self.directory)
         for name in self.stale:
-            try:
-                (self.directory / name).unlink(missing_ok=True)
-            except OSError as exc:
-                raise write_failure(self.directory / name, exc) from None
-        return final
+            manifest.pop(name, None)
+        manifest.update({name: self.writer for name in self.names})
+        names = [*self.names, MANIFEST]
+        try:
+            (self.staging / MANIFEST).write_text(manifest_text(manifest), encoding="utf-8")
+            with held_signals():
+                swap(self.staging, self.directory, names, self.stale)
+        except OSError as exc:
+            failed = exc.filename2 or exc.filename
+            where = self.directory / Path(failed).name if failed else self.directory
+            raise write_failure(where, exc) from None
+        return [self.directory / name for name in self.names]
 
     def discard(self) -> None:
         """Remove the staging folder and whatever it still holds."""

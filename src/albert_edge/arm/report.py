@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.errors import DataError
 
 REPORT_KEYS = ("tool", "created_utc", "eval", "examples", "host_machine", "emulator", "cpus", "variants", "rows")
@@ -20,16 +20,51 @@ ROW_KEYS = ("variant", "cpu", "source", "accuracy", "agreement_vs_x86", "max_abs
             "agreement_vs_fp32", "instructions_real", "instructions_padded")
 
 
+def _arm_spec():
+    """The types of every field ``markdown_section`` reads (other keys pass as JSON)."""
+    from albert_edge.bench_latency.typed import (
+        RATIO,
+        TEXT,
+        Int,
+        Json,
+        ListOf,
+        MapOf,
+        Num,
+        Obj,
+        Optional,
+        Str,
+    )
+
+    count = Num(0.0, 1e18)  # guest instructions per inference
+    summary = Optional(Obj({"median": count, "min": count, "max": count, "count": Int(0, 10**9)}))
+    row = Obj({"variant": TEXT, "cpu": TEXT, "source": TEXT, "accuracy": Optional(RATIO),
+               "agreement_vs_x86": Optional(RATIO), "max_abs_logit_diff_vs_x86": Optional(Num(0.0, 1e12)),
+               "agreement_vs_fp32": Optional(RATIO), "instructions_real": summary, "instructions_padded": summary},
+              {"int8_kernels": Optional(TEXT), "padded_length": Optional(Int(1, 1_000_000)), "suspect": Json(),
+               "error": Optional(TEXT), "instructions_real_median_length": Optional(Num(0.0, 1e6))})
+    return Obj({"tool": TEXT, "created_utc": TEXT, "eval": TEXT, "examples": Int(0, 10**9),
+                "host_machine": Obj({}, {"cpu_model": Optional(TEXT), "simd": ListOf(Str(100))}),
+                "emulator": Obj({"qemu": TEXT}, {"packages": MapOf(TEXT)}),
+                "cpus": ListOf(Obj({"cpu": TEXT, "midr": TEXT, "features": ListOf(Str(100))})),
+                "variants": ListOf(Json()), "rows": ListOf(row)},
+               {"count_limit": Optional(Int(0, 10**9)), "fp32_reference": Optional(TEXT)})
+
+
 def validate(data: object, source: str) -> dict:
-    """Raise DataError naming the first missing key of an arm_check.json; return it."""
+    """Raise DataError naming the first missing or mistyped field of an arm_check.json; return it."""
+    from albert_edge.bench_latency.typed import check
+
     if not isinstance(data, dict) or data.get("tool") != "albert-edge arm-check":
         raise DataError(f"{source}: not an arm_check.json (no 'tool': 'albert-edge arm-check')")
     missing = [k for k in REPORT_KEYS if k not in data]
     if missing:
         raise DataError(f"{source}: missing keys {', '.join(missing)}")
+    if not isinstance(data["rows"], list):
+        raise DataError(f"{source}: rows: expected a list, got {type(data['rows']).__name__}")
     for i, row in enumerate(data["rows"]):
         if not isinstance(row, dict) or any(k not in row for k in ROW_KEYS):
             raise DataError(f"{source}: rows[{i}] lacks one of {', '.join(ROW_KEYS)}")
+    check(data, _arm_spec(), source)
     return data
 
 
@@ -104,14 +139,18 @@ def markdown_section(data: dict, level: int = 2) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    return "# albert-edge arm-check\n\n" + markdown_section(data, level=2)
+    from albert_edge.bench_latency.md_escape import md_escaped
+
+    return "# albert-edge arm-check\n\n" + markdown_section(md_escaped(data), level=2)
 
 
 def write(data: dict, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """arm_check.json + arm_check.md, each written atomically."""
+    """arm_check.json + arm_check.md, rendered first and swapped in as one set (the JSON last)."""
+    from albert_edge.output_set import OutputSet
+
     out = ensure_writable_dir(out_dir)
-    paths = {"arm_check.json": write_text_atomic(out / "arm_check.json", json.dumps(data, indent=1) + "\n"),
-             "arm_check.md": write_text_atomic(out / "arm_check.md", render_markdown(data))}
-    for path in paths.values():
-        os.chmod(path, 0o644)
-    return paths
+    markdown = render_markdown(data)
+    with OutputSet(out, "arm-check") as staged:
+        md = staged.write_text("arm_check.md", markdown)
+        js = staged.write_text("arm_check.json", json.dumps(data, indent=1) + "\n")
+    return {"arm_check.json": js, "arm_check.md": md}

@@ -125,6 +125,7 @@ def _parse_one(text: str, source: str) -> DeviceRun:
         if len(dims) == 2 and all(d.lstrip("-").isdigit() for d in dims):
             batch, seq_len = int(dims[0]), int(dims[1])
     xnnpack = params.get("Use xnnpack")
+    _check_counts(stats[-1], threads, batch, seq_len, source)
     return DeviceRun(
         graph=params.get("Graph", ""),
         threads=int(threads) if threads and threads.lstrip("-").isdigit() else None,
@@ -135,6 +136,24 @@ def _parse_one(text: str, source: str) -> DeviceRun:
         stats_us=stats[-1], peak_memory_mb=memory,
         op_profile=_parse_type_summary(lines),
     )
+
+
+def _check_counts(stats: dict[str, float], threads: str | None, batch: int | None, seq_len: int | None,
+                  source: str) -> None:
+    """Refuse what no real benchmark_model run prints, before it becomes a report row: ``count=0``
+    (no timed run, so no statistics), a thread count or input shape out of all proportion."""
+    if not 1 <= stats["count"] <= 10**9:
+        raise DataError(f"{source}: count={stats['count']:g}: a benchmark_model run times at least one inference")
+    needed = ("min", "max", "avg") if "min" in stats else ("curr",)
+    missing = [k for k in needed if k not in stats]
+    if missing or not all(0 <= v < 1e15 for v in stats.values()):
+        raise DataError(f"{source}: count={stats['count']:g} line lacks {'='.join(missing) or 'sane values'}: "
+                        "is this benchmark_model output?")
+    if threads and threads.lstrip("-").isdigit() and not 1 <= int(threads) <= 4096:
+        raise DataError(f"{source}: Num threads [{threads[:20]}]: expected 1 to 4096")
+    for name, value in (("batch", batch), ("sequence length", seq_len)):
+        if value is not None and not 1 <= value <= 1_000_000:
+            raise DataError(f"{source}: Input shapes: {name} {str(value)[:20]}: expected 1 to 1000000")
 
 
 def parse_benchmark_log(text: str, source: str = "<log>") -> list[DeviceRun]:

@@ -27,6 +27,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from albert_edge.bench_latency.schema import LATENCY_KEYS, read_json_file, require_keys
+from albert_edge.bench_latency.typed import (
+    LATENCY,
+    MS,
+    RATIO,
+    SEQ_LEN,
+    TEXT,
+    THREADS,
+    Bool,
+    Int,
+    Json,
+    ListOf,
+    Num,
+    Obj,
+    Optional,
+    Str,
+    check,
+)
 from albert_edge.errors import DataError
 
 PEERS_SCHEMA_VERSION = 1
@@ -38,6 +55,29 @@ RESULT_KEYS = ("variant", "seq_len", "threads", "latency_ms", "round_medians_ms"
                "first_inference_ms", "ratio_vs_baseline")
 ACCURACY_KEYS = ("variant", "examples", "accuracy", "agreement", "max_abs_logit_diff", "seq_len")
 
+# The types of every field the Markdown section and the PNG panel read (other keys pass as JSON).
+PEERS_SPEC = Obj({
+    "tool": TEXT, "schema_version": Int(1, 1), "created_utc": TEXT,
+    "machine": Obj({}, {"cpu_model": Optional(TEXT), "physical_cores": Optional(Int(1, 100_000)),
+                        "simd": ListOf(Str(100)), "load_average": Json()}),
+    "settings": Obj({"threads": THREADS, "rounds": Int(1, 1_000_000), "runs": Int(1, 10**9),
+                     "warmup": Int(0, 10**9), "baseline": TEXT},
+                    {"seq_lens": ListOf(SEQ_LEN), "eval": Optional(TEXT), "examples": Optional(Int(0, 10**9)),
+                     "load_average_end": Json()}),
+    "checkpoint": Obj({}, {"path": Optional(TEXT), "note": Optional(TEXT)}),
+    "variants": ListOf(Obj({"name": TEXT, "tool": TEXT, "format": TEXT, "runtime": TEXT, "file": Optional(TEXT),
+                            "size_bytes": Optional(Int(0, 10**13)), "static_shape": Bool(), "steps": TEXT,
+                            "limits": TEXT}, {"sha256": Optional(TEXT), "versions": Json()})),
+    "results": ListOf(Obj({"variant": TEXT, "seq_len": SEQ_LEN, "threads": THREADS, "latency_ms": LATENCY,
+                           "round_medians_ms": ListOf(MS), "init_ms": Optional(MS),
+                           "first_inference_ms": Optional(MS), "ratio_vs_baseline": Optional(Num(0.0, 1e6))})),
+    "accuracy": ListOf(Obj({"variant": TEXT, "examples": Optional(Int(0, 10**9)), "accuracy": Optional(RATIO),
+                            "agreement": Optional(RATIO), "max_abs_logit_diff": Optional(Num(0.0, 1e12)),
+                            "seq_len": SEQ_LEN})),
+    "skipped": ListOf(Obj({"variant": TEXT, "seq_len": Optional(SEQ_LEN), "reason": TEXT})),
+    "failed": ListOf(Obj({"variant": TEXT, "stage": TEXT, "error": TEXT})),
+})
+
 
 def validate_peers(data: object, source: str = "<peers>") -> None:
     """Raise DataError naming the first missing or wrong field of a peers JSON document."""
@@ -47,6 +87,7 @@ def validate_peers(data: object, source: str = "<peers>") -> None:
         raise DataError(f"{source}: tool {data['tool']!r}, expected {PEERS_TOOL!r} (is this a peers.py output?)")
     if data["schema_version"] != PEERS_SCHEMA_VERSION:
         raise DataError(f"{source}: schema_version {data['schema_version']!r}, expected {PEERS_SCHEMA_VERSION}")
+    check(data, PEERS_SPEC, source)  # every type and range, before the cross-references below
     for i, variant in enumerate(data["variants"]):
         require_keys(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
     names = {v["name"] for v in data["variants"]}

@@ -45,8 +45,20 @@ def _percent(entry: dict | None, key: str) -> float | None:
     return None if not entry or entry.get(key) is None else entry[key] * 100
 
 
+def _markdown_safe(report: BenchReport) -> BenchReport:
+    """A copy whose strings cannot break report.md's tables (``md_escape``); the recommendation and
+    warnings are albert-edge's own sentences and stay as written."""
+    from dataclasses import fields, replace
+
+    from albert_edge.bench_latency.md_escape import md_escaped
+
+    keep = {"recommendation", "warnings"}
+    return replace(report, **{f.name: md_escaped(getattr(report, f.name)) for f in fields(report) if f.name not in keep})
+
+
 def render_markdown(report: BenchReport) -> str:
     """The human report; every number comes from ``report`` (nothing is re-measured)."""
+    report = _markdown_safe(report)
     baseline = report.baseline()
     accuracy = {a["variant"]: a for a in report.accuracy}
     machine = report.machine

@@ -132,6 +132,7 @@ def validate_report(data: dict, source: str = "<report>") -> None:
     require_keys(data, TOP_LEVEL_KEYS, source)
     if data["schema_version"] != SCHEMA_VERSION:
         raise DataError(f"{source}: schema_version {data['schema_version']!r}, expected {SCHEMA_VERSION}")
+    _check_types(data, source)  # every type and range first: the cross-references below index into them
     for i, variant in enumerate(data["variants"]):
         require_keys(variant, VARIANT_KEYS, f"{source}: variants[{i}]")
     names = {v["name"] for v in data["variants"]}
@@ -149,6 +150,64 @@ def validate_report(data: dict, source: str = "<report>") -> None:
         require_keys(acc, ACCURACY_KEYS, f"{source}: accuracy[{i}]")
 
 
+def _report_spec():
+    """The type and range of every field the Markdown, the PNG and the imports read."""
+    from albert_edge.bench_latency.typed import (
+        LATENCY,
+        MS,
+        SEQ_LEN,
+        TEXT,
+        THREADS,
+        Bool,
+        Int,
+        Json,
+        ListOf,
+        Num,
+        Obj,
+        Optional,
+        Str,
+    )
+
+    finite = Num(-1e15, 1e15)
+    memory_mb = Optional(Num(0.0, 1e7))
+    result = Obj({"variant": TEXT, "backend": TEXT, "backend_version": Optional(TEXT), "threads": Optional(THREADS),
+                  "seq_len": Json(), "batch": Optional(Int(1, 1_000_000)), "source": TEXT, "device": Optional(TEXT),
+                  "latency_ms": LATENCY, "samples_ms": ListOf(MS, 10**7), "round_medians_ms": ListOf(MS),
+                  "init_ms": Optional(MS), "first_inference_ms": Optional(MS), "warmup_avg_ms": Optional(MS),
+                  "peak_rss_mb": memory_mb, "rss_before_load_mb": memory_mb, "oversubscribed": Optional(Bool()),
+                  "lengths": Optional(Json()), "op_profile": Optional(ListOf(Json()))},
+                 {"memory": Optional(Json()), "affinity": Json(), "percentiles_us": Optional(Json())})
+    variant = Obj({"name": TEXT, "path": TEXT, "format": TEXT, "size_bytes": Optional(Int(0, 10**13)),
+                   "sha256": Optional(TEXT), "pack_variant": Json(), "is_baseline": Bool()})
+    accuracy = Obj({"variant": TEXT, "examples": Optional(Int(0, 10**9)), "accuracy": Optional(finite),
+                    "agreement": Optional(finite), "max_abs_logit_diff": Optional(finite),
+                    "mean_abs_logit_diff": Optional(finite), "reference": Optional(Json())})
+    settings = Obj({}, {"threads": ListOf(THREADS), "seq_lens": ListOf(SEQ_LEN), "batch": Int(1, 1_000_000),
+                        "runs": Int(0, 10**9), "warmup": Int(0, 10**9), "rounds": Int(0, 1_000_000),
+                        "max_drop": Optional(finite)})
+    machine = Obj({}, {"physical_cores": Optional(Int(1, 100_000)), "cpu_model": Optional(TEXT),
+                       "simd": ListOf(Str(100))})
+    return Obj({"tool": TEXT, "albert_edge_version": TEXT, "created_utc": TEXT, "settings": settings,
+                "machine": machine, "variants": ListOf(variant), "results": ListOf(result),
+                "accuracy": ListOf(accuracy), "thread_scaling": ListOf(Json()), "warnings": ListOf(Json()),
+                "recommendation": Optional(Json())})
+
+
+def _check_types(data: dict, source: str) -> None:
+    """Types and ranges of the whole report, the folded-in peers and ARM sections with their own rules."""
+    from albert_edge.bench_latency.typed import check
+
+    check(data, _report_spec(), source)
+    if data.get("peers") is not None:
+        from albert_edge.bench_latency.peers import validate_peers
+
+        validate_peers(data["peers"], f"{source}: peers")
+    if data.get("arm_emulated") is not None:
+        from albert_edge.arm.report import validate
+
+        validate(data["arm_emulated"], f"{source}: arm_emulated")
+
+
 def load_report(path: str | Path) -> BenchReport:
     """Read and validate a report.json written by ``albert-edge bench``."""
     path = Path(path)
@@ -157,7 +216,10 @@ def load_report(path: str | Path) -> BenchReport:
 
 def read_json_file(path: Path, what: str) -> Any:
     """The parsed JSON of ``path``; DataError "<path>: not a readable <what> (...)" on a read or JSON error."""
+    from albert_edge.jsonfile import load_json_file
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a readable {what} ({exc})") from None
+        return load_json_file(path, DataError)  # bounded: a hostile nesting is one line, not a RecursionError
+    except DataError as exc:
+        detail = str(exc).removeprefix(f"{path}: ")
+        raise DataError(f"{path}: not a readable {what} ({detail})") from None

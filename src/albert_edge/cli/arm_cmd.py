@@ -53,10 +53,12 @@ def run(args: argparse.Namespace) -> int:
     from albert_edge.arm.report import markdown_section, write
     from albert_edge.atomic import ensure_writable_dir
     from albert_edge.errors import DataError
+    from albert_edge.output_claim import claim_output_dir
 
     if args.count < 0 or args.count_padded < 0:
         raise DataError("arm-check: --count and --count-padded must be >= 0")
     ensure_writable_dir(args.out)   # fail before an hour of emulation, not after
+    claim_output_dir(args.out, ("arm_check.json", "arm_check.md"))
     data = arm_check(args.models, args.eval_path, args.cpu, limit=args.limit, count_limit=args.count,
                      count_padded=args.count_padded)
     write(data, args.out)

@@ -91,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.models:
         raise DataError("bench: expected MODEL files (or --import-device-log FILE)")
     from albert_edge.bench_latency.options import BenchOptions
+    from albert_edge.bench_latency.output import REPORT_FILES
     from albert_edge.bench_latency.runner import run_benchmark
+    from albert_edge.output_claim import claim_output_dir
+
+    claim_output_dir(args.out, REPORT_FILES)  # before minutes of timing, not after
 
     options = BenchOptions(
         threads=args.threads, seq_lens=args.seq_len, batch=args.batch, runs=args.runs, warmup=args.warmup,

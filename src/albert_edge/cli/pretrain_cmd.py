@@ -29,6 +29,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from albert_edge.finetune.pretrain import PretrainSettings
     from albert_edge.finetune.recipe import pretrain_files
+    from albert_edge.output_claim import CHECKPOINT_FILES, claim_output_dir
+
+    claim_output_dir(args.out, patterns=CHECKPOINT_FILES)  # before the training, not after it
 
     settings = PretrainSettings(
         steps=args.steps, max_seq_len=args.max_seq_len, batch_size=args.batch_size, learning_rate=args.lr,

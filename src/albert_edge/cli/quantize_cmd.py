@@ -21,8 +21,9 @@ def add_parser(subparsers) -> None:
                     f"against fp32 on --eval (or held-out calibration text); the table goes to DIR/{REPORT_NAME}. "
                     "--mode auto picks the fastest variant whose accuracy drop is within --max-drop, falling back "
                     "the int8 ops that the per-op error table ranks worst to float when needed. When nothing fits, "
-                    "the report and the closest variant (named over_budget_*) are still written, one line says "
-                    "what to relax, and the exit code is 3.")
+                    "the report and the closest variant (named over_budget_*) are still written, into DIR/over_budget/ "
+                    "so that the previous run's files stay as they were; one line says what to relax, and the exit "
+                    "code is 3.")
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory (float weights)")
     parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps)
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
     except QuantizationError as exc:
-        # BudgetNotMetError (exit 3): the report and the over_budget_ best effort are written.
+        # BudgetNotMetError (exit 3): the report and the over_budget_ best effort are written into over_budget/.
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)
             if exc.report.report_path:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.errors import CheckpointError, DataError
 from albert_edge.finetune.tf_model import TfAlbertClassifier, layer_norm
 from albert_edge.finetune.trainer import (
@@ -337,18 +337,22 @@ def write_pretrained(result: PretrainResult, out_dir: str | Path, vocab_path: st
     under ``cls/predictions/`` (which the loaders know to ignore), the config and vocab beside it.
     """
     from albert_edge.model import write_tf1_checkpoint
+    from albert_edge.output_claim import CHECKPOINT_FILES
+    from albert_edge.output_set import OutputSet
 
     out = ensure_writable_dir(out_dir)
     prefix = out / f"model.ckpt-{result.steps}"
-    write_tf1_checkpoint(result.weights, prefix, scheme="brightmart",
-                         extra_tensors={MLM_HEAD_TF1_NAMES[n]: v for n, v in result.head.items()})
-    for old in out.glob("model.ckpt-*.index"):
-        if old.name != f"{prefix.name}.index":
-            stem = old.name[: -len(".index")]
-            for leftover in out.glob(f"{stem}.*"):
-                leftover.unlink()
-    copy_vocab(vocab_path, out)
     log = {"settings": asdict(settings), "steps": result.steps, "seconds": round(result.seconds, 1),
            "interrupted": result.interrupted, "history": result.history, **(extra_log or {})}
-    write_text_atomic(out / "pretrain_log.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+    # One set, swapped in whole (the older step's files go in the same swap); refused beside a
+    # checkpoint albert-edge did not write (output_claim).
+    with OutputSet(out, "pretrain", claims=CHECKPOINT_FILES) as staged:
+        write_tf1_checkpoint(result.weights, staged.stage_dir() / prefix.name, scheme="brightmart",
+                             extra_tensors={MLM_HEAD_TF1_NAMES[n]: v for n, v in result.head.items()})
+        copy_vocab(vocab_path, staged.stage_dir())
+        written = {path.name for path in staged.adopt_staged()}
+        staged.write_text("pretrain_log.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+        for old in out.glob("model.ckpt-*"):
+            if old.name not in written:
+                staged.remove_stale(old.name)
     return prefix

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.data import Example, label_ids
 from albert_edge.errors import DataError
 from albert_edge.finetune.tf_model import TfAlbertClassifier
@@ -413,12 +413,10 @@ def write_finetuned(
     ``finetune_log.json``. Only model variables are written, no optimizer slots.
     """
     from albert_edge.model import write_tf1_checkpoint
+    from albert_edge.output_claim import CHECKPOINT_FILES
+    from albert_edge.output_set import OutputSet
 
     out = ensure_writable_dir(out_dir)
-    prefix = out / f"model.ckpt-{result.best_step}"
-    write_tf1_checkpoint(result.weights, prefix, scheme="brightmart")
-    copy_vocab(vocab_path, out)
-    write_text_atomic(out / "labels.txt", "\n".join(labels) + "\n")
     log = {
         "settings": asdict(settings),
         "best_dev_accuracy": result.best_dev_accuracy,
@@ -428,6 +426,13 @@ def write_finetuned(
         "history": result.history,
         **(extra_log or {}),
     }
-    write_text_atomic(out / "finetune_log.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+    # One set, swapped in whole; refused beside a checkpoint albert-edge did not write (output_claim).
+    with OutputSet(out, "finetune", claims=CHECKPOINT_FILES) as staged:
+        write_tf1_checkpoint(result.weights, staged.stage_dir() / f"model.ckpt-{result.best_step}", scheme="brightmart")
+        copy_vocab(vocab_path, staged.stage_dir())
+        staged.adopt_staged()
+        staged.write_text("labels.txt", "\n".join(labels) + "\n")
+        staged.write_text("finetune_log.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+    prefix = out / f"model.ckpt-{result.best_step}"
     result.checkpoint_prefix = prefix
     return prefix

@@ -35,6 +35,9 @@ FORMATS = ("tflite", "onnx")
 REPORT_NAME = "quantize_report.json"
 #: Prefix of the files written when no variant meets the budget (the best effort, marked in its name).
 OVER_BUDGET_PREFIX = "over_budget_"
+# A run that meets no budget (exit 3) writes its report and best effort here, inside --out: the
+# previous run's shippable model and report stay exactly as they were.
+OVER_BUDGET_DIR = "over_budget"
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
@@ -442,14 +445,14 @@ def quantize_checkpoint(
     report.seconds = time.perf_counter() - started
 
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
-    with OutputSet(out) as staged:
+    with OutputSet(out / OVER_BUDGET_DIR if over_budget else out) as staged:
         for r in results:
             if r.file:
                 staged.write_bytes(r.file, packed[r.key])
         for name in dict.fromkeys(stale):
             if name not in {r.file for r in results}:
                 staged.remove_stale(name)
-        report.report_path = str(out / REPORT_NAME)
+        report.report_path = str(staged.directory / REPORT_NAME)
         staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
     if over_budget:
         error = BudgetNotMetError(report.relax or "no quantized variant meets the budget")
@@ -478,7 +481,7 @@ def _relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -
         what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
     relax = " and ".join(what) if what else "the budget"
     return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
-            f"{'; '.join(failures)}), is written as {OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
+            f"{'; '.join(failures)}), is written as {OVER_BUDGET_DIR}/{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
             f"relax {relax} to accept it")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import DataError
+from albert_edge.jsonfile import MAX_DEPTH, json_depth
 
 
 def iter_jsonl_rows(path: str | os.PathLike[str], what: str,
@@ -38,8 +39,11 @@ def iter_jsonl_rows(path: str | os.PathLike[str], what: str,
         where = f"{path}:{number}"
         if max_line_chars is not None and len(line) > max_line_chars:
             raise DataError(f"{where}: line longer than {max_line_chars} characters")
+        depth = json_depth(line)  # json.loads recurses per level: [[[[... is a RecursionError, not a line
+        if depth > MAX_DEPTH:
+            raise DataError(f"{where}: JSON nested {depth} levels deep (at most {MAX_DEPTH} accepted)")
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise DataError(f"{where}: not JSON ({exc})") from None
         yield number, where, row

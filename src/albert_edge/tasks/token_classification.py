@@ -19,7 +19,6 @@ names as a TF1 sentence classifier (``output_weights``/``output_bias``), so it n
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -42,9 +41,14 @@ def declares_token_classification(checkpoint: str | os.PathLike[str] | None) -> 
         return False
     path = Path(checkpoint)
     config = (path if path.is_dir() else path.parent) / "config.json"
+    if not config.is_file():
+        return False
+    from albert_edge.errors import AlbertEdgeError
+    from albert_edge.jsonfile import load_json_file
+
     try:
-        architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
-    except (OSError, ValueError, AttributeError):
+        architectures = load_json_file(config, AlbertEdgeError).get("architectures") or []
+    except (AlbertEdgeError, OSError, AttributeError):
         return False
     return any(isinstance(a, str) and a.endswith("ForTokenClassification") for a in architectures)
 
