@@ -32,6 +32,7 @@ import numpy as np
 from albert_edge.errors import ConversionError
 from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, encode, layer_plan
 from albert_edge.tasks import Task, get_task
+from albert_edge.tasks.base import uses_weight
 
 GELU_FORMS = ("config", "exact", "tanh", "tanh_ops")
 ATTENTION_LAYOUTS = ("transpose_k", "adj_y")
@@ -97,7 +98,7 @@ def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = 
     scale = 1.0 / math.sqrt(config.hidden_size // config.num_attention_heads)
     arrays: dict[str, np.ndarray] = {}
     for name, value in weights.tensors.items():
-        if not task.uses_weight(name):
+        if not uses_weight(task, name):
             continue
         arrays[name] = np.asarray(value, dtype=np.float32)
     for group, inner in sorted(set(layer_plan(config))):
