@@ -147,7 +147,7 @@ def _questions(options: Mapping[str, Any], read_rows: ReadRows) -> list[tuple[st
             raise DataError(f"{file}: a .jsonl file carries its own questions; drop --question")
         return [(f"{file}:{e.line}", e.question, e.context, [t for t, _ in e.answers] or None)
                 for e in read_qa_jsonl(file)]
-    out = []
+    out: list[tuple[str, str, str, list[str] | None]] = []
     for where, _, text_a, text_b in read_rows():
         if question is not None:
             if text_b is not None:
