@@ -70,11 +70,7 @@ def test_classification_declares_outputs_shapes_and_head_weights():
     weights = random_weights(SMALL, num_labels=3)
     task = SequenceClassification()
     assert task.outputs() == ("logits",)
-    from albert_edge.convert.onnx_graph import build_onnx_model
-
-    [logits] = build_onnx_model(weights, task).graph.output  # the head declares its shapes to the ONNX graph
-    assert logits.name == "logits"
-    assert [d.dim_param or d.dim_value for d in logits.type.tensor_type.shape.dim] == ["batch", 3]
+    assert task.output_shapes(SMALL, weights) == {"logits": ["batch", 3]}
     assert uses_weight(task, "classifier.kernel") and uses_weight(task, "pooler.bias")
     assert uses_weight(task, "encoder.group0.inner0.ffn.output.kernel")
     assert task.tolerances["fp32"]["logits"] == 1e-4
@@ -288,15 +284,11 @@ class _PerTokenLogits(SequenceClassification):
     def outputs(self):
         return ("token_logits",)
 
-    def tf_head(self, tf, params, sequence, attention_mask):
-        shape = tf.shape(sequence)
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
-        return {"token_logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]))}
+    def output_shapes(self, config, weights):
+        return {"token_logits": ["batch", "sequence", self.num_labels(weights)]}
 
-    def onnx_head(self, builder, sequence, attention_mask):
-        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["token_logits"])
-        return [("token_logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+    def head(self, ops, sequence, attention_mask):
+        return {"token_logits": ops.named(ops.token_dense(sequence, "classifier"), "token_logits")}
 
     def parity_expected(self, reference, attention_mask):
         kernel = self.weights.tensors["classifier.kernel"].astype(np.float64)

@@ -162,6 +162,10 @@ class Task(ABC):
     def outputs(self) -> tuple[str, ...]:
         """Names of the serving signature's outputs (the pack's ``outputs`` list), in order."""
 
+    @abstractmethod
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        """Output name -> shape with symbolic dims ("batch", "sequence")."""
+
     def check_weights(self, weights: Any) -> None:
         """Raise ConversionError naming the checkpoint when the head's weights are missing."""
         missing = [p for p in self.required_weights if p not in weights.tensors]
@@ -169,17 +173,14 @@ class Task(ABC):
             raise ConversionError(f"{weights.source}: task {self.name} needs {', '.join(missing)}, "
                                   "the checkpoint has none")
 
-    # ------------------------------------------------------------------ graph heads
+    # ------------------------------------------------------------------ the head
     @abstractmethod
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        """TF ops on the encoder output: ``sequence`` [batch, seq, H] float32, ``attention_mask``
-        int32 [batch, seq] -> {output name: tensor}. Ops must lower to TFLite builtins."""
-
-    @abstractmethod
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        """ONNX nodes on the encoder output (``builder`` is an OnnxGraphBuilder); returns (name, shape)
-        per graph output, in ``outputs()`` order, with symbolic dims ("batch", "sequence"). Each
-        output must be produced under its name."""
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """The head on the encoder output, written once in ``ops`` (an ``EncoderOps`` of
+        ``albert_edge.model.skeleton``: the TF graph for TFLite, the ONNX builder, the training
+        model): ``sequence`` [batch, seq, H], ``attention_mask`` int [batch, seq] -> {output name:
+        tensor} for every name of ``outputs()``, each made a graph output by an op given its name
+        (``named``, ``split``, ``tanh(..., name=)``) or the encoder's own ``last_hidden_state``."""
 
     # ------------------------------------------------------------------ judging
     @abstractmethod

@@ -21,15 +21,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from albert_edge.errors import ConversionError, ModelFileError
+from albert_edge.model.skeleton import MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS
 from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.metrics import Budget, normal_quantile
 
 POOLING_MODES = ("none", "cls", "mean", "max")
-#: sentence-transformers' Pooling: a masked token's value before the max, and the mean's count floor.
-MAX_POOL_MASKED = -1e9
-MEAN_POOL_MIN_COUNT = 1e-9
-#: torch.nn.functional.normalize's floor on the norm.
-NORM_EPS = 1e-12
 NEIGHBOURS = 5
 
 
@@ -196,63 +192,30 @@ class FeatureExtraction(Task):
             return ("last_hidden_state", "pooled_output")
         return ("sentence_embedding",) if self.pooling_in_graph else ("last_hidden_state",)
 
-    def _output_shapes(self, config: Any) -> dict[str, list[str | int]]:
-        """Output name -> shape with symbolic dims ("batch", "sequence")."""
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
         h = int(config.hidden_size)
         shapes: dict[str, list[str | int]] = {"last_hidden_state": ["batch", "sequence", h], "pooled_output": ["batch", h],
                                               "sentence_embedding": ["batch", h]}
         return {name: shapes[name] for name in self.outputs()}
 
-    # ------------------------------------------------------------------ graph heads
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        batch, hidden = shape[0], sequence.shape[-1]
+    # ------------------------------------------------------------------ the head
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """BERT's pooler beside the hidden states ("none"), the hidden states alone (pooled by the
+        runtime), or the pooled, optionally normalised sentence embedding."""
         if self.pooling == "none":
-            first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
-            pooled = tf.tanh(tf.matmul(first, params["pooler.kernel"]) + params["pooler.bias"])
+            pooled = ops.tanh(ops.dense(ops.first_token(sequence), "pooler"), name="pooled_output")
             return {"last_hidden_state": sequence, "pooled_output": pooled}
         if not self.pooling_in_graph:
             return {"last_hidden_state": sequence}
         if self.pooling == "cls":
-            x = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
+            x = ops.first_token(sequence)
+        elif self.pooling == "mean":
+            x = ops.masked_mean(sequence, attention_mask)
         else:
-            # RESHAPE, not expand_dims/[..., None]: the latter can become a non-builtin StridedSlice.
-            mask = tf.reshape(tf.cast(attention_mask, tf.float32), tf.stack([batch, shape[1], 1]))
-            if self.pooling == "mean":
-                x = tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), MEAN_POOL_MIN_COUNT)
-            else:
-                x = tf.reduce_max(sequence + (mask - 1.0) * -MAX_POOL_MASKED, axis=1)
+            x = ops.masked_max(sequence, attention_mask)
         if self.normalize:
-            x = x * tf.math.rsqrt(tf.maximum(tf.reduce_sum(x * x, axis=-1, keepdims=True), NORM_EPS * NORM_EPS))
-        return {"sentence_embedding": tf.identity(x, name="sentence_embedding")}
-
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        shapes = self._output_shapes(builder.config)
-        if self.pooling == "none":
-            first = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-            builder.op("Tanh", [builder.dense(first, "pooler")], outputs=["pooled_output"])
-            return [("last_hidden_state", shapes["last_hidden_state"]), ("pooled_output", shapes["pooled_output"])]
-        if not self.pooling_in_graph:
-            return [("last_hidden_state", shapes["last_hidden_state"])]
-        if self.pooling == "cls":
-            x = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-        else:
-            mask = builder.op("Cast", [builder.op("Unsqueeze", [attention_mask, builder.const([2], np.int64)])], to=1)
-            axis = builder.const([1], np.int64)
-            if self.pooling == "mean":
-                total = builder.op("ReduceSum", [builder.op("Mul", [sequence, mask]), axis], keepdims=0)
-                count = builder.op("Max", [builder.op("ReduceSum", [mask, axis], keepdims=0),
-                                           builder.const(MEAN_POOL_MIN_COUNT)])
-                x = builder.op("Div", [total, count])
-            else:
-                offset = builder.op("Mul", [builder.op("Sub", [mask, builder.const(1.0)]), builder.const(-MAX_POOL_MASKED)])
-                x = builder.op("ReduceMax", [builder.op("Add", [sequence, offset])], axes=[1], keepdims=0)
-        if self.normalize:
-            squares = builder.op("ReduceSum", [builder.op("Mul", [x, x]), builder.const([-1], np.int64)], keepdims=1)
-            norm = builder.op("Max", [builder.op("Sqrt", [squares]), builder.const(NORM_EPS)])
-            x = builder.op("Div", [x, norm])
-        builder.op("Identity", [x], outputs=["sentence_embedding"])
-        return [("sentence_embedding", shapes["sentence_embedding"])]
+            x = ops.l2_normalize(x)
+        return {"sentence_embedding": ops.named(x, "sentence_embedding")}
 
     # ------------------------------------------------------------------ post-processing and judging
     def embeddings(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:

@@ -150,21 +150,13 @@ class QuestionAnswering(Task):
     def outputs(self) -> tuple[str, ...]:
         return ("start_logits", "end_logits")
 
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        # One 2-D MatMul (FULLY_CONNECTED) over all positions, then [B, S, 2] unstacked (UNPACK).
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["qa_outputs.kernel"]) + params["qa_outputs.bias"]
-        start, end = tf.unstack(tf.reshape(logits, tf.stack([shape[0], shape[1], 2])), num=2, axis=2)
-        return {"start_logits": tf.identity(start, name="start_logits"),
-                "end_logits": tf.identity(end, name="end_logits")}
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"start_logits": ["batch", "sequence"], "end_logits": ["batch", "sequence"]}
 
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        logits = builder.dense(sequence, "qa_outputs")
-        for index, name in enumerate(self.outputs()):
-            # Gather with a scalar index drops the last axis: [B, S, 2] -> [B, S].
-            builder.op("Gather", [logits, builder.const(index, np.int64)], outputs=[name], axis=2)
-        return [(name, ["batch", "sequence"]) for name in self.outputs()]
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """The span layer at every position, [B, S, 2], split into the start and end logits."""
+        names = self.outputs()
+        return dict(zip(names, ops.split(ops.token_dense(sequence, "qa_outputs"), names)))
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
         span = reference.span_logits

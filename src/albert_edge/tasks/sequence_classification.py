@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from albert_edge.model.skeleton import POOLER_SITE
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
 from albert_edge.tasks.metrics import Budget, agreement_lower_bound, min_judge_rows
@@ -209,18 +210,13 @@ class SequenceClassification(ClassifierHeadTask):
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
 
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        hidden = params["pooler.kernel"].shape[0]
-        batch = tf.shape(sequence)[0]
-        first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
-        pooled = tf.tanh(tf.matmul(first, params["pooler.kernel"]) + params["pooler.bias"])
-        return {"logits": tf.matmul(pooled, params["classifier.kernel"]) + params["classifier.bias"]}
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"logits": ["batch", self.num_labels(weights)]}
 
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        first = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-        pooled = builder.op("Tanh", [builder.dense(first, "pooler")])
-        builder.op("Identity", [builder.dense(pooled, "classifier")], outputs=["logits"])
-        return [("logits", ["batch", self.num_labels(builder.weights)])]
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """BERT's pooler (tanh of a dense layer on [CLS]), dropout while training, the classifier."""
+        pooled = ops.dropout(ops.tanh(ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
+        return {"logits": ops.named(ops.dense(pooled, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"logits": reference.logits, "hidden": reference.last_hidden_state}

@@ -173,8 +173,7 @@ class SequenceRegression(ClassifierHeadTask):
         Column("max abs Δscore", "max_abs_diff", ".3g"))
 
     # The head is sentence classification's (pooler, then one dense layer); only its width differs.
-    tf_head = SequenceClassification.tf_head
-    onnx_head = SequenceClassification.onnx_head
+    head = SequenceClassification.head
     parity_expected = SequenceClassification.parity_expected
     parity_required = SequenceClassification.parity_required
     judged_values = SequenceClassification.judged_values
@@ -194,6 +193,9 @@ class SequenceRegression(ClassifierHeadTask):
 
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
+
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"logits": ["batch", 1]}
 
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> RegressionDrift:
         return regression_drift(values, baseline, labels)

@@ -129,16 +129,12 @@ class TokenClassification(ClassifierHeadTask):
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
 
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        # One 2-D MatMul (FULLY_CONNECTED in TFLite) over all positions, then back to [B, S, C].
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
-        return {"logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]), name="logits")}
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"logits": ["batch", "sequence", self.num_labels(weights)]}
 
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["logits"])
-        return [("logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """The classifier at every position: [B, S, C] logits."""
+        return {"logits": ops.named(ops.token_dense(sequence, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"logits": reference.token_logits, "hidden": reference.last_hidden_state}
