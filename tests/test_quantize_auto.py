@@ -96,7 +96,7 @@ def _flips(n: int, flips: int, flip_margin: float, margin: float = 3.0):
 
 
 def test_min_judge_rows_is_where_a_perfect_score_reaches_the_bound():
-    from albert_edge.tasks.sequence_classification import min_judge_rows
+    from albert_edge.tasks.metrics import min_judge_rows
 
     n = min_judge_rows(0.99, 0.95)
     assert n == 268

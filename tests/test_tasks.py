@@ -20,6 +20,7 @@ from albert_edge.tasks import (
     get_task,
     task_of_pack,
 )
+from albert_edge.tasks.base import uses_weight
 from albert_edge.tasks.feature_extraction import embedding_drift, l2_normalize, neighbour_agreement, pool
 
 SMALL = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
@@ -52,7 +53,7 @@ def test_quantize_console_table_shows_each_tasks_own_drift_columns():
         table = QuantizeReport("ckpt", "dynamic", budget, {}, {}, {}, [variant]).table()
         assert header in table.splitlines()[0]
         assert len(table.splitlines()[2].split()) >= 3 + len(drift.table_columns())
-    from albert_edge.tasks.sequence_classification import agreement_lower_bound
+    from albert_edge.tasks.metrics import agreement_lower_bound
 
     bound = np.floor(agreement_lower_bound(0.9, 30, 0.95) * 1000) / 1000
     assert cases["ent F1"].relax_hints(budget) == ["--max-drop 10", f"--min-agreement {bound:g} (or judge on more --eval rows)"]
@@ -70,8 +71,8 @@ def test_classification_declares_outputs_shapes_and_head_weights():
     task = SequenceClassification()
     assert task.outputs() == ("logits",)
     assert task.output_shapes(SMALL, weights) == {"logits": ["batch", 3]}
-    assert task.uses_weight("classifier.kernel") and task.uses_weight("pooler.bias")
-    assert task.uses_weight("encoder.group0.inner0.ffn.output.kernel")
+    assert uses_weight(task, "classifier.kernel") and uses_weight(task, "pooler.bias")
+    assert uses_weight(task, "encoder.group0.inner0.ffn.output.kernel")
     assert task.tolerances["fp32"]["logits"] == 1e-4
 
 
@@ -83,8 +84,8 @@ def test_classification_declares_outputs_shapes_and_head_weights():
 def test_feature_extraction_outputs_follow_pooling(pooling, in_graph, outputs):
     task = FeatureExtraction(pooling, pooling_in_graph=in_graph)
     assert task.outputs() == outputs
-    assert task.uses_weight("pooler.kernel") == (pooling == "none")
-    assert not task.uses_weight("classifier.kernel")
+    assert uses_weight(task, "pooler.kernel") == (pooling == "none")
+    assert not uses_weight(task, "classifier.kernel")
 
 
 def test_classification_on_a_headless_checkpoint_names_the_checkpoint():
@@ -150,7 +151,7 @@ def test_embedding_budget_rejects_low_cosine_and_choose_logs_the_summary():
 def test_mean_cosine_is_judged_by_its_lower_confidence_bound():
     """A judge-set mean that clears 0.999 by less than its own noise does not pass (as agreement's Wilson bound)."""
     from albert_edge.tasks.feature_extraction import EmbeddingDrift
-    from albert_edge.tasks.sequence_classification import normal_quantile
+    from albert_edge.tasks.metrics import normal_quantile
 
     budget = Budget(min_cosine=0.995, min_mean_cosine=0.999, confidence=0.95)
     few = EmbeddingDrift(50, 0.9991, 0.996, 1.0, 5, cosine_sd=0.002)
@@ -278,29 +279,23 @@ class _PerTokenLogits(SequenceClassification):
     def __init__(self, weights) -> None:
         self.weights = weights  # the judge below needs the head weights
 
-    def required_weights(self):
-        return ("classifier.kernel", "classifier.bias")
+    required_weights = ("classifier.kernel", "classifier.bias")
 
     def outputs(self):
         return ("token_logits",)
 
-    def tf_head(self, tf, params, sequence, attention_mask):
-        shape = tf.shape(sequence)
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
-        return {"token_logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]))}
+    def output_shapes(self, config, weights):
+        return {"token_logits": ["batch", "sequence", self.num_labels(weights)]}
 
-    def onnx_head(self, builder, sequence, attention_mask):
-        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["token_logits"])
-        return [("token_logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+    def head(self, ops, sequence, attention_mask):
+        return {"token_logits": ops.named(ops.token_dense(sequence, "classifier"), "token_logits")}
 
     def parity_expected(self, reference, attention_mask):
         kernel = self.weights.tensors["classifier.kernel"].astype(np.float64)
         return {"token_logits": reference.last_hidden_state @ kernel + self.weights.tensors["classifier.bias"],
                 "hidden": reference.last_hidden_state}
 
-    def parity_required(self):
-        return ("token_logits",)
+    parity_required = ("token_logits",)
 
 
 def test_a_new_task_converts_and_passes_parity_without_touching_the_converter():

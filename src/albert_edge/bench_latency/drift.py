@@ -1,10 +1,10 @@
 """What each variant costs in accuracy, in its task's own metric, against the baseline.
 
-The baseline's pack names the task and the task object measures (``Task.bench_drift``): the
-runtime tasks judge what their runtime returns (a classifier's accuracy and agreement, entities,
-answers, embeddings); a task with no runtime of its own is judged here as quantize judges it
-(``measure_judged_drift``). Every variant must be a model of the same task. Not timed: this runs
-in the parent process.
+The baseline's pack names the task and ``bench_drift_of`` says how it is measured: the tasks with
+a runtime of their own are judged on what that runtime returns (a classifier's accuracy and
+agreement, entities, answers, embeddings: ``task_drift.RUNTIME_DRIFT``); any other task is judged
+here as quantize judges it (``measure_judged_drift``), in the table the task declares. Every
+variant must be a model of the same task. Not timed: this runs in the parent process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from albert_edge.bench_latency.task_drift import RUNTIME_DRIFT, BenchDrift, drift_markdown
 from albert_edge.errors import ModelFileError
+from albert_edge.tasks import TASK_NAMES, Task, task_class
 
 
 def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
@@ -33,24 +35,46 @@ def measure_drift(variants: Sequence[tuple[str, Path]], baseline: str, eval_path
     for name, path in variants:
         if tasks[name].name != task.name:
             raise ModelFileError(f"{path}: pack task is {tasks[name].name}, the baseline's is {task.name}")
-    entries = task.bench_drift(variants, baseline, eval_path, reference, threads)
+    entries = bench_drift_of(task.name).measure(task, variants, baseline, eval_path, reference, threads)
     for entry in entries:
         entry.setdefault("task", task.name)
     return entries
 
 
+def bench_drift_of(name: str) -> BenchDrift:
+    """How the bench measures and shows the drift of task ``name``: its runtime's measure and table,
+    else quantize's judgement (``measure_judged_drift``) in the table the task class declares. A
+    name this version does not know (a report from a newer one) gets every number of its entries."""
+    if name in RUNTIME_DRIFT:
+        return RUNTIME_DRIFT[name]
+    cls = task_class(name) if name in TASK_NAMES else Task
+    return BenchDrift(_judged, cls.drift_title, cls.drift_columns)
+
+
+def drift_section(name: str, entries: Sequence[dict]) -> list[str]:
+    """The bench report's drift section of task ``name`` for ``entries`` (its ``measure_drift`` output)."""
+    spec = bench_drift_of(name)
+    return drift_markdown(spec.title, spec.columns, entries)
+
+
+def _judged(task: Any, variants: Sequence[tuple[str, Path]], baseline: str, eval_path: str | os.PathLike[str],
+            reference: Any = None, threads: int | None = None) -> list[dict]:
+    """``measure_judged_drift`` as a bench measure: no numpy-reference comparison (``reference`` is ignored)."""
+    return measure_judged_drift(task, variants, baseline, eval_path, threads)
+
+
 def eval_samples(task: Any, eval_path: str | os.PathLike[str], tokenizer: Any, max_seq_len: int,
                  min_texts: int = 2) -> tuple[list[dict[str, np.ndarray]], np.ndarray | None]:
     """(batch-1 samples, gold or None) of an eval file, as the model runs it: the task's own labelled
-    format when ``Task.reads_labelled`` says so (a classifier's TSV rows and pairs, a NER ``.jsonl``'s
+    format when the task's ``eval_format`` says so (a classifier's TSV rows and pairs, a NER ``.jsonl``'s
     texts, every question/context window of a QA ``.jsonl``), else one text per line at its real length.
     Bench drift judges on these samples and ``--seq-len real`` times their lengths."""
     from albert_edge.errors import DataError
     from albert_edge.quantize.calibration import encode_calibration, read_calibration_texts
     from albert_edge.tokenizer import Preprocessor
 
-    if task.reads_labelled(eval_path):
-        own = task.labelled_samples(eval_path, tokenizer, max_seq_len)
+    if task.eval_format.reads_labelled(eval_path):
+        own = task.eval_format.labelled_samples(eval_path, tokenizer, max_seq_len, task.labels)
         if own is None:
             raise DataError(f"{eval_path}: task {task.name} has no labelled eval format; give one text per line")
         return own

@@ -219,20 +219,19 @@ def _unstable_block(report: BenchReport) -> list[str]:
 
 
 def _drift_sections(accuracy: list[dict]) -> list[str]:
-    """The drift table of each task in the report, as the task declares it (``Task.drift_markdown``).
+    """The drift table of each task in the report (``drift.drift_section``).
 
     Entries written before they named their task are classification entries; a task this version
     does not know (a report from a newer one) gets every number of its entries.
     """
-    from albert_edge.tasks import TASK_NAMES, Task, task_class
+    from albert_edge.bench_latency.drift import drift_section
 
     by_task: dict[str, list[dict]] = {}
     for entry in accuracy:
         by_task.setdefault(entry.get("task") or "sequence_classification", []).append(entry)
     out: list[str] = []
     for name, entries in by_task.items():
-        cls = task_class(name) if name in TASK_NAMES else Task
-        out += cls.drift_markdown(entries)
+        out += drift_section(name, entries)
     return out
 
 

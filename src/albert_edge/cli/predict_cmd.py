@@ -1,18 +1,18 @@
 """``albert-edge predict MODEL [TEXT ...]``: run a packed .tflite/.onnx file on texts.
 
-The file's pack names its task, and the task object does the rest (``Task.predict``): a
-classifier prints ``label<TAB>score<TAB>text`` per text, a token classifier one
-``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a question answerer
+The file's pack names its task, and the task's serving adapter does the rest
+(``runtime/serving.py``): a classifier prints ``label<TAB>score<TAB>text`` per text, a token
+classifier one ``label<TAB>start<TAB>end<TAB>score<TAB>text`` line per entity, a question answerer
 ``start<TAB>end<TAB>score<TAB>answer``; ``--json`` prints one object per input. A task with
 no runtime of its own runs through the generic ``TaskModel`` and prints its ``interpret`` result.
-Each task declares the flags it reads (``Task.predict_flags``: ``--batch-size``, ``--stride``,
+Each adapter declares the flags it reads (``Serving.flags``: ``--batch-size``, ``--stride``,
 ``--question``, ...); this module adds them all and refuses one given to a model of another task.
 
 Texts come from the arguments, else ``--file``, else stdin (one per line, blank lines
 skipped). A TAB inside a line separates the two texts of a sentence pair; with
 ``--labelled`` the first column is a gold label (the evaluate TSV format) and is echoed.
 A ``.jsonl`` ``--file`` is the task's own input format, for tasks that have one
-(``Task.predict_jsonl``). Imports only the runtime: never TensorFlow.
+(``Serving.jsonl``). Imports only the runtime: never TensorFlow.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from albert_edge.cli.arg_types import positive_int
 from albert_edge.errors import DataError
 from albert_edge.runtime.backends import BACKEND_NAMES
-from albert_edge.tasks.base import Row
+from albert_edge.runtime.serving import Row, serving_of
 
 
 def add_parser(subparsers) -> None:
@@ -51,13 +51,13 @@ def add_parser(subparsers) -> None:
 def task_flags() -> dict[str, dict[str, Any]]:
     """Every registered task's predict flags, one argparse entry each; a flag two tasks read is
     declared once with both helps (their defaults must agree). A ``type`` given as a string names a
-    converter in ``cli/arg_types.py`` (tasks sit below the CLI and do not import it)."""
+    converter in ``cli/arg_types.py`` (the runtime sits below the CLI and does not import it)."""
     from albert_edge.cli import arg_types
     from albert_edge.tasks import task_classes
 
     merged: dict[str, dict[str, Any]] = {}
     for cls in task_classes():
-        for flag, keywords in cls.predict_flags.items():
+        for flag, keywords in serving_of(cls.name).flags.items():
             if flag in merged:
                 if keywords.get("help") and keywords["help"] not in merged[flag].get("help", ""):
                     merged[flag]["help"] = f"{merged[flag]['help']}; {keywords['help']}"
@@ -76,9 +76,9 @@ def _refuse_foreign_flags(args: argparse.Namespace, task: Any, parser_defaults: 
     """A flag no task of this model reads, given a non-default value, is a mistake worth one line."""
     from albert_edge.tasks import task_classes
 
-    own = set(type(task).predict_flags)
+    own = set(serving_of(task).flags)
     for cls in task_classes():
-        for flag in cls.predict_flags:
+        for flag in serving_of(cls.name).flags:
             dest = _flag_dest(flag)
             if flag not in own and getattr(args, dest, None) != parser_defaults.get(dest):
                 raise DataError(f"{args.model}: {flag} is for {cls.name} models; this model's task is {task.name}")
@@ -145,13 +145,14 @@ def run(args: argparse.Namespace) -> int:
     from albert_edge.runtime.pack import read_model_bytes, read_pack_bytes
     from albert_edge.tasks import task_classes
 
-    # One read of the model: the pack says which task it is, then the task runs the same bytes.
+    # One read of the model: the pack says which task it is, then its adapter runs the same bytes.
     data = read_model_bytes(args.model)
     task = read_pack_bytes(data, str(args.model)).task_object(str(args.model))
+    serving = serving_of(task)
     defaults = {_flag_dest(flag): keywords.get("default") for flag, keywords in task_flags().items()}
     _refuse_foreign_flags(args, task, defaults)
-    if args.file is not None and str(args.file).lower().endswith(".jsonl") and not task.predict_jsonl:
-        readers = ", ".join(cls.name for cls in task_classes() if cls.predict_jsonl) or "none"
+    if args.file is not None and str(args.file).lower().endswith(".jsonl") and not serving.jsonl:
+        readers = ", ".join(cls.name for cls in task_classes() if serving_of(cls.name).jsonl) or "none"
         raise DataError(f"{args.file}: .jsonl input is read by models of a task with its own format ({readers}); "
                         f"this model's task is {task.name}: give one text per line")
 
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             raise DataError(f"{source}: no texts to run")
         return rows
 
-    for record, lines in task.predict(data, str(args.model), vars(args), read_rows):
+    for record, lines in serving.predict(task, data, str(args.model), vars(args), read_rows):
         if args.json:
             print(json.dumps(record, ensure_ascii=False))
         else:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from albert_edge.errors import ConversionError
-from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, encode
+from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS, encode
 from albert_edge.tasks import Task, get_task
 
 OPSET = 17
@@ -32,7 +32,8 @@ class OnnxGraphBuilder:
     """Accumulates nodes and initializers; the ``EncoderOps`` of the ONNX target.
 
     ``albert_edge.model.skeleton.encode`` calls the ops methods below in the order of the
-    equations; task heads call ``op``, ``const``, ``weight`` and ``dense`` directly.
+    equations, and the task's ``head`` the head ops; a head op given a ``name`` produces that
+    graph output itself.
     """
 
     def __init__(self, weights: Any, fp16: bool = False) -> None:
@@ -170,14 +171,55 @@ class OnnxGraphBuilder:
     def output(self, x: str) -> str:
         return self.op("Identity", [x], outputs=[HIDDEN_OUTPUT])
 
+    # ------------------------------------------------------------------ head ops (on [batch, seq, H])
+    def first_token(self, x: str) -> str:
+        return self.op("Gather", [x, self.const(0, np.int64)], axis=1)
+
+    def tanh(self, x: str, name: str | None = None) -> str:
+        return self.op("Tanh", [x], outputs=[name] if name else None)
+
+    def token_dense(self, x: str, prefix: str) -> str:
+        return self.dense(x, prefix)
+
+    def _float_mask(self, mask: str) -> str:
+        """int32 [batch, seq] -> float [batch, seq, 1]."""
+        return self.op("Cast", [self.op("Unsqueeze", [mask, self.const([2], np.int64)])], to=1)
+
+    def masked_mean(self, x: str, mask: str) -> str:
+        m = self._float_mask(mask)
+        axis = self.const([1], np.int64)
+        total = self.op("ReduceSum", [self.op("Mul", [x, m]), axis], keepdims=0)
+        count = self.op("Max", [self.op("ReduceSum", [m, axis], keepdims=0), self.const(MEAN_POOL_MIN_COUNT)])
+        return self.op("Div", [total, count])
+
+    def masked_max(self, x: str, mask: str) -> str:
+        offset = self.op("Mul", [self.op("Sub", [self._float_mask(mask), self.const(1.0)]), self.const(-MAX_POOL_MASKED)])
+        return self.op("ReduceMax", [self.op("Add", [x, offset])], axes=[1], keepdims=0)
+
+    def l2_normalize(self, x: str) -> str:
+        squares = self.op("ReduceSum", [self.op("Mul", [x, x]), self.const([-1], np.int64)], keepdims=1)
+        return self.op("Div", [x, self.op("Max", [self.op("Sqrt", [squares]), self.const(NORM_EPS)])])
+
+    def split(self, x: str, names: tuple[str, ...]) -> list[str]:
+        # Gather with a scalar index drops the last axis: [B, S, k] -> [B, S].
+        return [self.op("Gather", [x, self.const(index, np.int64)], outputs=[name], axis=2)
+                for index, name in enumerate(names)]
+
+    def named(self, x: str, name: str) -> str:
+        return self.op("Identity", [x], outputs=[name])
+
     def build(self, task: Task):
         """The ModelProto: inputs int32 [batch, sequence], the encoder, then ``task``'s head and outputs."""
         from onnx import TensorProto, helper
 
         sequence = encode(self, self.config, *INPUT_NAMES)
         inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, ["batch", "sequence"]) for n in INPUT_NAMES]
-        outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
-                   for name, shape in task.onnx_head(self, sequence, "attention_mask")]
+        produced = task.head(self, sequence, "attention_mask")
+        shapes = task.output_shapes(self.config, self.weights)
+        missing = [name for name in task.outputs() if produced.get(name) != name]
+        if missing:
+            raise ConversionError(f"task {task.name}: its head does not produce the graph output {missing[0]!r}")
+        outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shapes[name]) for name in task.outputs()]
         graph = helper.make_graph(self.nodes, "albert_edge", inputs, outputs, initializer=self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="albert-edge")
         # ORT 1.32 reads IR 10; pinning it keeps the file loadable by older mobile runtimes too.

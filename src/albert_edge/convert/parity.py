@@ -178,7 +178,7 @@ def check_parity(
     return ParityResult(file=label, format=fmt, variant=variant, task=task.name,
                         max_abs_logit=worst.get("logits"), max_abs_hidden=worst.get("hidden"),
                         max_abs_pooled=worst.get("pooled"), tolerance=dict(tolerance), threads=threads,
-                        cases=case_rows, max_abs=worst, required=task.parity_required())
+                        cases=case_rows, max_abs=worst, required=task.parity_required)
 
 
 def _diffs(got: Mapping[str, np.ndarray], expected: Mapping[str, Any], label: str, case: ParityCase) -> dict[str, float]:

@@ -30,8 +30,17 @@ from typing import Any
 import numpy as np
 
 from albert_edge.errors import ConversionError
-from albert_edge.model.skeleton import INPUT_NAMES, MASK_VALUE, encode, layer_plan
+from albert_edge.model.skeleton import (
+    INPUT_NAMES,
+    MASK_VALUE,
+    MAX_POOL_MASKED,
+    MEAN_POOL_MIN_COUNT,
+    NORM_EPS,
+    encode,
+    layer_plan,
+)
 from albert_edge.tasks import Task, get_task
+from albert_edge.tasks.base import uses_weight
 
 GELU_FORMS = ("config", "exact", "tanh", "tanh_ops")
 ATTENTION_LAYOUTS = ("transpose_k", "adj_y")
@@ -97,7 +106,7 @@ def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = 
     scale = 1.0 / math.sqrt(config.hidden_size // config.num_attention_heads)
     arrays: dict[str, np.ndarray] = {}
     for name, value in weights.tensors.items():
-        if not task.uses_weight(name):
+        if not uses_weight(task, name):
             continue
         arrays[name] = np.asarray(value, dtype=np.float32)
     for group, inner in sorted(set(layer_plan(config))):
@@ -153,7 +162,7 @@ def _forward_fn(config: Any, options: GraphOptions, task: Task) -> Callable:
     def forward(p, input_ids, attention_mask, token_type_ids):
         ops = TfGraphOps(tf, p, config, options, input_ids)
         sequence = encode(ops, config, input_ids, attention_mask, token_type_ids)
-        return task.tf_head(tf, p, sequence, attention_mask)
+        return task.head(ops, sequence, attention_mask)
 
     return forward
 
@@ -277,3 +286,47 @@ class TfGraphOps:
     def output(self, x):
         # Named so that parity checks can find it among a classifier's intermediate tensors.
         return self.tf.reshape(x, self._dims(self.batch, self.seq, self.hidden), name=HIDDEN_TENSOR_NAME)
+
+    # ------------------------------------------------------------------ head ops (on [batch, seq, H])
+    # Shapes come from the head's input (tf.shape), not the encoder's rows; every op lowers to a
+    # TFLite builtin (RESHAPE rather than expand_dims or x[..., None], a non-builtin StridedSlice).
+
+    def first_token(self, x):
+        tf = self.tf
+        batch, hidden = tf.shape(x)[0], x.shape[-1]
+        return tf.reshape(tf.slice(x, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
+
+    def tanh(self, x, name=None):
+        return self.tf.tanh(x, name=name)
+
+    def token_dense(self, x, prefix):
+        """One 2-D MatMul (FULLY_CONNECTED) over all positions, then back to [batch, seq, out]."""
+        tf = self.tf
+        shape = tf.shape(x)
+        flat = tf.reshape(x, tf.stack([-1, x.shape[-1]]))
+        return tf.reshape(self.dense(flat, prefix), tf.stack([shape[0], shape[1], -1]))
+
+    def _float_mask(self, x, mask):
+        tf = self.tf
+        shape = tf.shape(x)
+        return tf.reshape(tf.cast(mask, tf.float32), tf.stack([shape[0], shape[1], 1]))
+
+    def masked_mean(self, x, mask):
+        tf = self.tf
+        m = self._float_mask(x, mask)
+        return tf.reduce_sum(x * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), MEAN_POOL_MIN_COUNT)
+
+    def masked_max(self, x, mask):
+        return self.tf.reduce_max(x + (self._float_mask(x, mask) - 1.0) * -MAX_POOL_MASKED, axis=1)
+
+    def l2_normalize(self, x):
+        tf = self.tf
+        return x * tf.math.rsqrt(tf.maximum(tf.reduce_sum(x * x, axis=-1, keepdims=True), NORM_EPS * NORM_EPS))
+
+    def split(self, x, names):
+        """UNPACK along the last axis."""
+        parts = self.tf.unstack(x, num=len(names), axis=2)
+        return [self.tf.identity(part, name=name) for part, name in zip(parts, names)]
+
+    def named(self, x, name):
+        return self.tf.identity(x, name=name)

@@ -27,14 +27,17 @@ LiteRT's generated schema code), and appends the pack ZIP, whose members are the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import flatbuffers
 import numpy as np
 
 from albert_edge import __version__
+from albert_edge.convert.mediapipe_embedding import add_sentence_embedding, fix_output_shapes
 from albert_edge.runtime.pack import LABELS_MEMBER, SETTINGS_MEMBER, ModelPack, attach_tflite_pack, strip_tflite_pack
 from albert_edge.runtime.tflite_metadata import INPUT_METADATA_NAMES, METADATA_IDENTIFIER, METADATA_NAME, PROBABILITIES_OUTPUT
+from albert_edge.tasks import FeatureExtraction, SequenceClassification, Task, TokenClassification
 
 # Highest schema feature used: BertTokenizerOptions / SentencePieceTokenizerOptions and
 # input_process_units are "Added in: 1.1.0" (metadata_schema.fbs history); nothing newer is written.
@@ -68,24 +71,22 @@ def _schemas() -> tuple[Any, Any]:
 def graph_for_mediapipe(model: Any, max_seq_len: int, task: Any) -> bool:
     """Fix the inputs at ``[1, max_seq_len]`` and add the output MediaPipe reads, in place.
 
-    The ``task`` adds that output (``Task.mediapipe_outputs``): a classifier the ``probabilities``
-    output (``add_probabilities``); a feature-extraction task whose graph returns hidden states a
-    pooled ``sentence_embedding`` (``convert/mediapipe_embedding.py``); a task with no MediaPipe
-    counterpart nothing. Dynamic outputs get the static shape MediaPipe allocates (batch 1, sequence
+    ``MEDIAPIPE_OUTPUTS`` says which output the task's MediaPipe counterpart reads: a classifier the
+    ``probabilities`` output (``add_probabilities``); a feature-extraction task whose graph returns
+    hidden states a pooled ``sentence_embedding`` (``convert/mediapipe_embedding.py``); a task with
+    no MediaPipe counterpart (no entry) nothing. Dynamic outputs get the static shape MediaPipe allocates (batch 1, sequence
     ``max_seq_len``). Returns False (graph untouched apart from the shapes) when there is no such
     output, e.g. a fully integer classifier: a float SOFTMAX cannot follow int8 logits and MediaPipe
     would refuse the output type anyway.
     """
-    from albert_edge.convert.mediapipe_embedding import fix_output_shapes
-
     schema, _ = _schemas()
     sg = model.subgraphs[0]
     for i in sg.inputs:
         sg.tensors[i].shape = np.array([1, max_seq_len], dtype=np.int32)
         sg.tensors[i].shapeSignature = None
     fix_output_shapes(model, max_seq_len)
-    # The task says which output its MediaPipe counterpart reads (``Task.mediapipe_outputs``).
-    return task.mediapipe_outputs(schema, model)
+    add_output = MEDIAPIPE_OUTPUTS.get(task.name)
+    return False if add_output is None else add_output(schema, model, task)
 
 
 def add_probabilities(schema: Any, model: Any) -> bool:
@@ -126,6 +127,29 @@ def add_probabilities(schema: Any, model: Any) -> bool:
     entry.tensorIndex = p_index
     sig.outputs = [entry, *sig.outputs]
     return True
+
+
+def _embedding_output(schema: Any, model: Any, task: Any) -> bool:
+    """A pooled ``sentence_embedding`` output 0 for MediaPipe's TextEmbedder (a "none" pack is
+    mean-pooled, as ``TextEmbedder`` pools it)."""
+    return add_sentence_embedding(schema, model, "mean" if task.pooling == "none" else task.pooling, task.normalize)
+
+
+#: Task name -> what adds, in place, the output the task's MediaPipe counterpart reads as head 0
+#: (``fn(schema, model, task)``; False when it cannot). A task without an entry has no MediaPipe task.
+MEDIAPIPE_OUTPUTS: dict[str, Callable[[Any, Any, Task], bool]] = {
+    SequenceClassification.name: lambda schema, model, task: add_probabilities(schema, model),
+    TokenClassification.name: lambda schema, model, task: add_probabilities(schema, model),
+    FeatureExtraction.name: _embedding_output,
+}
+
+#: Task name -> the few words naming the model kind in its standard metadata; default: the name.
+TITLES: dict[str, str] = {SequenceClassification.name: "text classifier"}
+
+
+def title(task: Task) -> str:
+    """A few words naming the model kind in its standard metadata ("text classifier")."""
+    return TITLES.get(task.name, task.name.replace("_", " "))
 
 
 def _s(value: Any) -> str:
@@ -214,7 +238,7 @@ def attach_standard_metadata(model_bytes: bytes, pack: ModelPack, name: str = ""
     flat = strip_tflite_pack(model_bytes)
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(flat, 0))
     graph_for_mediapipe(model, pack.max_seq_len, pack.task_object())
-    task = pack.task_object().title
+    task = title(pack.task_object())
     blob = build_metadata(model, pack, name or f"albert-edge {task}",
                           description or f"ALBERT {task} ({pack.tokenizer_type}, max {pack.max_seq_len} tokens, "
                                          f"{pack.variant}); written by albert-edge {__version__}.", extras)

@@ -3,7 +3,8 @@
 The variables are keyed by the same canonical names as ``AlbertWeights.tensors`` and the
 encoder is ``albert_edge.model.skeleton``'s, the one the converters build (factorized embedding,
 the shared layer applied L times, post-LN or pre-LN, every activation the config allows), with
-``TrainingOps`` as this target's ops; the pooler and head follow. Training therefore produces
+``TrainingOps`` as this target's ops, and so is the head (``SequenceClassification.head``: the
+[CLS] pooler, its dropout, the classifier), written once for every target. Training therefore produces
 exactly the model the numpy judge, the converters and the checkpoint writers understand. No Keras
 layers: their variable names and initialisers would be one more mapping to get wrong. Dropout is
 the only thing that differs between training and inference.
@@ -17,7 +18,8 @@ import numpy as np
 import tensorflow as tf
 
 from albert_edge.errors import ConfigError
-from albert_edge.model.skeleton import MASK_VALUE, encode
+from albert_edge.model.skeleton import MASK_VALUE, MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS, encode
+from albert_edge.tasks import SequenceClassification
 
 
 def _gelu_tanh(x: tf.Tensor) -> tf.Tensor:
@@ -115,9 +117,7 @@ class TfAlbertClassifier(tf.Module):
     def __call__(self, input_ids, attention_mask, token_type_ids, seed=None) -> tf.Tensor:
         """Logits ``[B, num_labels]``; ``seed`` (int32 ``[2]``) turns dropout on, None is inference."""
         hidden = self.encode(input_ids, attention_mask, token_type_ids, seed)
-        pooled = tf.tanh(self.dense(hidden[:, 0], "pooler"))  # [B, H]
-        pooled = self.dropout_at(pooled, seed, 2)
-        return self.dense(pooled, "classifier")
+        return SequenceClassification().head(TrainingOps(self, seed), hidden, attention_mask)["logits"]
 
 
 class TrainingOps:
@@ -178,4 +178,31 @@ class TrainingOps:
         return self.model.dropout_at(x, self.seed, site)
 
     def output(self, x):
+        return x
+
+    # ------------------------------------------------------------------ head ops (on [B, S, H])
+    def first_token(self, x):
+        return x[:, 0]
+
+    def tanh(self, x, name=None):
+        return tf.tanh(x)
+
+    def token_dense(self, x, prefix):
+        return self.dense(x, prefix)
+
+    def masked_mean(self, x, mask):
+        m = tf.cast(mask, tf.float32)[:, :, tf.newaxis]
+        return tf.reduce_sum(x * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), MEAN_POOL_MIN_COUNT)
+
+    def masked_max(self, x, mask):
+        m = tf.cast(mask, tf.float32)[:, :, tf.newaxis]
+        return tf.reduce_max(x + (m - 1.0) * -MAX_POOL_MASKED, axis=1)
+
+    def l2_normalize(self, x):
+        return tf.math.l2_normalize(x, axis=-1, epsilon=NORM_EPS * NORM_EPS)
+
+    def split(self, x, names):
+        return tf.unstack(x, num=len(names), axis=2)
+
+    def named(self, x, name):
         return x

@@ -1,8 +1,9 @@
 """The ALBERT/BERT encoder written once, against a small ops interface.
 
 Every target that builds the encoder (the TF graph for the TFLite converter, the ONNX builder,
-the trainable TensorFlow model) implements ``EncoderOps`` and calls ``encode``; the order of the
-blocks, ALBERT's shared layers, pre-LN and post-LN, the embedding orders and the dropout sites
+the trainable TensorFlow model) implements ``EncoderOps`` and calls ``encode``, then the task's
+``head``, written once in the same ops (first token, tanh, masked mean/max, L2 norm, dense,
+split); the order of the blocks, ALBERT's shared layers, pre-LN and post-LN, the embedding orders and the dropout sites
 are decided here and nowhere else. What a target chooses for itself stays in its ops: tensor
 layout (2-D rows for FULLY_CONNECTED, 3-D for ONNX), how Q/K/V are projected and scaled, how the
 activation is spelled. The numpy reference (``reference.py``) does not use this module: it is the
@@ -26,6 +27,13 @@ MASK_VALUE = -10000.0
 EMBEDDING_SITE = 1
 LAYER_SITE_BASE = 10
 LAYER_SITE_STRIDE = 4
+#: The dropout site of a head's pooled output (the [CLS] pooler's, before the classifier).
+POOLER_SITE = 2
+#: sentence-transformers' Pooling: a masked token's value before the max, and the mean's count floor.
+MAX_POOL_MASKED = -1e9
+MEAN_POOL_MIN_COUNT = 1e-9
+#: torch.nn.functional.normalize's floor on the norm.
+NORM_EPS = 1e-12
 
 T = TypeVar("T")
 
@@ -77,6 +85,35 @@ class EncoderOps(Protocol[T]):
 
     def output(self, x: T) -> T:
         """The last hidden state ``[B, S, H]`` as the target hands it to a task head."""
+
+    # ------------------------------------------------------------------ head ops (``Task.head``)
+    # ``name``: the graph output this op's result is (ONNX names the node's output by it; TF
+    # names the op); None for an inner value.
+
+    def first_token(self, x: T) -> T:
+        """The first position's hidden state, ``[B, S, H]`` -> ``[B, H]`` (the [CLS] pooler's input)."""
+
+    def tanh(self, x: T, name: str | None = None) -> T:
+        """tanh, elementwise."""
+
+    def token_dense(self, x: T, prefix: str) -> T:
+        """``dense`` at every position, ``[B, S, H]`` -> ``[B, S, out]``."""
+
+    def masked_mean(self, x: T, mask: Any) -> T:
+        """Mean over the real positions (int ``mask`` ``[B, S]``), ``[B, S, H]`` -> ``[B, H]``
+        (sentence-transformers' count floor ``MEAN_POOL_MIN_COUNT``)."""
+
+    def masked_max(self, x: T, mask: Any) -> T:
+        """Max over the real positions, ``[B, S, H]`` -> ``[B, H]`` (padding set to ``MAX_POOL_MASKED``)."""
+
+    def l2_normalize(self, x: T) -> T:
+        """Rows divided by their L2 norm, floored at ``NORM_EPS`` (torch's F.normalize)."""
+
+    def split(self, x: T, names: tuple[str, ...]) -> list[T]:
+        """``[B, S, k]`` -> k tensors ``[B, S]``, the i-th the graph output ``names[i]``."""
+
+    def named(self, x: T, name: str) -> T:
+        """``x`` as the graph output ``name``."""
 
 
 def layer_plan(config: Any) -> list[tuple[int, int]]:

@@ -1,41 +1,18 @@
 """The accuracy-aware choice: the fastest quantized variant whose drift fits the budget.
 
-Pure decisions over measured results, so the policy is testable without converting a model.
+Pure decisions over measured results (``Budget`` itself is ``albert_edge.tasks.metrics``'s: each
+task's drift reads it), so the policy is testable without converting a model.
 The search itself (which variants to build, which ops to fall back) lives in ``pipeline``;
 this module says whether a variant meets the budget, why not, and which one wins.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from albert_edge.tasks.sequence_classification import agreement_lower_bound
+from albert_edge.tasks.metrics import Budget, agreement_lower_bound
 
 __all__ = ["Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose", "fallback_steps"]
-
-
-@dataclass(frozen=True)
-class Budget:
-    """``max_drop``: accuracy points a variant may lose vs fp32 (or, unlabelled, its disagreement
-    in points); ``min_agreement``: share of predictions equal to fp32's, required of the one-sided
-    ``confidence`` lower bound of the measured agreement (so that 800/800 on the choice set is not
-    taken for 100 % on new data); ``max_size_bytes``: optional. Embedding tasks are judged on
-    ``min_cosine`` (the worst text's cosine to fp32) and ``min_mean_cosine`` instead.
-    ``tie_margin``: a classifier's flips of rows whose fp32 top-1 minus top-2 logit is below it are
-    near ties, excused by the agreement gate's second rule (``ClassificationDrift.agreement_verdict``);
-    0 turns the rule off. 0.1 logit is a top-1 probability under 52.5 % in a two-class model."""
-
-    max_drop: float = 0.5
-    min_agreement: float = 0.99
-    max_size_bytes: int | None = None
-    confidence: float = 0.95
-    min_cosine: float = 0.995
-    min_mean_cosine: float = 0.999
-    tie_margin: float = 0.1
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:

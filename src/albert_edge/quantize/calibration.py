@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from albert_edge.errors import AlbertEdgeError, DataError
-from albert_edge.tasks.base import batch_one
+from albert_edge.tokenizer import batch_one
 
 #: Fewer texts than this cannot estimate activation ranges of 4 shared layers reliably.
 MIN_CALIBRATION_TEXTS = 16

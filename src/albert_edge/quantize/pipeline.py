@@ -151,7 +151,7 @@ class QuantizeReport:
 
 
 def _min_rows(budget: Budget) -> int:
-    from albert_edge.tasks.sequence_classification import min_judge_rows
+    from albert_edge.tasks.metrics import min_judge_rows
 
     return min_judge_rows(budget.min_agreement, budget.confidence)
 
@@ -196,7 +196,7 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
 def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, task: Task,
             eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
-    a labels.txt beside the checkpoint, the eval file's own names (``Task.labels_from_eval``), else
+    a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
     ``LABEL_i``."""
     from albert_edge.convert.assets import checkpoint_dir
     from albert_edge.convert.pipeline import hf_labels, resolve_labels
@@ -305,11 +305,11 @@ def quantize_checkpoint(
         task.check_weights(weights)
     except AlbertEdgeError as exc:
         raise QuantizationError(str(exc)) from None
-    # The eval file is the task's own labelled format (``Task.reads_labelled``: a TSV for sentence
+    # The eval file is the task's own labelled format (``Task.eval_format``: a TSV for sentence
     # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
     # (and a bad one refused) before the output directory exists.
-    own_format = eval_tsv is not None and task.reads_labelled(eval_tsv)
-    eval_labels = task.labels_from_eval(eval_tsv) if own_format else None
+    own_format = eval_tsv is not None and task.eval_format.reads_labelled(eval_tsv)
+    eval_labels = task.eval_format.labels_from_eval(eval_tsv) if own_format else None
     eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
     # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
@@ -326,14 +326,15 @@ def quantize_checkpoint(
     asset = find_tokenizer_asset(checkpoint, vocab, None, weights.config.vocab_size, str(weights.source))
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, max_seq_len)
-    own = task.labelled_samples(eval_tsv, tokenizer, max_seq_len, max_eval_examples) if own_format else None
+    own = (task.eval_format.labelled_samples(eval_tsv, tokenizer, max_seq_len, task.labels, max_eval_examples)
+           if own_format else None)
     if own_format and own is None:
         raise QuantizationError(f"{eval_tsv}: task {task.name} has no labelled eval format")
     y = None
     if own is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples, y = own
-        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": task.labelled_kind}
+        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": task.eval_format.labelled_kind}
     elif eval_texts is not None:
         calibration = encode_calibration(texts, preprocessor, str(calib))
         judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
@@ -344,7 +345,7 @@ def quantize_checkpoint(
         calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
         judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
         judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
-                 "kind": task.unlabelled_kind}
+                 "kind": task.eval_format.unlabelled_kind}
     if task.needs_labels:  # what the pack records, whichever data judged the variants
         judge.setdefault("labels", names)
         judge.setdefault("labels_from", labels_source)

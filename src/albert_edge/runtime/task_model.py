@@ -19,8 +19,7 @@ from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import Task
-from albert_edge.tasks.base import batch_one
-from albert_edge.tokenizer import Encoding, Preprocessor
+from albert_edge.tokenizer import Encoding, Preprocessor, batch_one
 
 
 class TaskModel:

@@ -11,8 +11,9 @@ Python code of both schemas (``ai_edge_litert.schema_py_generated`` for the mode
 * checks it against the graph (inputs named ``ids``/``mask``/``segment_ids`` bound to the right
   signature inputs, a tokenizer process unit, label files that exist) -- ``metadata_problems``;
 * checks it against ``albert_edge.json`` when both exist (one file, one truth) -- ``check_against_pack``;
-* builds a ``ModelPack`` from the standard metadata alone, for files written Model-Maker style
-  (tokenizer + labels, no albert-edge extras) -- ``pack_from_standard_metadata``.
+* tells when the standard metadata alone must stand in for the pack, for files written Model-Maker
+  style (tokenizer + labels, no albert-edge extras): ``runtime.pack`` builds that pack
+  (``pack_from_standard_metadata``); it imports this module, never the reverse.
 
 The model file is untrusted: every failure of the generated readers on bad offsets becomes one
 ``ModelFileError`` naming the file.
@@ -260,50 +261,3 @@ def check_against_pack(meta: StandardMetadata, pack: Any, members: Mapping[str, 
     if problems:
         raise ModelFileError(f"{source}: standard metadata disagrees with the file: {problems[0]}"
                              + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-
-
-def pack_from_standard_metadata(meta: StandardMetadata, members: Mapping[str, bytes], source: str) -> Any:
-    """A ModelPack for a file that carries only standard metadata (Model Maker style)."""
-    from albert_edge.runtime.pack import ModelPack  # pack.py imports this module lazily
-
-    problems = metadata_problems(meta, members)
-    if problems:
-        raise ModelFileError(f"{source}: standard metadata is unusable: {problems[0]}")
-    if "logits" not in meta.graph_outputs:
-        raise ModelFileError(f"{source}: standard metadata found, but the graph has no 'logits' output "
-                             f"(outputs {list(meta.graph_outputs)}); albert-edge's classifier reads logits")
-    labels_file = meta.labels_files[meta.graph_outputs.index("logits")] or next((f for f in meta.labels_files if f), None)
-    if labels_file is None:
-        raise ModelFileError(f"{source}: standard metadata names no label file (TENSOR_AXIS_LABELS) for the output")
-    text = members[labels_file].decode("utf-8", "replace")
-    labels = tuple(line.strip() for line in text.splitlines() if line.strip())
-    try:
-        return ModelPack(
-            tokenizer_type=meta.tokenizer or "", tokenizer_asset=bytes(members[meta.tokenizer_file or ""]),
-            # MediaPipe lower-cases ASCII before its BERT tokenizer (bert_preprocessor_calculator.cc).
-            do_lower_case=True, max_seq_len=fixed_seq_len(meta) or 128, labels=labels,
-            inputs=tuple(g for g in meta.graph_inputs), outputs=("logits",), variant="unknown",
-            source={"from": "standard TFLite metadata", "name": meta.name, "version": meta.version},
-        )
-    except ModelFileError as exc:
-        raise ModelFileError(f"{source}: {str(exc).split(': ', 1)[1]}") from None
-
-
-def pack_with_standard_metadata(data: bytes, members: Mapping[str, bytes], source: str) -> Any:
-    """The file's ModelPack: albert_edge.json checked against the standard metadata, or built from it.
-
-    Files without a ``TFLITE_METADATA`` entry (the pack format before standard metadata) read as before.
-    """
-    from albert_edge.runtime.pack import SETTINGS_MEMBER, pack_from_members, tflite_pack_offset
-
-    # The entry's name string must occur in the flatbuffer; skipping files without it keeps old
-    # packs (and placeholder flatbuffers in fixtures) away from the generated reader. Searched in
-    # place: a stripped copy of the flatbuffer cost 2.5 ms (int8) to 10 ms (fp32) of every load.
-    has_meta = data.find(METADATA_NAME.encode(), 0, tflite_pack_offset(data, source)) >= 0
-    meta = read_standard_metadata(data, source) if has_meta else None
-    if SETTINGS_MEMBER not in members and meta is not None:
-        return pack_from_standard_metadata(meta, members, source)
-    pack = pack_from_members(members, source)
-    if meta is not None:
-        check_against_pack(meta, pack, members, source)
-    return pack

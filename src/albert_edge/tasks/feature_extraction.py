@@ -21,15 +21,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from albert_edge.errors import ConversionError, ModelFileError
-from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, batch_one, check_same_shape
-from albert_edge.tasks.sequence_classification import normal_quantile
+from albert_edge.model.skeleton import MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS
+from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.metrics import Budget, normal_quantile
 
 POOLING_MODES = ("none", "cls", "mean", "max")
-#: sentence-transformers' Pooling: a masked token's value before the max, and the mean's count floor.
-MAX_POOL_MASKED = -1e9
-MEAN_POOL_MIN_COUNT = 1e-9
-#: torch.nn.functional.normalize's floor on the norm.
-NORM_EPS = 1e-12
 NEIGHBOURS = 5
 
 
@@ -103,7 +99,7 @@ class EmbeddingDrift(TaskDrift):
             return self.mean_cosine
         return self.mean_cosine - normal_quantile(confidence) * self.cosine_sd / math.sqrt(self.examples)
 
-    def budget_failures(self, budget: Any) -> list[str]:
+    def budget_failures(self, budget: Budget) -> list[str]:
         reasons = []
         if self.min_cosine < budget.min_cosine - 1e-12:
             reasons.append(f"min cosine {self.min_cosine:.5f} < {budget.min_cosine:g}")
@@ -118,7 +114,7 @@ class EmbeddingDrift(TaskDrift):
         Column("cos mean", "mean_cosine", ".5f"), Column("cos min", "min_cosine", ".5f"),
         Column("top-k %", "neighbour_agreement", ".1f", percent=True))
 
-    def relax_hints(self, budget: Any) -> list[str]:
+    def relax_hints(self, budget: Budget) -> list[str]:
         what = []
         if self.min_cosine < budget.min_cosine:
             what.append(f"--min-cosine {math.floor(self.min_cosine * 1e4) / 1e4:g}")
@@ -187,7 +183,8 @@ class FeatureExtraction(Task):
             return {}
         return {"pooling": self.pooling, "normalize": self.normalize, "pooling_in_graph": self.pooling_in_graph}
 
-    def required_weights(self) -> tuple[str, ...]:
+    @property
+    def required_weights(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("pooler.kernel", "pooler.bias") if self.pooling == "none" else ()
 
     def outputs(self) -> tuple[str, ...]:
@@ -201,56 +198,24 @@ class FeatureExtraction(Task):
                                               "sentence_embedding": ["batch", h]}
         return {name: shapes[name] for name in self.outputs()}
 
-    # ------------------------------------------------------------------ graph heads
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        batch, hidden = shape[0], sequence.shape[-1]
+    # ------------------------------------------------------------------ the head
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """BERT's pooler beside the hidden states ("none"), the hidden states alone (pooled by the
+        runtime), or the pooled, optionally normalised sentence embedding."""
         if self.pooling == "none":
-            first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
-            pooled = tf.tanh(tf.matmul(first, params["pooler.kernel"]) + params["pooler.bias"])
+            pooled = ops.tanh(ops.dense(ops.first_token(sequence), "pooler"), name="pooled_output")
             return {"last_hidden_state": sequence, "pooled_output": pooled}
         if not self.pooling_in_graph:
             return {"last_hidden_state": sequence}
         if self.pooling == "cls":
-            x = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
+            x = ops.first_token(sequence)
+        elif self.pooling == "mean":
+            x = ops.masked_mean(sequence, attention_mask)
         else:
-            # RESHAPE, not expand_dims/[..., None]: the latter can become a non-builtin StridedSlice.
-            mask = tf.reshape(tf.cast(attention_mask, tf.float32), tf.stack([batch, shape[1], 1]))
-            if self.pooling == "mean":
-                x = tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), MEAN_POOL_MIN_COUNT)
-            else:
-                x = tf.reduce_max(sequence + (mask - 1.0) * -MAX_POOL_MASKED, axis=1)
+            x = ops.masked_max(sequence, attention_mask)
         if self.normalize:
-            x = x * tf.math.rsqrt(tf.maximum(tf.reduce_sum(x * x, axis=-1, keepdims=True), NORM_EPS * NORM_EPS))
-        return {"sentence_embedding": tf.identity(x, name="sentence_embedding")}
-
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        shapes = self.output_shapes(builder.config, builder.weights)
-        if self.pooling == "none":
-            first = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-            builder.op("Tanh", [builder.dense(first, "pooler")], outputs=["pooled_output"])
-            return [("last_hidden_state", shapes["last_hidden_state"]), ("pooled_output", shapes["pooled_output"])]
-        if not self.pooling_in_graph:
-            return [("last_hidden_state", shapes["last_hidden_state"])]
-        if self.pooling == "cls":
-            x = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-        else:
-            mask = builder.op("Cast", [builder.op("Unsqueeze", [attention_mask, builder.const([2], np.int64)])], to=1)
-            axis = builder.const([1], np.int64)
-            if self.pooling == "mean":
-                total = builder.op("ReduceSum", [builder.op("Mul", [sequence, mask]), axis], keepdims=0)
-                count = builder.op("Max", [builder.op("ReduceSum", [mask, axis], keepdims=0),
-                                           builder.const(MEAN_POOL_MIN_COUNT)])
-                x = builder.op("Div", [total, count])
-            else:
-                offset = builder.op("Mul", [builder.op("Sub", [mask, builder.const(1.0)]), builder.const(-MAX_POOL_MASKED)])
-                x = builder.op("ReduceMax", [builder.op("Add", [sequence, offset])], axes=[1], keepdims=0)
-        if self.normalize:
-            squares = builder.op("ReduceSum", [builder.op("Mul", [x, x]), builder.const([-1], np.int64)], keepdims=1)
-            norm = builder.op("Max", [builder.op("Sqrt", [squares]), builder.const(NORM_EPS)])
-            x = builder.op("Div", [x, norm])
-        builder.op("Identity", [x], outputs=["sentence_embedding"])
-        return [("sentence_embedding", shapes["sentence_embedding"])]
+            x = ops.l2_normalize(x)
+        return {"sentence_embedding": ops.named(x, "sentence_embedding")}
 
     # ------------------------------------------------------------------ post-processing and judging
     def embeddings(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
@@ -274,6 +239,7 @@ class FeatureExtraction(Task):
             expected["embedding"] = l2_normalize(x) if self.normalize else x
         return expected
 
+    @property
     def parity_required(self) -> tuple[str, ...]:
         if self.pooling == "none":
             return ("hidden", "pooled")
@@ -285,67 +251,8 @@ class FeatureExtraction(Task):
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> EmbeddingDrift:
         return embedding_drift(values, baseline)
 
-    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
-        """A pooled ``sentence_embedding`` output 0 for MediaPipe's TextEmbedder (a "none" pack is
-        mean-pooled, as ``TextEmbedder`` pools it)."""
-        from albert_edge.convert.mediapipe_embedding import add_sentence_embedding
-
-        return add_sentence_embedding(schema, model, "mean" if self.pooling == "none" else self.pooling, self.normalize)
-
-    # ------------------------------------------------------------------ serving: predict and bench
-    drift_title: ClassVar[str] = "Embedding drift against the baseline"
-    drift_columns: ClassVar[tuple[Column, ...]] = (
-        Column("texts", "examples", "d"), Column("mean cosine", "mean_cosine", ".5f"),
-        Column("min cosine", "min_cosine", ".5f"), Column("top-k neighbours kept", "neighbour_agreement", ".1f", True),
-        Column("k", "neighbours_k", "d"), Column("vs reference: mean cosine", "reference.mean_cosine", ".5f"),
-        Column("vs reference: min cosine", "reference.min_cosine", ".5f"))
-
     def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
         """The sentence embedding of one text (batch 1 at its real length: every position is real)."""
         hidden = outputs.get("last_hidden_state")
         mask = np.ones((1, 1 if hidden is None else np.asarray(hidden).shape[1]), np.int32)
         return {"embedding": [round(float(v), 7) for v in self.embeddings(outputs, mask)[0]]}
-
-    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
-                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
-        """Embedding drift per variant on the texts of ``eval_path`` (.txt one per line, or .tsv text column).
-
-        Cosine of each text's embedding to the baseline's (mean and min) and top-k neighbour-rank
-        agreement, through ``TextEmbedder`` (batched by length, as an app runs it); with ``reference``
-        (the checkpoint), the same against its float64 numpy forward pass pooled as the pack says.
-        Classification keys are kept (None) so report.json keeps one schema.
-        """
-        from albert_edge.quantize.calibration import read_calibration_texts
-        from albert_edge.runtime.embedder import TextEmbedder
-
-        embedders = {name: TextEmbedder.from_file(path, num_threads=threads) for name, path in variants}
-        texts = read_calibration_texts(eval_path, min_texts=2)
-        vectors = {name: emb.embed_batch(texts) for name, emb in embedders.items()}
-        ref_vectors = None if reference is None else _reference_embeddings(reference, embedders[baseline], texts)
-        entries = []
-        for name, _ in variants:
-            d = embedding_drift(vectors[name], vectors[baseline])
-            entry = {"variant": name, "examples": len(texts), "task": self.name, "accuracy": None,
-                     "agreement": None, "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
-                     "labels": None, "mean_cosine": d.mean_cosine, "min_cosine": d.min_cosine,
-                     "neighbour_agreement": d.neighbour_agreement, "neighbours_k": d.neighbours_k, "reference": None}
-            if ref_vectors is not None:
-                r = embedding_drift(vectors[name], ref_vectors)
-                entry["reference"] = {"checkpoint": str(reference), "mean_cosine": r.mean_cosine,
-                                      "min_cosine": r.min_cosine, "neighbour_agreement": r.neighbour_agreement}
-            entries.append(entry)
-        return entries
-
-
-def _reference_embeddings(reference: Any, embedder: Any, texts: Sequence[str]) -> np.ndarray:
-    """The float64 numpy reference's embeddings of ``texts`` (one text per forward pass, no padding)."""
-    from albert_edge.model import load_checkpoint, reference_forward
-
-    weights = load_checkpoint(reference)
-    out = []
-    for text in texts:
-        sample = batch_one(embedder.encode(text))
-        hidden = reference_forward(weights, sample["input_ids"], token_type_ids=sample["token_type_ids"])
-        out.append(embedder.task.embeddings({"last_hidden_state": hidden.last_hidden_state},
-                                            sample["attention_mask"])[0])
-    return np.asarray(out)

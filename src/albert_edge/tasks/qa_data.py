@@ -20,6 +20,10 @@ from typing import Any
 from albert_edge.errors import DataError
 from albert_edge.tasks.jsonl import iter_jsonl_rows
 
+#: What a question-answering ``.jsonl`` file holds (predict's input and bench's eval file name it).
+QA_JSONL_KIND = 'SQuAD-style questions ({"question", "context", "answers"} per line)'
+
+
 #: Bounds a hostile file before anything is tokenized.
 MAX_LINE_CHARS = 1 << 20
 

@@ -20,14 +20,16 @@ bound over questions), as for the other label tasks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from albert_edge.errors import ConversionError
-from albert_edge.tasks.base import Column, Row, Task, TaskDrift, check_same_shape
+from albert_edge.tasks.base import Column, Task, TaskDrift, check_same_shape
+from albert_edge.tasks.eval_format import EvalFormat, Samples
+from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
 from albert_edge.tasks.qa_spans import (
     MAX_ANSWER_TOKENS,
     MAX_QUESTION_TOKENS,
@@ -42,7 +44,6 @@ from albert_edge.tasks.qa_spans import (
     token_f1,
     window_inputs,
 )
-from albert_edge.tasks.sequence_classification import f1_and_agreement_failures, f1_and_agreement_hints
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,10 @@ class QADrift(TaskDrift):
         Column("EM", "exact_match", ".4f"), Column("F1", "f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
         Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
 
-    def budget_failures(self, budget: Any) -> list[str]:
+    def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.f1_drop, "answer", self.agreement, self.examples, "span")
 
-    def relax_hints(self, budget: Any) -> list[str]:
+    def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.examples)
 
     def summary(self) -> str:
@@ -95,75 +96,11 @@ class QADrift(TaskDrift):
                 f"F1 {100 * self.f1:.1f} vs {self.against}")
 
 
-class QuestionAnswering(Task):
-    """Start/end logits per token; the answer span is chosen by the runtime."""
+class SquadJsonlFormat(EvalFormat):
+    """A question answerer's labelled eval file: a SQuAD-style ``.jsonl`` (``tasks.qa_data``)."""
 
-    name: ClassVar[str] = "question_answering"
-    head_prefixes: ClassVar[tuple[str, ...]] = ("qa_outputs.",)
-    # One dense layer on hidden states held to 1e-4 (fp32), like the token classifier's.
-    tolerances: ClassVar[dict[str, dict[str, float]]] = {
-        "fp32": {"start_logits": 1e-4, "end_logits": 1e-4, "hidden": 1e-4},
-        "fp16": {"start_logits": 2e-2, "end_logits": 2e-2, "hidden": 6e-2},
-    }
-
-    def __init__(self, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
-        self.max_answer_tokens = max_answer_tokens
-
-    @classmethod
-    def detect(cls, weights: Any) -> bool:
-        return "qa_outputs.kernel" in weights.tensors
-
-    def required_weights(self) -> tuple[str, ...]:
-        return ("qa_outputs.kernel", "qa_outputs.bias")
-
-    def check_weights(self, weights: Any) -> None:
-        if "qa_outputs.kernel" not in weights.tensors:
-            raise ConversionError(f"{weights.source}: task {self.name} needs a span head (HF qa_outputs.weight or "
-                                  "TF1 cls/squad/output_weights), the checkpoint has none")
-        super().check_weights(weights)
-
-    def outputs(self) -> tuple[str, ...]:
-        return ("start_logits", "end_logits")
-
-    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
-        return {"start_logits": ["batch", "sequence"], "end_logits": ["batch", "sequence"]}
-
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        # One 2-D MatMul (FULLY_CONNECTED) over all positions, then [B, S, 2] unstacked (UNPACK).
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["qa_outputs.kernel"]) + params["qa_outputs.bias"]
-        start, end = tf.unstack(tf.reshape(logits, tf.stack([shape[0], shape[1], 2])), num=2, axis=2)
-        return {"start_logits": tf.identity(start, name="start_logits"),
-                "end_logits": tf.identity(end, name="end_logits")}
-
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        logits = builder.dense(sequence, "qa_outputs")
-        for index, name in enumerate(self.outputs()):
-            # Gather with a scalar index drops the last axis: [B, S, 2] -> [B, S].
-            builder.op("Gather", [logits, builder.const(index, np.int64)], outputs=[name], axis=2)
-        return [(name, ["batch", "sequence"]) for name in self.outputs()]
-
-    def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
-        span = reference.span_logits
-        return {"start_logits": span[..., 0], "end_logits": span[..., 1], "hidden": reference.last_hidden_state}
-
-    def parity_required(self) -> tuple[str, ...]:
-        return ("start_logits", "end_logits")
-
-    def judged_values(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
-        """One row per real token: [position in its sequence, start logit, end logit]; position 0
-        starts a sequence, so ``drift`` regroups rows of samples of different lengths."""
-        start = np.asarray(outputs["start_logits"], dtype=np.float64)
-        end = np.asarray(outputs["end_logits"], dtype=np.float64)
-        rows = []
-        for b in range(start.shape[0]):
-            keep = np.flatnonzero(np.asarray(attention_mask[b]) > 0)
-            rows.append(np.stack([keep.astype(np.float64), start[b, keep], end[b, keep]], axis=1))
-        return np.concatenate(rows) if rows else np.zeros((0, 3))
-
-    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
-                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int, labels: tuple[str, ...] | None = None,
+                         max_examples: int | None = None) -> Samples | None:
         """Every window of every question of a SQuAD-style ``.jsonl`` (``tasks.qa_data``), and per
         window a ``JudgedWindow`` (object array) that lets ``drift`` rebuild the answers."""
         from albert_edge.errors import DataError
@@ -183,111 +120,65 @@ class QuestionAnswering(Task):
         gold[:] = judged
         return samples, gold
 
+
+class QuestionAnswering(Task):
+    """Start/end logits per token; the answer span is chosen by the runtime."""
+
+    name: ClassVar[str] = "question_answering"
+    head_prefixes: ClassVar[tuple[str, ...]] = ("qa_outputs.",)
+    required_weights: ClassVar[tuple[str, ...]] = ("qa_outputs.kernel", "qa_outputs.bias")
+    eval_format: ClassVar[EvalFormat] = SquadJsonlFormat()
+    # One dense layer on hidden states held to 1e-4 (fp32), like the token classifier's.
+    tolerances: ClassVar[dict[str, dict[str, float]]] = {
+        "fp32": {"start_logits": 1e-4, "end_logits": 1e-4, "hidden": 1e-4},
+        "fp16": {"start_logits": 2e-2, "end_logits": 2e-2, "hidden": 6e-2},
+    }
+
+    def __init__(self, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> None:
+        self.max_answer_tokens = max_answer_tokens
+
+    @classmethod
+    def detect(cls, weights: Any) -> bool:
+        return "qa_outputs.kernel" in weights.tensors
+
+    def check_weights(self, weights: Any) -> None:
+        if "qa_outputs.kernel" not in weights.tensors:
+            raise ConversionError(f"{weights.source}: task {self.name} needs a span head (HF qa_outputs.weight or "
+                                  "TF1 cls/squad/output_weights), the checkpoint has none")
+        super().check_weights(weights)
+
+    def outputs(self) -> tuple[str, ...]:
+        return ("start_logits", "end_logits")
+
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"start_logits": ["batch", "sequence"], "end_logits": ["batch", "sequence"]}
+
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """The span layer at every position, [B, S, 2], split into the start and end logits."""
+        names = self.outputs()
+        return dict(zip(names, ops.split(ops.token_dense(sequence, "qa_outputs"), names)))
+
+    def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
+        span = reference.span_logits
+        return {"start_logits": span[..., 0], "end_logits": span[..., 1], "hidden": reference.last_hidden_state}
+
+    @property
+    def parity_required(self) -> tuple[str, ...]:
+        return ("start_logits", "end_logits")
+
+    def judged_values(self, outputs: Mapping[str, np.ndarray], attention_mask: np.ndarray) -> np.ndarray:
+        """One row per real token: [position in its sequence, start logit, end logit]; position 0
+        starts a sequence, so ``drift`` regroups rows of samples of different lengths."""
+        start = np.asarray(outputs["start_logits"], dtype=np.float64)
+        end = np.asarray(outputs["end_logits"], dtype=np.float64)
+        rows = []
+        for b in range(start.shape[0]):
+            keep = np.flatnonzero(np.asarray(attention_mask[b]) > 0)
+            rows.append(np.stack([keep.astype(np.float64), start[b, keep], end[b, keep]], axis=1))
+        return np.concatenate(rows) if rows else np.zeros((0, 3))
+
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> QADrift:
         return qa_drift(values, baseline, labels, self.max_answer_tokens)
-
-    # ------------------------------------------------------------------ serving: predict and bench
-    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {
-        "--stride": {"type": int, "default": None, "metavar": "N",
-                     "help": "question answering: context tokens shared by consecutive windows "
-                             "(default: half the window, at most 128)"},
-        "--question": {"default": None,
-                       "help": "question answering: ask this question of every TEXT (or line), each a context"},
-        "--max-answer-tokens": {"type": "positive_int", "default": MAX_ANSWER_TOKENS, "metavar": "N",
-                                "help": "question answering: longest answer span in tokens (default: 30, as run_squad)"}}
-    predict_jsonl: ClassVar[str | None] = 'SQuAD-style questions ({"question", "context", "answers"} per line)'
-    drift_title: ClassVar[str] = "Answer drift (question answering; EM / F1 against {f1_against})"
-    drift_columns: ClassVar[tuple[Column, ...]] = (
-        Column("questions", "examples", "d"), Column("exact match", "exact_match", ".2f", percent=True),
-        Column("F1", "f1", ".2f", percent=True),
-        Column("answer spans equal to baseline", "agreement", ".2f", percent=True))
-
-    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
-                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
-        """The answer span with offsets into each context as given, through ``QuestionAnswerer``:
-        ``start<TAB>end<TAB>score<TAB>answer`` per question."""
-        from albert_edge.errors import DataError, TokenizerError
-        from albert_edge.runtime.question_answerer import QuestionAnswerer
-
-        questions = _predict_questions(options, read_rows)
-        qa = QuestionAnswerer.from_bytes(data, source, num_threads=options.get("threads"),
-                                         backend=options.get("backend", "auto"), stride=options.get("stride"),
-                                         max_answer_tokens=options.get("max_answer_tokens") or self.max_answer_tokens)
-        for where, question, context, gold in questions:
-            try:
-                a = qa.answer(question, context)
-            except TokenizerError as exc:
-                raise DataError(f"{where}: {exc}") from None
-            record: dict[str, Any] = {"question": question, "answer": a.text, "start": a.start, "end": a.end,
-                                      "score": round(a.score, 6), "windows": a.windows}
-            if gold is not None:
-                record["gold"] = gold
-            yield record, [f"{a.start}\t{a.end}\t{a.score:.4f}\t{a.text}"]
-
-    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
-                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
-        """SQuAD exact match / token F1 and span agreement per variant, on what
-        ``QuestionAnswerer.answer`` returns.
-
-        ``eval_path`` is a SQuAD-style ``.jsonl`` (``tasks.qa_data``): with answers, ``accuracy`` is
-        F1 against gold; without, F1 against the baseline's own answers (1.0 for the baseline), as
-        quantize judges. ``agreement`` is the share of questions whose answer span (offsets) equals
-        the baseline's. No numpy-reference comparison (``reference`` is ignored).
-        """
-        from albert_edge.errors import DataError
-        from albert_edge.runtime.question_answerer import QuestionAnswerer
-        from albert_edge.tasks.qa_data import read_qa_jsonl
-
-        if not str(eval_path).lower().endswith(".jsonl"):
-            raise DataError(f"{eval_path}: a question-answering model is judged on a {self.predict_jsonl} file")
-        examples = read_qa_jsonl(eval_path)
-        labelled = all(e.answers for e in examples)
-        answers = {}
-        for name, path in variants:
-            model = QuestionAnswerer.from_file(path, num_threads=threads)
-            answers[name] = [model.answer(e.question, e.context) for e in examples]
-        entries = []
-        for name, _ in variants:
-            golds = ([[t for t, _ in e.answers] for e in examples] if labelled
-                     else [[a.text] for a in answers[baseline]])
-            em = float(np.mean([exact_match(a.text, g) for a, g in zip(answers[name], golds)]))
-            f1 = float(np.mean([token_f1(a.text, g) for a, g in zip(answers[name], golds)]))
-            same = float(np.mean([(a.start, a.end) == (b.start, b.end)
-                                  for a, b in zip(answers[name], answers[baseline])]))
-            entries.append({"variant": name, "examples": len(examples), "task": self.name,
-                            "accuracy": f1, "f1": f1, "exact_match": em,
-                            "f1_against": "gold" if labelled else "baseline answers", "agreement": same,
-                            "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
-                            "labels": None, "reference": None})
-        return entries
-
-
-def _predict_questions(options: Mapping[str, Any],
-                       read_rows: Callable[[], list[Row]]) -> list[tuple[str, str, str, list[str] | None]]:
-    """(where, question, context, gold answers) per question: a ``.jsonl`` ``--file``, else
-    ``question<TAB>context`` rows, or each row a context for ``--question``."""
-    from albert_edge.errors import DataError
-
-    file, question = options.get("file"), options.get("question")
-    if file is not None and str(file).lower().endswith(".jsonl"):
-        from albert_edge.tasks.qa_data import read_qa_jsonl
-
-        if question is not None:
-            raise DataError(f"{file}: a .jsonl file carries its own questions; drop --question")
-        return [(f"{file}:{e.line}", e.question, e.context, [t for t, _ in e.answers] or None)
-                for e in read_qa_jsonl(file)]
-    out = []
-    for where, _, text_a, text_b in read_rows():
-        if question is not None:
-            if text_b is not None:
-                raise DataError(f"{where}: with --question each line is one context, found a TAB")
-            out.append((where, question, text_a, None))
-        elif text_b is None:
-            raise DataError(f"{where}: a question-answering model needs question<TAB>context "
-                            "(or --question, or a .jsonl --file)")
-        else:
-            out.append((where, text_a, text_b, None))
-    return out
 
 
 def _sequences(values: np.ndarray) -> list[np.ndarray]:

@@ -9,13 +9,17 @@ is ``logits`` [batch, num_labels]; post-processing is a softmax and an argmax (r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, Column, Row, TaskDrift, as_rows, batch_one, check_same_shape
+from albert_edge.model.skeleton import POOLER_SITE
+from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.eval_format import EvalFormat, Samples
+from albert_edge.tasks.metrics import Budget, agreement_lower_bound, min_judge_rows
+from albert_edge.tokenizer import batch_one
 
 
 #: Upper edges (fp32 top-1 minus top-2 logit) of the buckets the report counts disagreements in.
@@ -48,7 +52,7 @@ class ClassificationDrift(TaskDrift):
         Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
         Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
 
-    def relax_hints(self, budget: Any) -> list[str]:
+    def relax_hints(self, budget: Budget) -> list[str]:
         what = []
         if self.accuracy_drop > budget.max_drop + 1e-9:
             what.append(f"--max-drop {math.ceil(self.accuracy_drop * 100) / 100:g}")
@@ -69,7 +73,7 @@ class ClassificationDrift(TaskDrift):
         rows = sum(1 for m in self.margins if m >= tie_margin) if self.margins else self.examples
         return rows, sum(1 for m in self.flip_margins if m >= tie_margin)
 
-    def agreement_verdict(self, budget: Any) -> tuple[bool, str]:
+    def agreement_verdict(self, budget: Budget) -> tuple[bool, str]:
         """(agreement gate passed, the rule that decided and its figures).
 
         Rule 1, all rows: the one-sided Wilson lower bound of the agreement over every judged row
@@ -100,7 +104,7 @@ class ClassificationDrift(TaskDrift):
                            f"{rows} (lower bound {100 * decisive_bound:.2f}%)")
         return False, text
 
-    def budget_failures(self, budget: Any) -> list[str]:
+    def budget_failures(self, budget: Budget) -> list[str]:
         reasons = []
         if self.accuracy_drop > budget.max_drop + 1e-9:
             reasons.append(f"accuracy drop {self.accuracy_drop:.2f} pt > {budget.max_drop:g}")
@@ -109,7 +113,7 @@ class ClassificationDrift(TaskDrift):
             reasons.append(why)
         return reasons
 
-    def shortfall(self, budget: Any) -> float:
+    def shortfall(self, budget: Budget) -> float:
         """How far from ``budget``, in points: accuracy lost beyond max_drop plus agreement missing."""
         return max(0.0, self.accuracy_drop - budget.max_drop) + 100 * max(0.0, budget.min_agreement - self.agreement)
 
@@ -125,18 +129,6 @@ def flips_by_margin(flip_margins: list[float]) -> dict[str, int]:
         key = next((f"<{e:g}" for e in MARGIN_BUCKETS if m < e), f">={MARGIN_BUCKETS[-1]:g}")
         counts[key] += 1
     return counts
-
-
-def min_judge_rows(min_agreement: float, confidence: float = 0.95) -> int:
-    """Fewest rows on which a perfect agreement's lower bound reaches ``min_agreement`` (268 for 99% at 95%)."""
-    if min_agreement <= 0 or confidence <= 0.5:
-        return 1
-    if min_agreement >= 1:
-        return 10 ** 9
-    n = max(1, math.floor(normal_quantile(confidence) ** 2 * min_agreement / (1 - min_agreement)))
-    while agreement_lower_bound(1.0, n, confidence) < min_agreement - 1e-12:
-        n += 1
-    return n
 
 
 def classification_drift(logits: np.ndarray, reference: np.ndarray, labels: np.ndarray | None = None) -> ClassificationDrift:
@@ -157,83 +149,11 @@ def classification_drift(logits: np.ndarray, reference: np.ndarray, labels: np.n
                                [float(m) for m in margins[pred != ref_pred]], [float(m) for m in margins])
 
 
-def f1_and_agreement_failures(budget: Any, f1_drop: float | None, f1_name: str, agreement: float, n: int,
-                              unit: str) -> list[str]:
-    """Budget failures of a task judged by an F1 drop and a per-``unit`` agreement (QA spans, NER tokens).
+class TsvEvalFormat(EvalFormat):
+    """A sentence classifier's eval file: always a labelled TSV (``data.read_tsv``), whatever its suffix."""
 
-    ``f1_drop`` None (no gold labels) skips the drop check; the agreement is judged by its Wilson
-    lower bound, as for sentence classification, so a small eval set cannot pass by luck.
-    """
-    reasons = []
-    if f1_drop is not None and f1_drop > budget.max_drop + 1e-9:
-        reasons.append(f"{f1_name} F1 drop {f1_drop:.2f} pt > {budget.max_drop:g}")
-    bound = agreement_lower_bound(agreement, n, budget.confidence)
-    if bound < budget.min_agreement - 1e-9:
-        reasons.append(f"{unit} agreement {100 * agreement:.2f}% of {n} (lower bound "
-                       f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
-    return reasons
-
-
-def f1_and_agreement_hints(budget: Any, f1_drop: float | None, agreement: float, n: int) -> list[str]:
-    """The budget flags that would accept a drift judged by ``f1_and_agreement_failures``."""
-    what = []
-    if f1_drop is not None and f1_drop > budget.max_drop + 1e-9:
-        what.append(f"--max-drop {math.ceil(f1_drop * 100) / 100:g}")
-    bound = agreement_lower_bound(agreement, n, budget.confidence)
-    if bound < budget.min_agreement - 1e-9:
-        what.append(f"--min-agreement {math.floor(bound * 1000) / 1000:g} (or judge on more --eval rows)")
-    return what
-
-
-def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
-    """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
-    if n <= 0:
-        return 0.0
-    if confidence <= 0.5:
-        return agreement
-    z = normal_quantile(confidence)
-    centre = agreement + z * z / (2 * n)
-    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
-
-
-def normal_quantile(p: float) -> float:
-    """z with P(Z < z) = p for a standard normal Z."""
-    # Bisection on the normal CDF: exact enough for a confidence level, no scipy needed.
-    lo, hi = 0.0, 10.0
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-class SequenceClassification(ClassifierHeadTask):
-    """Logits per label for a text or a text pair."""
-
-    name: ClassVar[str] = "sequence_classification"
-    head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
-    # fp32 is the contract; fp16 stores weights rounded to 11 significant bits, which moves
-    # ALBERT-Tiny logits by ~1e-3. Hidden states of a trained model are larger than random ones
-    # (post-LN gamma grows in training): the trained sample's fp16 file moved them by 3.2e-2 while
-    # its logits moved by 4.4e-4, so the hidden bound is looser than the logit bound.
-    tolerances: ClassVar[dict[str, dict[str, float]]] = {
-        "fp32": {"logits": 1e-4, "hidden": 1e-4},
-        "fp16": {"logits": 2e-2, "hidden": 6e-2},
-    }
-
-    title: ClassVar[str] = "text classifier"  # type: ignore[assignment]
     labelled_kind: ClassVar[str] = "labelled eval TSV"
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
-
-    @classmethod
-    def detect(cls, weights: Any) -> bool:
-        return "classifier.kernel" in weights.tensors
-
-    def required_weights(self) -> tuple[str, ...]:
-        return ("pooler.kernel", "pooler.bias", "classifier.kernel", "classifier.bias")
 
     def reads_labelled(self, path: Any) -> bool:
         """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``)."""
@@ -245,16 +165,16 @@ class SequenceClassification(ClassifierHeadTask):
 
         return list(infer_labels(read_tsv(path)))
 
-    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
-                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
-        """``label<TAB>text[<TAB>text_b]`` rows: batch-1 samples and class ids in the bound labels' order."""
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int, labels: tuple[str, ...] | None = None,
+                         max_examples: int | None = None) -> Samples | None:
+        """``label<TAB>text[<TAB>text_b]`` rows: batch-1 samples and class ids in ``labels``' order."""
         from albert_edge.data import label_ids, read_tsv
         from albert_edge.errors import AlbertEdgeError, DataError
         from albert_edge.tokenizer import Preprocessor
 
-        if self.labels is None:
+        if labels is None:
             raise DataError(f"{path}: judging accuracy needs the model's label names")
-        examples = read_tsv(path, self.labels)[:max_examples]
+        examples = read_tsv(path, labels)[:max_examples]
         preprocessor = Preprocessor(tokenizer, max_seq_len)
         samples = []
         for number, ex in enumerate(examples, start=1):
@@ -263,7 +183,29 @@ class SequenceClassification(ClassifierHeadTask):
             except AlbertEdgeError as exc:
                 where = f"{path}:{ex.line}" if getattr(ex, "line", 0) else f"{path}: example {number}"
                 raise DataError(f"{where}: {exc}") from None
-        return samples, label_ids(examples, self.labels)
+        return samples, label_ids(examples, labels)
+
+
+class SequenceClassification(ClassifierHeadTask):
+    """Logits per label for a text or a text pair."""
+
+    name: ClassVar[str] = "sequence_classification"
+    head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
+    required_weights: ClassVar[tuple[str, ...]] = ("pooler.kernel", "pooler.bias", "classifier.kernel",
+                                                   "classifier.bias")
+    # fp32 is the contract; fp16 stores weights rounded to 11 significant bits, which moves
+    # ALBERT-Tiny logits by ~1e-3. Hidden states of a trained model are larger than random ones
+    # (post-LN gamma grows in training): the trained sample's fp16 file moved them by 3.2e-2 while
+    # its logits moved by 4.4e-4, so the hidden bound is looser than the logit bound.
+    tolerances: ClassVar[dict[str, dict[str, float]]] = {
+        "fp32": {"logits": 1e-4, "hidden": 1e-4},
+        "fp16": {"logits": 2e-2, "hidden": 6e-2},
+    }
+    eval_format: ClassVar[EvalFormat] = TsvEvalFormat()
+
+    @classmethod
+    def detect(cls, weights: Any) -> bool:
+        return "classifier.kernel" in weights.tensors
 
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
@@ -271,22 +213,15 @@ class SequenceClassification(ClassifierHeadTask):
     def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
         return {"logits": ["batch", self.num_labels(weights)]}
 
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        hidden = params["pooler.kernel"].shape[0]
-        batch = tf.shape(sequence)[0]
-        first = tf.reshape(tf.slice(sequence, [0, 0, 0], tf.stack([batch, 1, hidden])), tf.stack([batch, hidden]))
-        pooled = tf.tanh(tf.matmul(first, params["pooler.kernel"]) + params["pooler.bias"])
-        return {"logits": tf.matmul(pooled, params["classifier.kernel"]) + params["classifier.bias"]}
-
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        first = builder.op("Gather", [sequence, builder.const(0, np.int64)], axis=1)
-        pooled = builder.op("Tanh", [builder.dense(first, "pooler")])
-        builder.op("Identity", [builder.dense(pooled, "classifier")], outputs=["logits"])
-        return [("logits", ["batch", self.num_labels(builder.weights)])]
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """BERT's pooler (tanh of a dense layer on [CLS]), dropout while training, the classifier."""
+        pooled = ops.dropout(ops.tanh(ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
+        return {"logits": ops.named(ops.dense(pooled, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"logits": reference.logits, "hidden": reference.last_hidden_state}
 
+    @property
     def parity_required(self) -> tuple[str, ...]:
         return ("logits",)
 
@@ -296,17 +231,6 @@ class SequenceClassification(ClassifierHeadTask):
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> ClassificationDrift:
         return classification_drift(values, baseline, labels)
 
-    # ------------------------------------------------------------------ serving: predict and bench
-    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {
-        "--batch-size": {"type": "positive_int", "default": 32, "metavar": "N",
-                         "help": "sequence classification: texts per invoke, grouped by length (default: 32)"}}
-    drift_title: ClassVar[str] = "Drift against the baseline"
-    drift_columns: ClassVar[tuple[Column, ...]] = (
-        Column("examples", "examples", "d"), Column("accuracy", "accuracy", ".2f", percent=True),
-        Column("agreement", "agreement", ".2f", percent=True), Column("max abs Δlogit", "max_abs_logit_diff", ".3g"),
-        Column("mean abs Δlogit", "mean_abs_logit_diff", ".3g"),
-        Column("vs reference: max abs Δlogit", "reference.max_abs_logit_diff", ".3g"))
-
     def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
         """The top label, its softmax probability and every label's, for one row."""
         logits = np.asarray(outputs["logits"], dtype=np.float64)[0]
@@ -315,73 +239,3 @@ class SequenceClassification(ClassifierHeadTask):
         names = list(labels) if labels is not None else [f"LABEL_{i}" for i in range(len(p))]
         top = int(p.argmax())
         return {"label": names[top], "score": float(p[top]), "scores": {n: float(v) for n, v in zip(names, p)}}
-
-    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
-                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
-        """Batched by length through ``TextClassifier``: ``gold<TAB>label<TAB>score<TAB>text`` per row."""
-        from albert_edge.errors import DataError, TokenizerError
-        from albert_edge.runtime.classifier import TextClassifier
-
-        rows = read_rows()
-        clf = TextClassifier.from_bytes(data, source, num_threads=options.get("threads"),
-                                        backend=options.get("backend", "auto"))
-        encs = []
-        for where, _, text_a, text_b in rows:
-            try:
-                encs.append(clf.encode(text_a, text_b))
-            except TokenizerError as exc:
-                raise DataError(f"{where}: {exc}") from None
-        for p, (_, gold, text_a, text_b) in zip(clf.predict_encoded(encs, batch_size=options.get("batch_size", 32)), rows):
-            record = {"text": text_a, "text_b": text_b, "label": p.label, "score": round(p.score, 6),
-                      "scores": {k: round(v, 6) for k, v in p.scores.items()}, "truncated": p.truncated,
-                      "num_tokens": p.num_tokens}
-            if gold is not None:
-                record["gold"] = gold
-            shown = text_a if text_b is None else f"{text_a} ||| {text_b}"
-            prefix = f"{gold}\t" if gold is not None else ""
-            yield record, [f"{prefix}{p.label}\t{p.score:.4f}\t{shown}{' [truncated]' if p.truncated else ''}"]
-
-    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
-                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
-        """Accuracy on a labelled TSV, agreement and logit drift against the baseline and, with
-        ``reference`` (a checkpoint), against its float64 numpy forward pass on the same encodings.
-        Each file's logits are computed once (batched by length, as an app runs them)."""
-        from albert_edge.errors import ModelFileError
-        from albert_edge.evaluate import compare_logits, read_tsv, reference_logits
-        from albert_edge.runtime.classifier import TextClassifier
-
-        classifiers = {name: TextClassifier.from_file(path, num_threads=threads) for name, path in variants}
-        labels = list(classifiers[baseline].labels)
-        for clf in classifiers.values():
-            if list(clf.labels) != labels:
-                raise ModelFileError(f"{clf.source}: labels {list(clf.labels)} differ from the baseline's {labels}")
-        examples = read_tsv(eval_path, labels)
-        texts = [e.text_a for e in examples]
-        pairs = [e.text_b for e in examples] if all(e.text_b is not None for e in examples) else None
-        truth = np.array([labels.index(e.label) for e in examples])
-        logits, encodings = {}, None
-        for name, clf in classifiers.items():
-            logits[name], encs = clf.logits_batch(texts, pairs)
-            if name == baseline:
-                encodings = encs
-        ref_logits = None
-        if reference is not None:
-            from albert_edge.model import load_checkpoint
-
-            ref_logits = reference_logits(load_checkpoint(reference), encodings)
-        entries = []
-        for name, _ in variants:
-            d = compare_logits(logits[name], logits[baseline])
-            entry = {"variant": name, "examples": len(examples), "task": self.name,
-                     "accuracy": float(np.mean(logits[name].argmax(1) == truth)),
-                     "agreement": d.agreement, "max_abs_logit_diff": d.max_abs_logit_delta,
-                     "mean_abs_logit_diff": d.mean_abs_logit_delta, "mean_kl": d.mean_kl,
-                     "labels": labels, "reference": None}
-            if ref_logits is not None:
-                vs_ref = compare_logits(logits[name], ref_logits)
-                entry["reference"] = {"checkpoint": str(reference), "agreement": vs_ref.agreement,
-                                      "max_abs_logit_diff": vs_ref.max_abs_logit_delta,
-                                      "mean_abs_logit_diff": vs_ref.mean_abs_logit_delta,
-                                      "accuracy": float(np.mean(ref_logits.argmax(1) == truth))}
-            entries.append(entry)
-        return entries

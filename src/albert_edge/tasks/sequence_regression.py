@@ -8,7 +8,7 @@ classifier is detected as this task: a softmax over one label would always say 1
 signature's one output is ``logits`` [batch, 1], as optimum's export of such a model names it.
 
 Post-processing is none: the logit is the score (``interpret`` -> ``{"score": ...}``), so the
-generic runtime ``TaskModel`` serves it and ``predict`` prints one score per text.
+generic runtime ``TaskModel`` serves it and ``predict``'s generic adapter prints one score per text.
 
 Drift (``RegressionDrift``): Pearson and Spearman correlation of the variant's scores with gold
 scores (a ``.jsonl`` eval file of ``{"text", "text_b"?, "score"}``) or with fp32's own scores, and
@@ -17,7 +17,8 @@ gold, or 100 x (1 - Pearson) against fp32); ``--min-agreement`` is the share of 
 moved by at most ``AGREEMENT_TOLERANCE`` of fp32's score spread, judged by its Wilson bound.
 
 This module is the whole task: converter, parity, quantize, bench, predict and the runtime reach
-it through the ``Task`` interface only.
+it through the ``Task`` interface and their generic defaults only (no MediaPipe output, the
+metadata title from the name, the generic predict and bench drift adapters).
 """
 
 from __future__ import annotations
@@ -28,12 +29,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, batch_one, check_same_shape
-from albert_edge.tasks.sequence_classification import (
-    SequenceClassification,
-    f1_and_agreement_failures,
-    f1_and_agreement_hints,
-)
+from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
+from albert_edge.tasks.eval_format import EvalFormat, Samples
+from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
+from albert_edge.tasks.sequence_classification import SequenceClassification
+from albert_edge.tokenizer import batch_one
 
 #: A score "agrees" with fp32's when it moved by at most this share of fp32's standard deviation.
 AGREEMENT_TOLERANCE = 0.05
@@ -92,11 +92,11 @@ class RegressionDrift(TaskDrift):
         # ``accuracy`` is the headline score the bench's main table and recommendation read.
         return {**asdict(self), "accuracy": self.pearson}
 
-    def budget_failures(self, budget: Any) -> list[str]:
+    def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.drop, "correlation (Pearson)", self.agreement, self.examples,
                                          "score")
 
-    def relax_hints(self, budget: Any) -> list[str]:
+    def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.drop, self.agreement, self.examples)
 
     def summary(self) -> str:
@@ -124,57 +124,11 @@ def regression_drift(values: np.ndarray, baseline: np.ndarray, gold: np.ndarray 
                            drop, against)
 
 
-class SequenceRegression(ClassifierHeadTask):
-    """One score per text (or pair) from the pooled [CLS]: a width-1 classifier head."""
+class ScoreJsonlFormat(EvalFormat):
+    """A regressor's labelled eval file: a ``.jsonl`` of scored texts."""
 
-    name: ClassVar[str] = "sequence_regression"
-    head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
-    #: A score has no label names (the pack carries none).
-    needs_labels: ClassVar[bool] = False
-    tolerances: ClassVar[dict[str, dict[str, float]]] = SequenceClassification.tolerances
-    drift_title: ClassVar[str] = "Score drift (sequence regression; correlation against {against})"
-    drift_columns: ClassVar[tuple[Column, ...]] = (
-        Column("texts", "examples", "d"), Column("Pearson", "pearson", ".4f"), Column("Spearman", "spearman", ".4f"),
-        Column("drop (pts)", "drop", ".2f"), Column("scores within 5% of spread", "agreement", ".2f", percent=True),
-        Column("max abs Δscore", "max_abs_diff", ".3g"))
-
-    # The head is sentence classification's (pooler, then one dense layer); only its width differs.
-    tf_head = SequenceClassification.tf_head
-    onnx_head = SequenceClassification.onnx_head
-    parity_expected = SequenceClassification.parity_expected
-    judged_values = SequenceClassification.judged_values
-
-    def mediapipe_outputs(self, schema: Any, model: Any) -> bool:
-        """None: a softmax over one score would always read 1.0, and MediaPipe has no regressor task."""
-        return False
-
-    @classmethod
-    def detect(cls, weights: Any) -> bool:
-        return ("classifier.kernel" in weights.tensors and "pooler.kernel" in weights.tensors
-                and cls.num_labels(weights) == 1)
-
-    def check_weights(self, weights: Any) -> None:
-        super().check_weights(weights)
-        from albert_edge.errors import ConversionError
-
-        if self.num_labels(weights) != 1:
-            raise ConversionError(f"{weights.source}: task {self.name} needs a one-output head, the classifier "
-                                  f"has {self.num_labels(weights)} outputs (a classifier: --task sequence_classification)")
-
-    def required_weights(self) -> tuple[str, ...]:
-        return ("pooler.kernel", "pooler.bias", "classifier.kernel", "classifier.bias")
-
-    def outputs(self) -> tuple[str, ...]:
-        return ("logits",)
-
-    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
-        return {"logits": ["batch", 1]}
-
-    def parity_required(self) -> tuple[str, ...]:
-        return ("logits",)
-
-    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
-                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int, labels: tuple[str, ...] | None = None,
+                         max_examples: int | None = None) -> Samples | None:
         """``{"text", "text_b"?, "score"}`` per line of a ``.jsonl``: batch-1 samples and gold scores."""
         from albert_edge.errors import AlbertEdgeError, DataError
         from albert_edge.tasks.jsonl import iter_jsonl_rows
@@ -201,13 +155,51 @@ class SequenceRegression(ClassifierHeadTask):
             raise DataError(f"{path}: no scored texts")
         return samples, np.asarray(gold)
 
+
+class SequenceRegression(ClassifierHeadTask):
+    """One score per text (or pair) from the pooled [CLS]: a width-1 classifier head."""
+
+    name: ClassVar[str] = "sequence_regression"
+    head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
+    required_weights: ClassVar[tuple[str, ...]] = SequenceClassification.required_weights
+    #: A score has no label names (the pack carries none).
+    needs_labels: ClassVar[bool] = False
+    tolerances: ClassVar[dict[str, dict[str, float]]] = SequenceClassification.tolerances
+    eval_format: ClassVar[EvalFormat] = ScoreJsonlFormat()
+    drift_title: ClassVar[str] = "Score drift (sequence regression; correlation against {against})"
+    drift_columns: ClassVar[tuple[Column, ...]] = (
+        Column("texts", "examples", "d"), Column("Pearson", "pearson", ".4f"), Column("Spearman", "spearman", ".4f"),
+        Column("drop (pts)", "drop", ".2f"), Column("scores within 5% of spread", "agreement", ".2f", percent=True),
+        Column("max abs Δscore", "max_abs_diff", ".3g"))
+
+    # The head is sentence classification's (pooler, then one dense layer); only its width differs.
+    head = SequenceClassification.head
+    parity_expected = SequenceClassification.parity_expected
+    parity_required = SequenceClassification.parity_required
+    judged_values = SequenceClassification.judged_values
+
+    @classmethod
+    def detect(cls, weights: Any) -> bool:
+        return ("classifier.kernel" in weights.tensors and "pooler.kernel" in weights.tensors
+                and cls.num_labels(weights) == 1)
+
+    def check_weights(self, weights: Any) -> None:
+        super().check_weights(weights)
+        from albert_edge.errors import ConversionError
+
+        if self.num_labels(weights) != 1:
+            raise ConversionError(f"{weights.source}: task {self.name} needs a one-output head, the classifier "
+                                  f"has {self.num_labels(weights)} outputs (a classifier: --task sequence_classification)")
+
+    def outputs(self) -> tuple[str, ...]:
+        return ("logits",)
+
+    def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
+        return {"logits": ["batch", 1]}
+
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> RegressionDrift:
         return regression_drift(values, baseline, labels)
 
     def interpret(self, outputs: Mapping[str, np.ndarray], labels: Sequence[str] | None) -> dict[str, Any]:
         score = np.asarray(outputs["logits"], np.float64)[0]
         return {"score": float(score[0]) if score.size == 1 else [float(v) for v in score]}
-
-    def format_result(self, result: Mapping[str, Any]) -> list[str]:
-        score = result["score"]
-        return [f"{score:.6g}" if isinstance(score, float) else " ".join(f"{v:.6g}" for v in score)]

@@ -20,16 +20,17 @@ names as a TF1 sentence classifier (``output_weights``/``output_bias``), so it n
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.tasks.base import ClassifierHeadTask, Column, Row, TaskDrift, check_same_shape
+from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, check_same_shape
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
-from albert_edge.tasks.sequence_classification import f1_and_agreement_failures, f1_and_agreement_hints
+from albert_edge.tasks.eval_format import EvalFormat, Samples
+from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
 
 #: Gold label id of a token that is not judged (HF's ignore index), e.g. a ## continuation.
 IGNORE = -100
@@ -85,10 +86,10 @@ class TokenDrift(TaskDrift):
         Column("ent F1", "entity_f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
         Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
 
-    def budget_failures(self, budget: Any) -> list[str]:
+    def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.f1_drop, "entity", self.agreement, self.tokens, "token")
 
-    def relax_hints(self, budget: Any) -> list[str]:
+    def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.tokens)
 
     def summary(self) -> str:
@@ -96,11 +97,28 @@ class TokenDrift(TaskDrift):
         return f"token agreement {100 * self.agreement:.1f}%{f1}"
 
 
+class EntityJsonlFormat(EvalFormat):
+    """A token classifier's labelled eval file: the JSONL entity file (``tasks.entity_data``)."""
+
+    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int, labels: tuple[str, ...] | None = None,
+                         max_examples: int | None = None) -> Samples | None:
+        """Samples and gold label ids (in ``labels``' order) per real token."""
+        from albert_edge.errors import DataError
+        from albert_edge.tasks.entity_data import encode_labelled, read_entity_jsonl
+
+        if labels is None:
+            raise DataError(f"{path}: judging entity F1 needs the model's label names")
+        examples = read_entity_jsonl(path)[:max_examples]
+        return encode_labelled(examples, tokenizer, max_seq_len, labels, str(path))
+
+
 class TokenClassification(ClassifierHeadTask):
     """Per-token logits; entities are decoded from them by the runtime."""
 
     name: ClassVar[str] = "token_classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("classifier.",)
+    required_weights: ClassVar[tuple[str, ...]] = ("classifier.kernel", "classifier.bias")
+    eval_format: ClassVar[EvalFormat] = EntityJsonlFormat()
     # Same contract as sentence classification: the head is one dense layer on the hidden states
     # that are themselves held to 1e-4 (fp32); fp16 weights move logits by ~1e-3.
     tolerances: ClassVar[dict[str, dict[str, float]]] = {
@@ -112,29 +130,20 @@ class TokenClassification(ClassifierHeadTask):
     def detect(cls, weights: Any) -> bool:
         return "classifier.kernel" in weights.tensors and "pooler.kernel" not in weights.tensors
 
-    def required_weights(self) -> tuple[str, ...]:
-        return ("classifier.kernel", "classifier.bias")
-
     def outputs(self) -> tuple[str, ...]:
         return ("logits",)
 
     def output_shapes(self, config: Any, weights: Any) -> dict[str, list[str | int]]:
         return {"logits": ["batch", "sequence", self.num_labels(weights)]}
 
-    def tf_head(self, tf: Any, params: Mapping[str, Any], sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        shape = tf.shape(sequence)
-        # One 2-D MatMul (FULLY_CONNECTED in TFLite) over all positions, then back to [B, S, C].
-        flat = tf.reshape(sequence, tf.stack([-1, sequence.shape[-1]]))
-        logits = tf.matmul(flat, params["classifier.kernel"]) + params["classifier.bias"]
-        return {"logits": tf.reshape(logits, tf.stack([shape[0], shape[1], -1]), name="logits")}
-
-    def onnx_head(self, builder: Any, sequence: str, attention_mask: str) -> list[tuple[str, list[str | int]]]:
-        builder.op("Identity", [builder.dense(sequence, "classifier")], outputs=["logits"])
-        return [("logits", ["batch", "sequence", self.num_labels(builder.weights)])]
+    def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
+        """The classifier at every position: [B, S, C] logits."""
+        return {"logits": ops.named(ops.token_dense(sequence, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"logits": reference.token_logits, "hidden": reference.last_hidden_state}
 
+    @property
     def parity_required(self) -> tuple[str, ...]:
         return ("logits",)
 
@@ -148,95 +157,8 @@ class TokenClassification(ClassifierHeadTask):
             rows.append(np.concatenate([keep[:, None].astype(np.float64), logits[b, keep]], axis=1))
         return np.concatenate(rows) if rows else np.zeros((0, 1 + logits.shape[-1]))
 
-    def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int,
-                         max_examples: int | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray] | None:
-        """The JSONL entity file (``tasks.entity_data``): samples and gold label ids per real token."""
-        from albert_edge.errors import DataError
-        from albert_edge.tasks.entity_data import encode_labelled, read_entity_jsonl
-
-        if self.labels is None:
-            raise DataError(f"{path}: judging entity F1 needs the model's label names")
-        examples = read_entity_jsonl(path)[:max_examples]
-        return encode_labelled(examples, tokenizer, max_seq_len, self.labels, str(path))
-
     def drift(self, values: np.ndarray, baseline: np.ndarray, labels: np.ndarray | None = None) -> TokenDrift:
         return token_drift(values, baseline, self.labels, labels)
-
-    # ------------------------------------------------------------------ serving: predict and bench
-    predict_flags: ClassVar[dict[str, dict[str, Any]]] = {
-        "--stride": {"type": int, "default": None, "metavar": "N",
-                     "help": "token classification: tokens shared by consecutive windows of a long text "
-                             "(default: a quarter of the window, at most 32)"}}
-    drift_title: ClassVar[str] = "Entity drift (token classification; F1 against {f1_against})"
-    drift_columns: ClassVar[tuple[Column, ...]] = (
-        Column("texts", "examples", "d"), Column("tokens", "tokens", "d"),
-        Column("entity F1", "entity_f1", ".2f", percent=True),
-        Column("token tags equal to baseline", "agreement", ".2f", percent=True))
-
-    def predict(self, data: bytes, source: str, options: Mapping[str, Any],
-                read_rows: Callable[[], list[Row]]) -> Iterator[tuple[dict[str, Any], list[str]]]:
-        """Entities with character offsets into each text as given, through ``TokenClassifier``:
-        ``label<TAB>start<TAB>end<TAB>score<TAB>text`` per entity, a blank line after each text."""
-        from albert_edge.errors import DataError
-        from albert_edge.runtime.token_classifier import TokenClassifier
-
-        rows = read_rows()
-        if any(text_b is not None for _, _, _, text_b in rows):
-            raise DataError(f"{source}: a token-classification model takes single texts, not TAB-separated pairs")
-        ner = TokenClassifier.from_bytes(data, source, num_threads=options.get("threads"),
-                                         backend=options.get("backend", "auto"), stride=options.get("stride"))
-        for _, gold, text, _ in rows:
-            entities = ner.predict(text)
-            record: dict[str, Any] = {"text": text, "entities": [
-                {"label": e.label, "start": e.start, "end": e.end, "text": e.text, "score": round(e.score, 6)}
-                for e in entities]}
-            if gold is not None:
-                record["gold"] = gold
-            yield record, [f"{e.label}\t{e.start}\t{e.end}\t{e.score:.4f}\t{e.text}" for e in entities] + [""]
-
-    def bench_drift(self, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
-                    reference: Any = None, threads: int | None = None) -> list[dict[str, Any]]:
-        """Entity F1 and token-tag agreement per variant, on what ``TokenClassifier.predict`` returns.
-
-        ``eval_path`` is a ``.jsonl`` entity file (``tasks.entity_data``): ``accuracy`` is then entity
-        F1 against gold; or texts (.txt/.tsv): F1 against the baseline's own entities (1.0 for the
-        baseline), as quantize judges unlabelled text. ``agreement`` is the share of tokens whose tag
-        equals the baseline's. No numpy-reference comparison (``reference`` is ignored).
-        """
-        from albert_edge.errors import ModelFileError
-        from albert_edge.runtime.token_classifier import TokenClassifier
-
-        models = {name: TokenClassifier.from_file(path, num_threads=threads) for name, path in variants}
-        labels = list(models[baseline].labels)
-        for model in models.values():
-            if list(model.labels) != labels:
-                raise ModelFileError(f"{model.source}: labels {list(model.labels)} differ from the baseline's {labels}")
-        if str(eval_path).lower().endswith(".jsonl"):
-            from albert_edge.tasks.entity_data import read_entity_jsonl
-
-            examples = read_entity_jsonl(eval_path)
-            texts, gold = [text for text, _ in examples], [set(ents) for _, ents in examples]
-        else:
-            from albert_edge.quantize.calibration import read_calibration_texts
-
-            texts, gold = read_calibration_texts(eval_path, min_texts=2), None
-        tags, found = {}, {}
-        for name, model in models.items():
-            tags[name] = [model.tag(text) for text in texts]
-            found[name] = [{(e.start, e.end, e.label) for e in model.entities(text, t)}
-                           for text, t in zip(texts, tags[name])]
-        entries = []
-        for name, _ in variants:
-            judge = gold if gold is not None else found[baseline]
-            counts = np.sum([entity_counts(f, g) for f, g in zip(found[name], judge)], axis=0) if texts else (0, 0, 0)
-            f1 = f1_from_counts(*(int(c) for c in counts))
-            same = sum(a.tag == b.tag for ts, bs in zip(tags[name], tags[baseline]) for a, b in zip(ts, bs))
-            total = sum(len(ts) for ts in tags[baseline])
-            entries.append({"variant": name, "examples": len(texts), "task": self.name, "accuracy": f1,
-                            "entity_f1": f1, "f1_against": "gold" if gold is not None else "baseline entities",
-                            "agreement": same / total if total else 1.0, "tokens": total, "max_abs_logit_diff": None,
-                            "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None})
-        return entries
 
 
 def token_drift(values: np.ndarray, baseline: np.ndarray, names: Sequence[str] | None,

@@ -70,6 +70,15 @@ class BatchEncoding:
         }
 
 
+def batch_one(encoding: Encoding) -> dict[str, np.ndarray]:
+    """A batch-1 int32 sample at the encoding's real length (what quantize and bench judge on):
+    padding is never fed, so a variant's drift is measured on the text alone."""
+    n = encoding.length
+    return {"input_ids": np.asarray([encoding.input_ids[:n]], np.int32),
+            "attention_mask": np.ones((1, n), np.int32),
+            "token_type_ids": np.asarray([encoding.token_type_ids[:n]], np.int32)}
+
+
 def longest_first_lengths(len_a: int, len_b: int, budget: int) -> tuple[int, int]:
     """Segment lengths after removing one token at a time from the longer one (b on ties).
 
