@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from albert_edge.bench_latency.schema import LATENCY_KEYS, read_json_file, require_keys
+from albert_edge.bench_latency.documents import LATENCY_KEYS, read_json_file, require_keys
 from albert_edge.bench_latency.typed import (
     LATENCY,
     MS,

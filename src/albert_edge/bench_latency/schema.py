@@ -59,8 +59,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
+from albert_edge.bench_latency.documents import LATENCY_KEYS, read_json_file, require_keys
 from albert_edge.errors import DataError
 
 SCHEMA_VERSION = 1
@@ -70,7 +70,6 @@ TOP_LEVEL_KEYS = ("schema_version", "tool", "albert_edge_version", "created_utc"
 RESULT_KEYS = ("variant", "backend", "backend_version", "threads", "seq_len", "batch", "source", "device",
                "latency_ms", "samples_ms", "round_medians_ms", "init_ms", "first_inference_ms",
                "warmup_avg_ms", "peak_rss_mb", "rss_before_load_mb", "oversubscribed", "lengths", "op_profile")
-LATENCY_KEYS = ("count", "min", "median", "mean", "p90", "p99", "std", "max")
 VARIANT_KEYS = ("name", "path", "format", "size_bytes", "sha256", "pack_variant", "is_baseline")
 ACCURACY_KEYS = ("variant", "examples", "accuracy", "agreement", "max_abs_logit_diff",
                  "mean_abs_logit_diff", "reference")
@@ -116,15 +115,6 @@ class BenchReport:
 
     def baseline(self) -> str | None:
         return next((v["name"] for v in self.variants if v.get("is_baseline")), None)
-
-
-def require_keys(obj: object, keys: tuple[str, ...], where: str) -> None:
-    """DataError unless ``obj`` is a JSON object holding ``keys``: one line naming ``where``, not a KeyError later."""
-    if not isinstance(obj, dict):
-        raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    missing = [k for k in keys if k not in obj]
-    if missing:
-        raise DataError(f"{where}: missing keys {', '.join(missing)}")
 
 
 def validate_report(data: dict, source: str = "<report>") -> None:
@@ -212,14 +202,3 @@ def load_report(path: str | Path) -> BenchReport:
     """Read and validate a report.json written by ``albert-edge bench``."""
     path = Path(path)
     return BenchReport.from_dict(read_json_file(path, "report.json"), str(path))
-
-
-def read_json_file(path: Path, what: str) -> Any:
-    """The parsed JSON of ``path``; DataError "<path>: not a readable <what> (...)" on a read or JSON error."""
-    from albert_edge.jsonfile import load_json_file
-
-    try:
-        return load_json_file(path, DataError)  # bounded: a hostile nesting is one line, not a RecursionError
-    except DataError as exc:
-        detail = str(exc).removeprefix(f"{path}: ")
-        raise DataError(f"{path}: not a readable {what} ({detail})") from None
