@@ -10,9 +10,9 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
     export_onnx(weights, path, pack=None, fp16=False, task=None) -> Path
     check_parity(model, weights, *, variant="fp32", task=None, samples=None, tolerance=None,
                  threads=(1, 2), name=None) -> ParityResult
-    convert_checkpoint(checkpoint, out_dir, formats=("tflite", "onnx"), max_seq_len=None, labels=None,
-                       fp16=False, vocab=None, do_lower_case=None, task=None, config=None,
-                       weights=None) -> ConversionReport
+    ConvertOptions(formats=("tflite", "onnx"), max_seq_len=None, labels=None, fp16=False, vocab=None,
+                   do_lower_case=None, task=None, config=None, graph_options=GraphOptions())
+    convert_checkpoint(checkpoint, out_dir, options=None, *, weights=None) -> ConversionReport
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ _EXPORTS = {
     "sample_inputs": "albert_edge.convert.parity",
     "check_parity": "albert_edge.convert.parity",
     "ConversionReport": "albert_edge.convert.pipeline",
+    "ConvertOptions": "albert_edge.convert.pipeline",
     "ExportedFile": "albert_edge.convert.pipeline",
     "build_pack": "albert_edge.convert.pipeline",
     "convert_checkpoint": "albert_edge.convert.pipeline",
