@@ -430,6 +430,7 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
 
 
 def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
+    """The ONNX variant with the runtime pack in its metadata (what the app ships)."""
     import onnx
     from albert_edge.convert.onnx_export import attach_onnx_pack
 
@@ -485,6 +486,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
 
 def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
            num_threads: int, task: Task) -> None:
+    """Set ``r.drift`` against ``reference``, or ``r.error`` when the variant cannot run (a built error stays)."""
     if r.error:
         return
     try:
