@@ -15,6 +15,7 @@ import pytest
 
 from albert_edge.cli import main
 from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
+from albert_edge.convert.source import ModelSource
 from albert_edge.errors import ModelFileError
 from albert_edge.model import AlbertConfig, random_weights, reference_forward
 from albert_edge.model.hf import write_hf_checkpoint
@@ -160,8 +161,8 @@ def test_classifier_refuses_an_embedding_model_and_embedder_refuses_a_classifier
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    convert_checkpoint(tmp_path, tmp_path / "clf", ConvertOptions(formats="tflite"),
-                       weights=random_weights(config, num_labels=2))
+    convert_checkpoint(ModelSource(tmp_path, random_weights(config, num_labels=2)), tmp_path / "clf",
+                       ConvertOptions(formats="tflite"))
     with pytest.raises(ModelFileError, match="TextEmbedder needs a feature_extraction"):
         TextEmbedder.from_file(tmp_path / "clf" / "model_fp32.tflite")
 
@@ -237,8 +238,8 @@ def test_embed_cli_on_a_classifier_or_an_empty_file_is_one_line_exit_2(tmp_path,
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    convert_checkpoint(tmp_path, tmp_path / "clf", ConvertOptions(formats="tflite"),
-                       weights=random_weights(config, num_labels=2))
+    convert_checkpoint(ModelSource(tmp_path, random_weights(config, num_labels=2)), tmp_path / "clf",
+                       ConvertOptions(formats="tflite"))
     assert main(["embed", str(tmp_path / "clf" / "model_fp32.tflite"), "the cat"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "model_fp32.tflite" in err[0] and "feature_extraction" in err[0]

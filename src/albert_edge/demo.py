@@ -110,6 +110,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     warnings.filterwarnings("ignore", message=r".*tf\.lite\.Interpreter is deprecated.*")
     from albert_edge.bench_latency import BenchOptions, run_benchmark
     from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.source import ModelSource
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TextClassifier
 
@@ -128,14 +129,15 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
 
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
-    conversion = convert_checkpoint(sample_dir, models_dir, replace(settings.convert, labels=labels))
+    source = ModelSource.load(sample_dir)  # read once: convert and quantize share the weights
+    conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels))
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
     seconds["convert"] = round(time.perf_counter() - started, 1)
 
     started = time.perf_counter()
     budget = settings.quantize
     log(f"[2/4] quantize ({budget.mode} within {budget.max_drop:g} accuracy points on {dev.name})")
-    quantized = quantize_checkpoint(sample_dir, models_dir, calib,
+    quantized = quantize_checkpoint(source, models_dir, calib,
                                     replace(settings.quantize, eval_tsv=dev, labels=labels))
     log(quantized.table())
     seconds["quantize"] = round(time.perf_counter() - started, 1)

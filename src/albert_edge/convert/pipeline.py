@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from albert_edge import __version__
 from albert_edge.atomic import ensure_writable_dir
-from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
+from albert_edge.convert.assets import TokenizerAsset
 from albert_edge.convert.census import census_onnx, census_tflite
+from albert_edge.convert.source import ModelSource
 from albert_edge.convert.parity import (
     ParityResult,
     ParitySamples,
@@ -209,8 +210,7 @@ class ConvertOptions:
     smaller); ``labels``: class names (default: the Hugging Face ``id2label`` beside the checkpoint,
     else ``LABEL_0..``); ``fp16``: also write fp16-weight files; ``vocab`` / ``do_lower_case``: the
     tokenizer asset and its casing (default: found beside the checkpoint); ``task``: a Task, a task
-    name, or None to detect it from the weights; ``config``: an AlbertConfig or config path that
-    overrides the one beside the checkpoint; ``graph_options``: the TFLite graph's shape
+    name, or None to detect it from the weights; ``graph_options``: the TFLite graph's shape
     (``GraphOptions(batch_one=True)``: a [1, seq] file with no dynamic tensors, faster at real
     lengths; the runtime runs batches through it row by row); the ONNX graph is unaffected.
     """
@@ -222,7 +222,6 @@ class ConvertOptions:
     vocab: str | os.PathLike[str] | None = None
     do_lower_case: bool | None = None
     task: Task | str | None = None
-    config: Any = None
     graph_options: GraphOptions = field(default_factory=GraphOptions)
 
     def __post_init__(self) -> None:
@@ -241,27 +240,30 @@ class ConvertOptions:
 
 @dataclass
 class _Model:
-    """What the export steps share: the weights, their task and labels, the pack's length and tokenizer."""
+    """What the export steps share: the source, its task and labels, the pack's length and tokenizer."""
 
-    weights: AlbertWeights
+    source: ModelSource
     task: Task
     labels: list[str] | None
     max_seq_len: int
     asset: TokenizerAsset
 
+    @property
+    def weights(self) -> AlbertWeights:
+        return self.source.weights
+
 
 def convert_checkpoint(
-    checkpoint: str | os.PathLike[str],
+    checkpoint: ModelSource | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     options: ConvertOptions | None = None,
-    *,
-    weights: AlbertWeights | None = None,
 ) -> ConversionReport:
-    """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
+    """Export ``checkpoint`` in each format in fp32 (and fp16), check parity, write the files and the report.
 
-    ``options`` (a ConvertOptions, default: every format, fp32 only, everything detected) says what
-    to export. ``task`` detection: a classifier head means classification; a sentence-transformers
-    folder's modules.json sets the embedding pooling.
+    ``checkpoint``: a ModelSource (read once by the caller; ``ModelSource.load(path, config)`` takes
+    a config override), or a path, read here. ``options`` (a ConvertOptions, default: every format,
+    fp32 only, everything detected) says what to export. ``task`` detection: a classifier head
+    means classification; a sentence-transformers folder's modules.json sets the embedding pooling.
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
     """
@@ -270,10 +272,10 @@ def convert_checkpoint(
     # TensorFlow (TF1 reader, converter) would otherwise print pages of C++ INFO logs around the table.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     out = ensure_writable_dir(out_dir)
-    model = _resolve_model(checkpoint, options, weights)
+    model = _resolve_model(ModelSource.of(checkpoint), options)
     samples = make_samples(model.weights, default_cases(model.max_seq_len))
     built = _export_all(model, options, samples)
-    report = _conversion_report(checkpoint, model, options, samples)
+    report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     with OutputSet(out) as staged:
         for exported, data in built:
@@ -284,28 +286,20 @@ def convert_checkpoint(
     return report
 
 
-def _resolve_model(checkpoint: str | os.PathLike[str], options: ConvertOptions,
-                   weights: AlbertWeights | None) -> _Model:
-    """Load the weights (unless given) and settle the task, labels, sequence length and tokenizer asset."""
-    if weights is None:
-        from albert_edge.model import load_checkpoint
-
-        weights = load_checkpoint(checkpoint, options.config)
-    config = weights.config
+def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
+    """Settle the task, labels, sequence length and tokenizer asset of ``source`` under ``options``."""
+    weights, config, checkpoint = source.weights, source.config, source.checkpoint
     max_seq_len = min(128, config.max_position_embeddings) if options.max_seq_len is None else options.max_seq_len
     if max_seq_len > config.max_position_embeddings:
         raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
                           f"{config.max_position_embeddings} of {weights.source}")
-    task = get_task(options.task, weights, checkpoint)
-    task.check_weights(weights)
+    task = source.task(options.task)
     labels = options.labels
     if labels is None and task.needs_labels:
         named = hf_labels(checkpoint)
         labels = named if named and len(named) == task.num_labels(weights) else None
     resolved = resolve_labels(weights, labels, task)
-    asset = find_tokenizer_asset(checkpoint, options.vocab, options.do_lower_case, config.vocab_size,
-                                 str(weights.source))
-    return _Model(weights, task, resolved, max_seq_len, asset)
+    return _Model(source, task, resolved, max_seq_len, source.tokenizer_asset(options.vocab, options.do_lower_case))
 
 
 def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples) -> list[tuple[ExportedFile, bytes]]:
@@ -324,12 +318,11 @@ def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples) 
     return built
 
 
-def _conversion_report(checkpoint: str | os.PathLike[str], model: _Model, options: ConvertOptions,
-                       samples: ParitySamples) -> ConversionReport:
+def _conversion_report(model: _Model, options: ConvertOptions, samples: ParitySamples) -> ConversionReport:
     """The report's header (files are added as they are written)."""
     weights, task, asset, config = model.weights, model.task, model.asset, model.weights.config
     return ConversionReport(
-        checkpoint=str(checkpoint), scheme=weights.scheme, task=task.name, task_config=task.settings(),
+        checkpoint=str(model.source.checkpoint), scheme=weights.scheme, task=task.name, task_config=task.settings(),
         labels=model.labels, max_seq_len=model.max_seq_len, num_parameters=weights.num_parameters(),
         tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
                    "vocab_size": asset.vocab_size},

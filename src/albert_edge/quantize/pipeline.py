@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from albert_edge.atomic import ensure_writable_dir
+from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.output_set import OutputSet
 from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose
@@ -42,7 +43,7 @@ from albert_edge.quantize.report import (
     min_rows,
     relax_sentence,
 )
-from albert_edge.tasks import Task, get_task
+from albert_edge.tasks import Task
 
 if TYPE_CHECKING:
     from albert_edge.convert.assets import TokenizerAsset
@@ -84,13 +85,12 @@ class JudgeSet:
 
 @dataclass
 class QuantizeRun:
-    """One run's state: what ``_open_run`` resolved once (weights, task, labels, tokenizer asset,
-    calibration and judge sets, budget, output directory) and what the later steps add to it."""
+    """One run's state: what ``_open_run`` resolved once (the model source, task, labels, tokenizer
+    asset, calibration and judge sets, budget, output directory) and what the later steps add to it."""
 
-    checkpoint: str | os.PathLike[str]
+    source: ModelSource
     calib: str | os.PathLike[str]
     options: QuantizeOptions
-    weights: AlbertWeights
     task: Task
     labels: list[str] | None
     asset: TokenizerAsset
@@ -106,6 +106,10 @@ class QuantizeRun:
     fallback_log: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
     packed: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def weights(self) -> AlbertWeights:
+        return self.source.weights
 
     def judge_variant(self, r: VariantResult) -> None:
         """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``)."""
@@ -166,27 +170,27 @@ def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: 
 
 
 def quantize_checkpoint(
-    checkpoint: str | os.PathLike[str],
+    checkpoint: ModelSource | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     calib: str | os.PathLike[str],
     options: QuantizeOptions | None = None,
     *,
-    weights: AlbertWeights | None = None,
     progress: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``options.mode``; write them and ``quantize_report.json``.
 
+    ``checkpoint``: a ModelSource (read once by the caller, e.g. shared with ``convert_checkpoint``;
+    its directory still provides the tokenizer asset and labels) or a path, read here.
     ``options`` (a QuantizeOptions; keyword ``overrides`` replace single fields, e.g. ``mode="dynamic"``)
-    says what to build and the budget; ``weights`` skips loading ``checkpoint`` (its directory still
-    provides the tokenizer asset). In auto mode, when no variant fits the budget it raises
+    says what to build and the budget. In auto mode, when no variant fits the budget it raises
     QuantizationError (``exc.report`` holds the measurements) and writes nothing.
     ``progress`` receives one line per stage (build, each variant judged, fallback, timing).
     """
     options = replace(options or QuantizeOptions(), **overrides)  # replace() validates the overrides too
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    run = _open_run(checkpoint, out_dir, calib, options, weights, progress or (lambda _line: None), started)
+    run = _open_run(checkpoint, out_dir, calib, options, progress or (lambda _line: None), started)
     _build_and_judge(run)
     _error_tables(run)
     _fallback_searches(run)
@@ -201,23 +205,21 @@ def quantize_checkpoint(
     return report
 
 
-def _open_run(checkpoint: str | os.PathLike[str], out_dir: str | os.PathLike[str], calib: str | os.PathLike[str],
-              options: QuantizeOptions, weights: AlbertWeights | None, say: Callable[[str], None],
+def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | os.PathLike[str],
+              calib: str | os.PathLike[str], options: QuantizeOptions, say: Callable[[str], None],
               started: float) -> QuantizeRun:
     """Check the inputs and resolve the model once: weights, task, label names, tokenizer, judge set.
 
     Everything that can refuse the inputs (a model file given as checkpoint, unreadable calibration
     or eval data, a task the weights do not fit) runs before the output directory is created.
     """
-    reject_model_file(checkpoint)
+    if not isinstance(checkpoint, ModelSource):
+        reject_model_file(checkpoint)
     texts = read_calibration_texts(calib)
-    if weights is None:
-        from albert_edge.model import load_checkpoint
-
-        weights = load_checkpoint(checkpoint)
+    source = ModelSource.of(checkpoint)
+    weights = source.weights
     try:
-        task = get_task(options.task, weights, checkpoint)
-        task.check_weights(weights)
+        task = source.task(options.task)
     except AlbertEdgeError as exc:
         raise QuantizationError(str(exc)) from None
     # The eval file is the task's own labelled format (``Task.reads_labelled``: a TSV for sentence
@@ -229,21 +231,19 @@ def _open_run(checkpoint: str | os.PathLike[str], out_dir: str | os.PathLike[str
     eval_texts = read_calibration_texts(eval_path, min_texts=2) if eval_path is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
     # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
-    names, labels_source = (_labels(checkpoint, weights, options.labels, task, eval_labels, eval_path)
+    names, labels_source = (_labels(source.checkpoint, weights, options.labels, task, eval_labels, eval_path)
                             if task.needs_labels else (None, None))
     if options.labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
     task = task.bind_labels(names)
 
-    from albert_edge.convert.assets import find_tokenizer_asset
-
-    asset = find_tokenizer_asset(checkpoint, options.vocab, None, weights.config.vocab_size, str(weights.source))
+    asset = source.tokenizer_asset(options.vocab)
     calibration, judge = _judge_set(texts, calib, eval_texts, own_format, options, task, asset)
     if task.needs_labels:  # what the pack records, whichever data judged the variants
         judge.info.setdefault("labels", names)
         judge.info.setdefault("labels_from", labels_source)
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
-    return QuantizeRun(checkpoint, calib, options, weights, task, names, asset, calibration, judge,
+    return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
                        options.budget(), out, say, started)
 
 
@@ -365,7 +365,7 @@ def _pack_variants(run: QuantizeRun) -> None:
 def _decide(run: QuantizeRun) -> QuantizeReport:
     """The report: the chosen variant (auto), or the closest miss when nothing fits, and each file's name."""
     o = run.options
-    report = QuantizeReport(str(run.checkpoint), o.mode, run.budget,
+    report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
                             {"data": str(run.calib), "texts": len(run.calibration), "max_seq_len": o.max_seq_len,
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
                             error_tables=run.tables, fallback=run.fallback_log)
