@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[quantize_speed {time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+    from albert_edge.convert.source import ModelSource
     from albert_edge.errors import QuantizationError
     from albert_edge.model import albert_tiny_zh_config, random_weights
     from albert_edge.quantize import quantize_checkpoint
@@ -96,10 +97,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(variants: tuple[str, ...], rounds: int, max_eval: int | None, formats: tuple[str, ...], target: Path):
         try:
-            return quantize_checkpoint(checkpoint, target, calib, mode="auto", max_drop=GOALS["max_drop_pt"],
+            source = ModelSource(checkpoint, weights) if weights is not None else checkpoint
+            return quantize_checkpoint(source, target, calib, mode="auto", max_drop=GOALS["max_drop_pt"],
                                        eval_tsv=evaluation, formats=formats, num_threads=args.threads,
                                        seq_len=args.seq_len, rounds=rounds, min_agreement=GOALS["min_agreement"],
-                                       weights=weights, variants=variants, max_eval_examples=max_eval,
+                                       variants=variants, max_eval_examples=max_eval,
                                        progress=progress)
         except QuantizationError as exc:
             if getattr(exc, "report", None) is None:

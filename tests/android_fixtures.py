@@ -95,7 +95,7 @@ def train_albert_sp(root: Path, spiece: bytes) -> Path:
         model_file,
     )
 
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
 
     ckpt = root / "ckpt_sp"
@@ -111,7 +111,7 @@ def train_albert_sp(root: Path, spiece: bytes) -> Path:
 
     fine_tune(tok, make_model, 300, ckpt)
     (ckpt / "spiece.model").write_bytes(spiece)
-    convert_checkpoint(ckpt, root / "out_sp", formats="tflite", max_seq_len=MAX_SEQ_LEN)
+    convert_checkpoint(ckpt, root / "out_sp", ConvertOptions(formats="tflite", max_seq_len=MAX_SEQ_LEN))
     return model_file(root / "out_sp", ".tflite")
 
 
@@ -146,7 +146,7 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
     from qa_data import training_set
     from test_runtime_question_answerer import MAX_SEQ_LEN, model_file, qa_batch_loss
 
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
 
     ckpt = root / "ckpt_qa_sp"
@@ -176,7 +176,7 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
         optimizer.step()
     model.eval().save_pretrained(str(ckpt))
     (ckpt / "spiece.model").write_bytes(spiece)
-    convert_checkpoint(ckpt, root / "out_qa_sp", formats="tflite", max_seq_len=MAX_SEQ_LEN)
+    convert_checkpoint(ckpt, root / "out_qa_sp", ConvertOptions(formats="tflite", max_seq_len=MAX_SEQ_LEN))
     return model_file(root / "out_qa_sp", ".tflite")
 
 
@@ -190,10 +190,11 @@ def build_qa(out: Path) -> None:
     )
 
     from albert_edge import android_ner, android_qa
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
 
     with tempfile.TemporaryDirectory() as tmp:
-        convert_checkpoint(trained_checkpoint(), Path(tmp) / "out", formats="tflite", max_seq_len=MAX_SEQ_LEN)
+        convert_checkpoint(trained_checkpoint(), Path(tmp) / "out",
+                           ConvertOptions(formats="tflite", max_seq_len=MAX_SEQ_LEN))
         shutil.copyfile(model_file(Path(tmp) / "out", ".tflite"), out / android_qa.QA_MODEL)
         spiece = (out / android_ner.SPIECE_FILE).read_bytes()
         shutil.copyfile(train_albert_sp_qa(Path(tmp), spiece), out / android_qa.QA_MODEL_SP)

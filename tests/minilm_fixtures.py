@@ -37,7 +37,8 @@ def sentences() -> list[str]:
 def minilm_models(minilm_dir, tmp_path_factory) -> dict[str, Path]:
     """fp32 .tflite / .onnx from ``convert_checkpoint`` and a dynamic int8 .tflite, converted once."""
     from albert_edge.convert.assets import find_tokenizer_asset
-    from albert_edge.convert.pipeline import build_pack, convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, build_pack, convert_checkpoint
+    from albert_edge.convert.source import ModelSource
     from albert_edge.convert.tflite_metadata import attach_standard_metadata
     from albert_edge.model import load_checkpoint
     from albert_edge.quantize.tflite_quant import tflite_variant
@@ -45,7 +46,8 @@ def minilm_models(minilm_dir, tmp_path_factory) -> dict[str, Path]:
 
     out = tmp_path_factory.mktemp("minilm")
     weights = load_checkpoint(minilm_dir)
-    report = convert_checkpoint(minilm_dir, out, formats="tflite,onnx", max_seq_len=128, weights=weights)
+    report = convert_checkpoint(ModelSource(minilm_dir, weights), out,
+                                ConvertOptions(formats="tflite,onnx", max_seq_len=128))
     task = detect_task(weights, minilm_dir)
     assert report.task_config == task.settings() == {"pooling": "mean", "normalize": True, "pooling_in_graph": True}
     pack = build_pack(weights, find_tokenizer_asset(minilm_dir, None, None), task, None, 128, "dynamic_int8")

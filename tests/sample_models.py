@@ -27,14 +27,14 @@ class SampleModels:
 
 def build_sample_models(out: Path) -> SampleModels:
     """Convert the sample checkpoint into ``out``: fp32 TFLite + ONNX (parity-checked), full int8 TFLite."""
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.model.checkpoint import load_checkpoint
     from albert_edge.quantize.calibration import encode_calibration
     from albert_edge.quantize.tflite_quant import tflite_variant
     from albert_edge.runtime.pack import attach_tflite_pack, read_pack
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
-    convert_checkpoint(SAMPLE, out, formats="tflite,onnx", labels=list(SAMPLE_LABELS))
+    convert_checkpoint(SAMPLE, out, ConvertOptions(formats="tflite,onnx", labels=list(SAMPLE_LABELS)))
     fp32 = out / "model_fp32.tflite"
     pack = read_pack(fp32)
     weights = load_checkpoint(SAMPLE)

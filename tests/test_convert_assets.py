@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from albert_edge.convert import convert_checkpoint
+from albert_edge.convert import ConvertOptions, convert_checkpoint
 from albert_edge.convert.assets import find_tokenizer_asset
 from albert_edge.errors import TokenizerError
 from albert_edge.model import AlbertConfig, random_weights
@@ -69,7 +69,7 @@ def test_hf_checkpoint_with_spiece_model_packs_it_byte_identical(tmp_path):
     write_hf_checkpoint(random_weights(config, num_labels=3, seed=2), checkpoint)
     (checkpoint / "spiece.model").write_bytes(model_bytes)
     out = tmp_path / "out"
-    report = convert_checkpoint(checkpoint, out, formats="onnx", labels=["a", "b", "c"])
+    report = convert_checkpoint(checkpoint, out, ConvertOptions(formats="onnx", labels=["a", "b", "c"]))
     assert report.tokenizer["type"] == "sentencepiece" and report.max_seq_len == 32
     pack = read_pack(out / "model_fp32.onnx")
     assert pack.tokenizer_type == "sentencepiece" and pack.tokenizer_asset == model_bytes

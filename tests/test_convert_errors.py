@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from albert_edge.cli import main
-from albert_edge.convert import convert_checkpoint, parity
+from albert_edge.convert import ConvertOptions, convert_checkpoint, parity
 from albert_edge.errors import ConversionError
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.tf1 import write_tf1_checkpoint
@@ -133,6 +133,6 @@ def test_failed_parity_fails_the_conversion_and_leaves_no_model_file(checkpoint_
     monkeypatch.setitem(parity.TOLERANCES, "fp32", {"logits": 1e-12, "hidden": 1e-12})
     out = tmp_path / "out"
     with pytest.raises(ConversionError, match="parity check failed"):
-        convert_checkpoint(checkpoint_dir / "model.ckpt", out, formats="onnx", max_seq_len=16)
+        convert_checkpoint(checkpoint_dir / "model.ckpt", out, ConvertOptions(formats="onnx", max_seq_len=16))
     assert model_files(out) == []
     assert not (out / "conversion_report.json").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from albert_edge.convert import convert_checkpoint
+from albert_edge.convert import ConvertOptions, convert_checkpoint
 from albert_edge.convert.census import census_onnx, census_tflite
 from albert_edge.model import (
     albert_tiny_zh_config,
@@ -53,7 +53,8 @@ def converted(tmp_path_factory):
     for kind in ("brightmart", "google", "hf"):
         weights, checkpoint = _write(kind, root / f"ckpt_{kind}")
         out = root / f"out_{kind}"
-        report = convert_checkpoint(checkpoint, out, formats="tflite,onnx", labels=LABELS, fp16=kind == "brightmart")
+        options = ConvertOptions(formats="tflite,onnx", labels=LABELS, fp16=kind == "brightmart")
+        report = convert_checkpoint(checkpoint, out, options)
         results[kind] = (weights, checkpoint, out, report)
     return results
 
@@ -228,8 +229,8 @@ def test_batch_one_export_passes_parity_and_classifies_batches_like_the_default_
     from albert_edge.runtime import TextClassifier
 
     _, checkpoint, out, _ = converted["google"]
-    report = convert_checkpoint(checkpoint, tmp_path, formats="tflite", labels=LABELS,
-                                graph_options=GraphOptions(batch_one=True))
+    report = convert_checkpoint(checkpoint, tmp_path, ConvertOptions(formats="tflite", labels=LABELS,
+                                                                graph_options=GraphOptions(batch_one=True)))
     assert report.graph["tflite"]["batch_one"] and all(f.parity.passed for f in report.files)
     assert not any(report.files[0].ops.get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE"))
     texts = ["这家酒店服务很好", "差", "环境不错，早餐也很丰富，下次还来"]

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from albert_edge.cli import main
-from albert_edge.convert.pipeline import convert_checkpoint
+from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
+from albert_edge.convert.source import ModelSource
 from albert_edge.errors import ModelFileError
 from albert_edge.model import AlbertConfig, random_weights, reference_forward
 from albert_edge.model.hf import write_hf_checkpoint
@@ -82,7 +83,7 @@ def st_models(tmp_path_factory):
     """(checkpoint dir, weights, out dir) converted from a mean+normalize sentence-transformers folder."""
     ckpt, weights = write_st_folder(tmp_path_factory.mktemp("st"))
     out = tmp_path_factory.mktemp("st_out")
-    report = convert_checkpoint(ckpt, out, max_seq_len=32)
+    report = convert_checkpoint(ckpt, out, ConvertOptions(max_seq_len=32))
     assert report.task == "feature_extraction"
     assert report.task_config == {"pooling": "mean", "normalize": True, "pooling_in_graph": True}
     return ckpt, weights, out
@@ -122,7 +123,7 @@ def test_embed_single_equals_embed_batch_row_and_similarity_is_cosine(st_models)
 def test_cls_and_max_pooling_in_the_graph_match_the_judge(tmp_path, pooling, normalize):
     (tmp_path / "ckpt").mkdir()
     ckpt, weights = write_st_folder(tmp_path / "ckpt", pooling, normalize)
-    report = convert_checkpoint(ckpt, tmp_path / "out", formats="tflite,onnx", max_seq_len=16)
+    report = convert_checkpoint(ckpt, tmp_path / "out", ConvertOptions(formats="tflite,onnx", max_seq_len=16))
     assert report.task_config["pooling"] == pooling
     for fmt in ("tflite", "onnx"):
         embedder = TextEmbedder.from_file(tmp_path / "out" / f"model_fp32.{fmt}", num_threads=1)
@@ -133,7 +134,7 @@ def test_cls_and_max_pooling_in_the_graph_match_the_judge(tmp_path, pooling, nor
 def test_pooling_in_the_runtime_gives_the_graph_pooled_embeddings(st_models, tmp_path):
     ckpt, _, out = st_models
     task = FeatureExtraction("mean", normalize=True, pooling_in_graph=False)
-    convert_checkpoint(ckpt, tmp_path, formats="tflite", max_seq_len=32, task=task)
+    convert_checkpoint(ckpt, tmp_path, ConvertOptions(formats="tflite", max_seq_len=32, task=task))
     runtime = TextEmbedder.from_file(tmp_path / "model_fp32.tflite", num_threads=1)
     assert runtime.pack.outputs == ("last_hidden_state",)
     graph = TextEmbedder.from_file(out / "model_fp32.tflite", num_threads=1)
@@ -144,7 +145,7 @@ def test_headless_checkpoint_without_pooling_keeps_hidden_states_and_is_mean_poo
     (tmp_path / "ckpt").mkdir()
     ckpt, weights = write_st_folder(tmp_path / "ckpt")
     (ckpt / "modules.json").unlink()
-    report = convert_checkpoint(ckpt, tmp_path / "out", formats="tflite", max_seq_len=16)
+    report = convert_checkpoint(ckpt, tmp_path / "out", ConvertOptions(formats="tflite", max_seq_len=16))
     assert report.task_config == {}
     embedder = TextEmbedder.from_file(tmp_path / "out" / "model_fp32.tflite", num_threads=1)
     assert embedder.pack.outputs == ("last_hidden_state", "pooled_output") and not embedder.normalized
@@ -160,7 +161,8 @@ def test_classifier_refuses_an_embedding_model_and_embedder_refuses_a_classifier
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    convert_checkpoint(tmp_path, tmp_path / "clf", formats="tflite", weights=random_weights(config, num_labels=2))
+    convert_checkpoint(ModelSource(tmp_path, random_weights(config, num_labels=2)), tmp_path / "clf",
+                       ConvertOptions(formats="tflite"))
     with pytest.raises(ModelFileError, match="TextEmbedder needs a feature_extraction"):
         TextEmbedder.from_file(tmp_path / "clf" / "model_fp32.tflite")
 
@@ -255,7 +257,8 @@ def test_embed_cli_on_a_classifier_or_an_empty_file_is_one_line_exit_2(tmp_path,
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    convert_checkpoint(tmp_path, tmp_path / "clf", formats="tflite", weights=random_weights(config, num_labels=2))
+    convert_checkpoint(ModelSource(tmp_path, random_weights(config, num_labels=2)), tmp_path / "clf",
+                       ConvertOptions(formats="tflite"))
     assert main(["embed", str(tmp_path / "clf" / "model_fp32.tflite"), "the cat"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "model_fp32.tflite" in err[0] and "feature_extraction" in err[0]

@@ -302,13 +302,14 @@ def test_float64_weights_beyond_float32_range_are_refused(tf1_dir, tmp_path):
 
 def test_parity_fails_when_outputs_are_nan(hf_dir, tmp_path):
     """Parity took max(0.0, nan) == 0.0: NaN logits in both the file and the reference "passed"."""
-    from albert_edge.convert import convert_checkpoint
+    from albert_edge.convert import ConvertOptions, ModelSource, convert_checkpoint
     from albert_edge.errors import ConversionError
 
     weights = random_weights(HF_SMALL, num_labels=2, seed=2)
     weights.tensors["pooler.bias"][0] = np.nan  # in memory: the loader would refuse it
     with pytest.raises(ConversionError, match="parity check failed: max \\|dlogits?\\| nan"):
-        convert_checkpoint(hf_dir, tmp_path / "out", formats="onnx", max_seq_len=16, weights=weights)
+        convert_checkpoint(ModelSource(hf_dir, weights), tmp_path / "out",
+                           ConvertOptions(formats="onnx", max_seq_len=16))
     assert not (tmp_path / "out" / "model_fp32.onnx").exists()
 
 

@@ -65,14 +65,14 @@ def mediapipe_python() -> Path:
 def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """fp32 via convert, dynamic int8 via quantize: the files a user of the CLI gets."""
     from albert_edge.convert import GraphOptions
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.quantize.pipeline import quantize_checkpoint
 
     out = tmp_path_factory.mktemp("mediapipe_sample")
     labels = (SAMPLE / "labels.txt").read_text(encoding="utf-8").split()
-    convert_checkpoint(SAMPLE, out / "fp32", formats="tflite", labels=labels)
-    convert_checkpoint(SAMPLE, out / "batch_one", formats="tflite", labels=labels,
-                       graph_options=GraphOptions(batch_one=True))
+    convert_checkpoint(SAMPLE, out / "fp32", ConvertOptions(formats="tflite", labels=labels))
+    convert_checkpoint(SAMPLE, out / "batch_one", ConvertOptions(formats="tflite", labels=labels,
+                                                                 graph_options=GraphOptions(batch_one=True)))
     quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", labels=labels, rounds=1,
                         num_threads=1)
     return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",

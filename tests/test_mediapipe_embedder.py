@@ -62,14 +62,15 @@ def minilm_files(minilm_models) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def albert_files(tmp_path_factory) -> dict[str, Path]:
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
+    from albert_edge.convert.source import ModelSource
     from albert_edge.model import load_checkpoint
     from albert_edge.tasks import get_task
 
     out = tmp_path_factory.mktemp("mediapipe_albert_fe")
     weights = load_checkpoint(SAMPLE)
     task = get_task("feature_extraction", weights)
-    convert_checkpoint(SAMPLE, out, formats="tflite", task=task, weights=weights)
+    convert_checkpoint(ModelSource(SAMPLE, weights), out, ConvertOptions(formats="tflite", task=task))
     return {"fp32": out / "model_fp32.tflite", "int8": _dynamic_int8(SAMPLE, weights, task, out)}
 
 

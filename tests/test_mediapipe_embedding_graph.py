@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from albert_edge.convert.pipeline import convert_checkpoint
+from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.tf1 import write_tf1_checkpoint
 from albert_edge.runtime.backends import open_backend
@@ -40,7 +40,7 @@ def checkpoint(tmp_path_factory):
 
 
 def _export(checkpoint, tmp_path, task: FeatureExtraction) -> bytes:
-    convert_checkpoint(checkpoint, tmp_path, formats="tflite", max_seq_len=MAX_SEQ_LEN, task=task)
+    convert_checkpoint(checkpoint, tmp_path, ConvertOptions(formats="tflite", max_seq_len=MAX_SEQ_LEN, task=task))
     return read_model_bytes(tmp_path / "model_fp32.tflite")
 
 

@@ -109,11 +109,11 @@ def trained_checkpoint() -> Path:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """(checkpoint dir, directory with the fp32 .tflite and .onnx)."""
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
 
     ckpt = trained_checkpoint()
     out = tmp_path_factory.mktemp("qa") / "out"
-    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
+    convert_checkpoint(ckpt, out, ConvertOptions(formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN))
     return ckpt, out
 
 

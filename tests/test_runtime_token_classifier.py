@@ -44,7 +44,7 @@ def trained(tmp_path_factory):
 
 def train_and_convert(root):
     """Fine-tune, save_pretrained into ``root/ckpt``, convert into ``root/out``; (ckpt, out)."""
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
 
     ckpt = root / "ckpt"
     ckpt.mkdir()
@@ -61,7 +61,7 @@ def train_and_convert(root):
 
     fine_tune(tok, make_model, 250, ckpt)
     out = root / "out"
-    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
+    convert_checkpoint(ckpt, out, ConvertOptions(formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN))
     return ckpt, out
 
 
@@ -335,7 +335,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
 
     import sentencepiece as spm
 
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.runtime import TokenClassifier
     from test_tokenizer_sentencepiece import albert_layout, training_sentences
 
@@ -352,7 +352,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
                                        label2id={"O": 0, "B-X": 1, "I-X": 2})
     transformers.AlbertForTokenClassification(config).eval().save_pretrained(str(ckpt))
     (ckpt / "spiece.model").write_bytes(albert_layout(buf.getvalue()))
-    convert_checkpoint(ckpt, tmp_path / "out", formats="tflite", max_seq_len=16)
+    convert_checkpoint(ckpt, tmp_path / "out", ConvertOptions(formats="tflite", max_seq_len=16))
     clf = TokenClassifier.from_file(model_file(tmp_path / "out", ".tflite"), num_threads=1, stride=4)
     text = "  The QUICK brown fox, said ``Zoë'', jumped over 1,000 lazy dogs in Ångström street again and again."
     tags = clf.tag(text)

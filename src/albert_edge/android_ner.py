@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.android import (
+from albert_edge.android_golden_inputs import (
     EDGE_TEXTS,
     GOLDEN_NER,
     SENTENCES_FILE,
@@ -210,7 +210,7 @@ def sentencepiece_codepoint_digests(tokenizer: Any, lower: bool) -> dict[str, An
     """
     import hashlib
 
-    from albert_edge.android import CODEPOINT_BLOCK, CODEPOINT_CONTEXT
+    from albert_edge.android_golden_inputs import CODEPOINT_BLOCK, CODEPOINT_CONTEXT
 
     before, after = CODEPOINT_CONTEXT
     digests: list[str] = []
@@ -228,7 +228,7 @@ def sentencepiece_asset_goldens(pack: ModelPack, cases: Sequence[Any], source: s
     ``codepoint_digests``), computed with the pack's own ``spiece.model`` and casing, so the app's
     instrumented test reads them unchanged.
     """
-    from albert_edge.android import tokenization_record
+    from albert_edge.android_golden_inputs import tokenization_record
     from albert_edge.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)

@@ -96,14 +96,14 @@ def qa_span_records(vocab_text: str, sentences: Sequence[str]) -> list[dict[str,
 
 
 def render_qa_goldens(vocab_text: str, sentences: Sequence[str]) -> bytes:
-    from albert_edge.android import render_jsonl
+    from albert_edge.android_golden_inputs import render_jsonl
 
     return render_jsonl(qa_span_records(vocab_text, sentences)).encode("utf-8")
 
 
 def write_qa_goldens(resources_dir: str | Path = RESOURCES) -> Path:
     """Regenerate ``golden_qa_spans.jsonl`` from the committed vocab.txt and golden_sentences.txt."""
-    from albert_edge.android import SENTENCES_FILE, VOCAB_FILE, read_sentences
+    from albert_edge.android_golden_inputs import SENTENCES_FILE, VOCAB_FILE, read_sentences
 
     out = Path(resources_dir)
     vocab_text = (out / VOCAB_FILE).read_text(encoding="utf-8")
@@ -227,7 +227,7 @@ def qa_model_records(data: bytes, source: str, cases: Sequence[tuple[str, str]],
 
 def render_qa_model_golden(data: bytes, source: str, cases: Sequence[tuple[str, str]],
                            settings: Sequence[tuple[int | None, int]] = ((None, MAX_ANSWER_TOKENS),)) -> str:
-    from albert_edge.android import render_jsonl
+    from albert_edge.android_golden_inputs import render_jsonl
 
     return render_jsonl(qa_model_records(data, source, cases, settings))
 

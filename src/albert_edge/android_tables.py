@@ -208,6 +208,112 @@ def _encode_lower(mapping: dict[int, str]) -> str:
     return ",".join(f"{cp:x}=" + " ".join(f"{ord(c):x}" for c in out) for cp, out in sorted(mapping.items()))
 
 
+# The tables parsed once, when the class loads (the generated string fields are their source).
+_JAVA_PARSED_TABLES = """    private static final RangeSet BERT_WHITESPACE = RangeSet.parse(BERT_WHITESPACE_RANGES);
+    private static final RangeSet BERT_CONTROL = RangeSet.parse(BERT_CONTROL_RANGES);
+    private static final RangeSet BERT_PUNCTUATION = RangeSet.parse(BERT_PUNCTUATION_RANGES);
+    private static final RangeSet BERT_CJK = RangeSet.parse(BERT_CJK_RANGES);
+    private static final RangeSet NONSPACING_MARK = RangeSet.parse(NONSPACING_MARK_RANGES);
+    private static final RangeSet PYTHON_SPACE = RangeSet.parse(PYTHON_SPACE_RANGES);
+    private static final RangeSet CASED = RangeSet.parse(CASED_RANGES);
+    private static final RangeSet CASE_IGNORABLE = RangeSet.parse(CASE_IGNORABLE_RANGES);
+    private static final LowerMap LOWER = LowerMap.parse(LOWER_MAP);
+    private static final RangeSet MARK = RangeSet.parse(MARK_RANGES);
+    private static final RangeSet CONTROL_OR_FORMAT = RangeSet.parse(CONTROL_OR_FORMAT_RANGES);
+    private static final RangeSet PYTHON_DIGIT = RangeSet.parse(PYTHON_DIGIT_RANGES);
+    private static final LowerMap NFD = LowerMap.parse(NFD_MAP);
+    private static final LowerMap NFKD = LowerMap.parse(NFKD_MAP);
+    private static final CombiningClasses CCC = CombiningClasses.parse(COMBINING_CLASS_RUNS, COMPOSITION_PAIRS);"""
+
+# One accessor per table: what the Java tokenizer calls (each names the Python rule it mirrors).
+_JAVA_ACCESSORS = """    /** albert_edge.tokenizer._text.is_whitespace: mapped to a space by the clean pass. */
+    static boolean isBertWhitespace(int cp) {
+        return BERT_WHITESPACE.contains(cp);
+    }
+
+    /** albert_edge.tokenizer._text.is_control: dropped by the clean pass. */
+    static boolean isBertControl(int cp) {
+        return BERT_CONTROL.contains(cp);
+    }
+
+    /** albert_edge.tokenizer._text.is_punctuation: split off as its own token. */
+    static boolean isBertPunctuation(int cp) {
+        return BERT_PUNCTUATION.contains(cp);
+    }
+
+    /** albert_edge.tokenizer._text.is_cjk: one token per ideograph. */
+    static boolean isBertCjk(int cp) {
+        return BERT_CJK.contains(cp);
+    }
+
+    /** The is_cjk code point runs, {@code [n][2]} inclusive. */
+    static int[][] bertCjkRanges() {
+        return BERT_CJK.runs();
+    }
+
+    /** unicodedata.category(c) == "Mn": dropped after NFD when stripping accents. */
+    static boolean isNonspacingMark(int cp) {
+        return NONSPACING_MARK.contains(cp);
+    }
+
+    /** c.isspace(): what Python's str.split() splits on. */
+    static boolean isPythonSpace(int cp) {
+        return PYTHON_SPACE.contains(cp);
+    }
+
+    /** Unicode Cased, as str.lower() uses it for the final-sigma rule. */
+    static boolean isCased(int cp) {
+        return CASED.contains(cp);
+    }
+
+    /** Unicode Case_Ignorable, as str.lower() uses it for the final-sigma rule. */
+    static boolean isCaseIgnorable(int cp) {
+        return CASE_IGNORABLE.contains(cp);
+    }
+
+    /** unicodedata.category(c) starts with "M": a mark that joins the character before it. */
+    static boolean isMark(int cp) {
+        return MARK.contains(cp);
+    }
+
+    /** unicodedata.category(c) in ("Cc", "Cf"): what SentencePiece's nmt_nfkc normaliser drops. */
+    static boolean isControlOrFormat(int cp) {
+        return CONTROL_OR_FORMAT.contains(cp);
+    }
+
+    /** c.isdigit(): ALBERT's digit-comma re-split tests it. */
+    static boolean isPythonDigit(int cp) {
+        return PYTHON_DIGIT.contains(cp);
+    }
+
+    /** unicodedata.normalize("NFKD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
+    static int[] compatibilityDecomposition(int cp) {
+        return NFKD.get(cp);
+    }
+
+    /** unicodedata.normalize("NFD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
+    static int[] canonicalDecomposition(int cp) {
+        return NFD.get(cp);
+    }
+
+    /** unicodedata.combining(chr(cp)): the canonical combining class, 0 for starters. */
+    static int combiningClass(int cp) {
+        return CCC.combiningClass(cp);
+    }
+
+    /** The primary composite of (first, second) for NFC, or -1 (Hangul excepted). */
+    static int compose(int first, int second) {
+        return CCC.compose(first, second);
+    }
+
+    /** chr(cp).lower() as code points, or null when lower-casing leaves cp unchanged. */
+    static int[] lower(int cp) {
+        return LOWER.get(cp);
+    }
+}
+"""
+
+
 def render_unicode_tables_java() -> str:
     """The full text of ``UnicodeTables.java`` for this Python's ``unicodedata``."""
     tables = range_tables()
@@ -235,107 +341,8 @@ final class {JAVA_CLASS} {{
     static final String UNICODE_VERSION = "{unicodedata.unidata_version}";
 
 {fields}
-    private static final RangeSet BERT_WHITESPACE = RangeSet.parse(BERT_WHITESPACE_RANGES);
-    private static final RangeSet BERT_CONTROL = RangeSet.parse(BERT_CONTROL_RANGES);
-    private static final RangeSet BERT_PUNCTUATION = RangeSet.parse(BERT_PUNCTUATION_RANGES);
-    private static final RangeSet BERT_CJK = RangeSet.parse(BERT_CJK_RANGES);
-    private static final RangeSet NONSPACING_MARK = RangeSet.parse(NONSPACING_MARK_RANGES);
-    private static final RangeSet PYTHON_SPACE = RangeSet.parse(PYTHON_SPACE_RANGES);
-    private static final RangeSet CASED = RangeSet.parse(CASED_RANGES);
-    private static final RangeSet CASE_IGNORABLE = RangeSet.parse(CASE_IGNORABLE_RANGES);
-    private static final LowerMap LOWER = LowerMap.parse(LOWER_MAP);
-    private static final RangeSet MARK = RangeSet.parse(MARK_RANGES);
-    private static final RangeSet CONTROL_OR_FORMAT = RangeSet.parse(CONTROL_OR_FORMAT_RANGES);
-    private static final RangeSet PYTHON_DIGIT = RangeSet.parse(PYTHON_DIGIT_RANGES);
-    private static final LowerMap NFD = LowerMap.parse(NFD_MAP);
-    private static final LowerMap NFKD = LowerMap.parse(NFKD_MAP);
-    private static final CombiningClasses CCC = CombiningClasses.parse(COMBINING_CLASS_RUNS, COMPOSITION_PAIRS);
+{_JAVA_PARSED_TABLES}
 
     private {JAVA_CLASS}() {{}}
 
-    /** albert_edge.tokenizer._text.is_whitespace: mapped to a space by the clean pass. */
-    static boolean isBertWhitespace(int cp) {{
-        return BERT_WHITESPACE.contains(cp);
-    }}
-
-    /** albert_edge.tokenizer._text.is_control: dropped by the clean pass. */
-    static boolean isBertControl(int cp) {{
-        return BERT_CONTROL.contains(cp);
-    }}
-
-    /** albert_edge.tokenizer._text.is_punctuation: split off as its own token. */
-    static boolean isBertPunctuation(int cp) {{
-        return BERT_PUNCTUATION.contains(cp);
-    }}
-
-    /** albert_edge.tokenizer._text.is_cjk: one token per ideograph. */
-    static boolean isBertCjk(int cp) {{
-        return BERT_CJK.contains(cp);
-    }}
-
-    /** The is_cjk code point runs, {{@code [n][2]}} inclusive. */
-    static int[][] bertCjkRanges() {{
-        return BERT_CJK.runs();
-    }}
-
-    /** unicodedata.category(c) == "Mn": dropped after NFD when stripping accents. */
-    static boolean isNonspacingMark(int cp) {{
-        return NONSPACING_MARK.contains(cp);
-    }}
-
-    /** c.isspace(): what Python's str.split() splits on. */
-    static boolean isPythonSpace(int cp) {{
-        return PYTHON_SPACE.contains(cp);
-    }}
-
-    /** Unicode Cased, as str.lower() uses it for the final-sigma rule. */
-    static boolean isCased(int cp) {{
-        return CASED.contains(cp);
-    }}
-
-    /** Unicode Case_Ignorable, as str.lower() uses it for the final-sigma rule. */
-    static boolean isCaseIgnorable(int cp) {{
-        return CASE_IGNORABLE.contains(cp);
-    }}
-
-    /** unicodedata.category(c) starts with "M": a mark that joins the character before it. */
-    static boolean isMark(int cp) {{
-        return MARK.contains(cp);
-    }}
-
-    /** unicodedata.category(c) in ("Cc", "Cf"): what SentencePiece's nmt_nfkc normaliser drops. */
-    static boolean isControlOrFormat(int cp) {{
-        return CONTROL_OR_FORMAT.contains(cp);
-    }}
-
-    /** c.isdigit(): ALBERT's digit-comma re-split tests it. */
-    static boolean isPythonDigit(int cp) {{
-        return PYTHON_DIGIT.contains(cp);
-    }}
-
-    /** unicodedata.normalize("NFKD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
-    static int[] compatibilityDecomposition(int cp) {{
-        return NFKD.get(cp);
-    }}
-
-    /** unicodedata.normalize("NFD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */
-    static int[] canonicalDecomposition(int cp) {{
-        return NFD.get(cp);
-    }}
-
-    /** unicodedata.combining(chr(cp)): the canonical combining class, 0 for starters. */
-    static int combiningClass(int cp) {{
-        return CCC.combiningClass(cp);
-    }}
-
-    /** The primary composite of (first, second) for NFC, or -1 (Hangul excepted). */
-    static int compose(int first, int second) {{
-        return CCC.compose(first, second);
-    }}
-
-    /** chr(cp).lower() as code points, or null when lower-casing leaves cp unchanged. */
-    static int[] lower(int cp) {{
-        return LOWER.get(cp);
-    }}
-}}
-"""
+{_JAVA_ACCESSORS}"""

@@ -12,13 +12,15 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.convert.pipeline import ConvertOptions
 from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED, judge_held_out, user_text_lines
 from albert_edge.errors import DataError
+from albert_edge.quantize.options import QuantizeOptions
 
 SAMPLE_NAME = "albert_tiny_zh_sentiment"
 
@@ -34,9 +36,25 @@ def default_sample_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "examples" / SAMPLE_NAME
 
 
+def _demo_convert_options() -> ConvertOptions:
+    """Both formats, fp32 and fp16 (the sample's labels are added when the demo reads them)."""
+    return ConvertOptions(formats=("tflite", "onnx"), fp16=True)
+
+
+def _demo_quantize_options() -> QuantizeOptions:
+    """Auto within the project's goals for the shipped int8 file: agreement with fp32 and size on disk."""
+    return QuantizeOptions(mode="auto", max_drop=0.5, formats=("tflite", "onnx"), min_agreement=0.99,
+                           max_size_mb=4.5, rounds=20)
+
+
 @dataclass
 class DemoSettings:
-    """What the demo measures; the defaults fit the 5-minute budget on a 2-core machine."""
+    """What the demo measures; the defaults fit the 5-minute budget on a 2-core machine.
+
+    ``convert`` and ``quantize`` are the stages' own options (the sample's labels and eval split
+    are filled in by ``run_demo``); the rest shapes the benchmark, whose accuracy budget is
+    ``quantize.max_drop``.
+    """
 
     threads: tuple[int, ...] = field(default_factory=lambda: tuple(_host_thread_counts()))
     seq_lens: tuple[int | str, ...] = ("real", 128)
@@ -46,12 +64,8 @@ class DemoSettings:
     # interval; up to 90 s more are spent narrowing intervals wider than ±3 %.
     rounds: int = 20
     bench_max_seconds: float | None = 90.0
-    max_drop: float = 0.5
-    # The project's goals for the shipped int8 file: agreement with fp32 and size on disk.
-    min_agreement: float = 0.99
-    max_size_mb: float | None = 4.5
-    quantize_rounds: int = 20
-    max_eval_examples: int | None = None
+    convert: ConvertOptions = field(default_factory=_demo_convert_options)
+    quantize: QuantizeOptions = field(default_factory=_demo_quantize_options)
     # The closing examples: a seeded pick from the test split with gold labels (demo_examples.py),
     # then the user's own texts, if any.
     example_count: int = DEFAULT_COUNT
@@ -99,6 +113,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     warnings.filterwarnings("ignore", message=r".*tf\.lite\.Interpreter is deprecated.*")
     from albert_edge.bench_latency import BenchOptions, run_benchmark
     from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.source import ModelSource
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TextClassifier
 
@@ -117,16 +132,16 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
 
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
-    conversion = convert_checkpoint(sample_dir, models_dir, formats=("tflite", "onnx"), fp16=True, labels=labels)
+    source = ModelSource.load(sample_dir)  # read once: convert and quantize share the weights
+    conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels))
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
     seconds["convert"] = round(time.perf_counter() - started, 1)
 
     started = time.perf_counter()
-    log(f"[2/4] quantize (auto within {settings.max_drop:g} accuracy points on {dev.name})")
-    quantized = quantize_checkpoint(sample_dir, models_dir, calib, mode="auto", max_drop=settings.max_drop,
-                                    eval_tsv=dev, formats=("tflite", "onnx"), labels=labels,
-                                    rounds=settings.quantize_rounds, max_eval_examples=settings.max_eval_examples,
-                                    min_agreement=settings.min_agreement, max_size_mb=settings.max_size_mb)
+    budget = settings.quantize
+    log(f"[2/4] quantize ({budget.mode} within {budget.max_drop:g} accuracy points on {dev.name})")
+    quantized = quantize_checkpoint(source, models_dir, calib,
+                                    replace(settings.quantize, eval_tsv=dev, labels=labels))
     log(quantized.table())
     seconds["quantize"] = round(time.perf_counter() - started, 1)
 
@@ -146,7 +161,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
                                                      runs=settings.runs, warmup=settings.warmup,
                                                      rounds=settings.rounds, eval_path=test,
                                                      max_seconds=settings.bench_max_seconds,
-                                                     max_drop=settings.max_drop), out_dir=bench_dir)
+                                                     max_drop=settings.quantize.max_drop), out_dir=bench_dir)
     seconds["bench"] = round(time.perf_counter() - started, 1)
     md = bench_dir / "report.md"
     if md.exists():
@@ -180,9 +195,10 @@ def quick_settings(runs: int = 5) -> DemoSettings:
     The budget is open because a test's small untrained sample has near-tied logits that any
     quantization flips; accuracy is judged on the trained sample by the full demo and the benchmarks.
     """
+    quantize = replace(_demo_quantize_options(), rounds=2, max_eval_examples=120, max_drop=100.0, min_agreement=0.0,
+                       max_size_mb=None)
     return DemoSettings(threads=(1,), seq_lens=("real", 32), runs=runs, warmup=1, rounds=1, bench_max_seconds=None,
-                        quantize_rounds=2,
-                        max_eval_examples=120, max_drop=100.0, min_agreement=0.0, max_size_mb=None)
+                        quantize=quantize)
 
 
 __all__: Sequence[str] = ("DemoResult", "DemoSettings", "default_sample_dir", "quick_settings", "run_demo")

@@ -126,6 +126,48 @@ def _summary(values: list[int]) -> dict | None:
     return {"median": int(statistics.median(values)), "min": min(values), "max": max(values), "count": len(values)}
 
 
+def _host_references(variants: Sequence[Variant], texts: list[str], gold: list[str],
+                     eval_path: str | os.PathLike[str]) -> dict[str, dict]:
+    """Each model's x86 logits on ``texts`` (what every emulated run is compared with); a gold label
+    the model does not know is refused before any emulation."""
+    host: dict[str, dict] = {}
+    for v in variants:
+        result = run_job({"model": str(v.path), "texts": texts})
+        unknown = sorted(set(gold) - set(result["labels"]))
+        if unknown:
+            raise DataError(f"{eval_path}: label(s) {unknown} are not among {v.path}'s labels {result['labels']}")
+        host[v.name] = {"logits": np.array(result["logits"], np.float32), "labels": result["labels"],
+                        "backend": result["backend"], "lengths": result["lengths"]}
+    return host
+
+
+def _emulated_row(v: Variant, cpu: CpuModel, result: dict, counts: dict[int, int], wall: float, host: dict[str, dict],
+                  fp32: Variant | None, gold: list[str], log: Callable[[str], None]) -> dict:
+    """The report row of one model under one emulated CPU: accuracy, agreement with x86 and fp32,
+    instruction counts; an fp32 model that drifts from x86 marks the CPU model suspect (and says so)."""
+    logits = np.array(result["logits"], np.float32)
+    vs_x86 = compare_logits(logits, host[v.name]["logits"])
+    real = instruction_counts(result, counts, "counted")
+    padded = instruction_counts(result, counts, "counted_padded")
+    counted_lengths = [c["length"] for c in result["counted"]]
+    suspect = v.is_fp32 and vs_x86.max_abs_logit_delta > FP32_TOLERANCE
+    if suspect:
+        log(f"arm-check: warning: {v.name} under -cpu {cpu.spec}: fp32 logits differ from x86 by "
+            f"{vs_x86.max_abs_logit_delta:.3g} (> {FP32_TOLERANCE}); this CPU model's results are suspect")
+    return {
+        "variant": v.name, "cpu": cpu.spec, "source": "arm-emulated", "int8_kernels": cpu.kernel_family,
+        "accuracy": _accuracy(logits, gold, result["labels"]),
+        "agreement_vs_x86": vs_x86.agreement, "max_abs_logit_diff_vs_x86": vs_x86.max_abs_logit_delta,
+        "mean_abs_logit_diff_vs_x86": vs_x86.mean_abs_logit_delta,
+        "agreement_vs_fp32": None if fp32 is None else compare_logits(logits, host[fp32.name]["logits"]).agreement,
+        "instructions_real": _summary(real),
+        "instructions_real_median_length": statistics.median(counted_lengths) if counted_lengths else None,
+        "instructions_padded": _summary(padded), "padded_length": result["pad_to"],
+        "repeat_mismatch": result["repeat_mismatch"], "suspect": suspect,
+        "emulated_wall_s": round(wall, 1), "examples": len(gold), "backend": result["backend"],
+    }
+
+
 def arm_check(
     models: Sequence[str | os.PathLike[str]],
     eval_path: str | os.PathLike[str],
@@ -154,14 +196,7 @@ def arm_check(
     cpu_models = [probe(env, spec) for spec in specs]
 
     log(f"arm-check: x86 reference runs of {len(variants)} model(s) on {len(texts)} text(s)")
-    host: dict[str, dict] = {}
-    for v in variants:
-        result = run_job({"model": str(v.path), "texts": texts})
-        unknown = sorted(set(gold) - set(result["labels"]))
-        if unknown:
-            raise DataError(f"{eval_path}: label(s) {unknown} are not among {v.path}'s labels {result['labels']}")
-        host[v.name] = {"logits": np.array(result["logits"], np.float32), "labels": result["labels"],
-                        "backend": result["backend"], "lengths": result["lengths"]}
+    host = _host_references(variants, texts, gold, eval_path)
     fp32 = next((v for v in variants if v.is_fp32 and v.format == "tflite"), next((v for v in variants if v.is_fp32), None))
 
     rows: list[dict] = []
@@ -190,27 +225,7 @@ def arm_check(
                                  **{k: None for k in ("accuracy", "agreement_vs_x86", "max_abs_logit_diff_vs_x86",
                                                       "agreement_vs_fp32", "instructions_real", "instructions_padded")}})
                     continue
-                logits = np.array(result["logits"], np.float32)
-                vs_x86 = compare_logits(logits, host[v.name]["logits"])
-                real = instruction_counts(result, counts, "counted")
-                padded = instruction_counts(result, counts, "counted_padded")
-                counted_lengths = [c["length"] for c in result["counted"]]
-                suspect = v.is_fp32 and vs_x86.max_abs_logit_delta > FP32_TOLERANCE
-                rows.append({
-                    "variant": v.name, "cpu": cpu.spec, "source": "arm-emulated", "int8_kernels": cpu.kernel_family,
-                    "accuracy": _accuracy(logits, gold, result["labels"]),
-                    "agreement_vs_x86": vs_x86.agreement, "max_abs_logit_diff_vs_x86": vs_x86.max_abs_logit_delta,
-                    "mean_abs_logit_diff_vs_x86": vs_x86.mean_abs_logit_delta,
-                    "agreement_vs_fp32": None if fp32 is None else compare_logits(logits, host[fp32.name]["logits"]).agreement,
-                    "instructions_real": _summary(real),
-                    "instructions_real_median_length": statistics.median(counted_lengths) if counted_lengths else None,
-                    "instructions_padded": _summary(padded), "padded_length": result["pad_to"],
-                    "repeat_mismatch": result["repeat_mismatch"], "suspect": suspect,
-                    "emulated_wall_s": round(wall, 1), "examples": len(texts), "backend": result["backend"],
-                })
-                if suspect:
-                    log(f"arm-check: warning: {v.name} under -cpu {cpu.spec}: fp32 logits differ from x86 by "
-                        f"{vs_x86.max_abs_logit_delta:.3g} (> {FP32_TOLERANCE}); this CPU model's results are suspect")
+                rows.append(_emulated_row(v, cpu, result, counts, wall, host, fp32, gold, log))
     from albert_edge.bench_latency.machine import describe_machine
 
     return {

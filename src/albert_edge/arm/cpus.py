@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from albert_edge.arm.setup_env import ArmEnv
+from albert_edge.arm.env import ArmEnv
 from albert_edge.errors import AlbertEdgeError
 
 DEFAULT_CPUS = ("neoverse-n1", "cortex-a76", "cortex-a72")

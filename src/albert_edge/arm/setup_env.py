@@ -31,39 +31,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from albert_edge.arm.env import PYTHON, SITE_PACKAGES, ArmEnv  # ArmEnv re-exported: callers name it from here
 from albert_edge.errors import AlbertEdgeError
 
 PLUGIN_API_VERSION = 1   # what insn_count.c declares (QEMU 7.2's QEMU_PLUGIN_VERSION)
-SITE_PACKAGES = "opt/albert-edge/site-packages"
-PYTHON = "usr/bin/python3.11"
 
 
 class ArmSetupError(AlbertEdgeError):
     """A step of the aarch64 environment setup cannot be done (named in the message)."""
-
-
-@dataclass(frozen=True)
-class ArmEnv:
-    """A ready environment: where everything is, and the versions that went into it."""
-
-    qemu: Path
-    qemu_version: str
-    sysroot: Path
-    plugin: Path
-    plugin_api: tuple[int, int]
-    packages: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def python(self) -> Path:
-        return self.sysroot / PYTHON
-
-    @property
-    def site_packages(self) -> Path:
-        return self.sysroot / SITE_PACKAGES
 
 
 def cache_dir() -> Path:

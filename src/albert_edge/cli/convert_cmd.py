@@ -6,7 +6,14 @@ import argparse
 import sys
 
 from albert_edge.cli.hub_args import accept_hub_ids
-from albert_edge.convert.pipeline import FORMATS, REPORT_NAME, convert_checkpoint, placeholder_labels_warning
+from albert_edge.convert.pipeline import (
+    FORMATS,
+    REPORT_NAME,
+    ConvertOptions,
+    convert_checkpoint,
+    placeholder_labels_warning,
+)
+from albert_edge.convert.source import ModelSource
 from albert_edge.convert.tf_graph import GraphOptions
 from albert_edge.tasks import TASK_NAMES
 from albert_edge.tasks.feature_extraction import POOLING_MODES
@@ -44,11 +51,11 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     labels = [label for label in args.labels.split(",")] if args.labels else None
-    report = convert_checkpoint(args.checkpoint, args.out, formats=args.formats, max_seq_len=args.max_seq_len,
-                                labels=labels, fp16=args.fp16, vocab=args.vocab,
-                                do_lower_case=False if args.cased else None,
-                                task=embedding_task(args) or args.task, config=args.config,
-                                graph_options=GraphOptions(batch_one=True) if args.batch_one else None)
+    options = ConvertOptions(formats=args.formats, max_seq_len=args.max_seq_len, labels=labels, fp16=args.fp16,
+                             vocab=args.vocab, do_lower_case=False if args.cased else None,
+                             task=embedding_task(args) or args.task,
+                             graph_options=GraphOptions(batch_one=args.batch_one))
+    report = convert_checkpoint(ModelSource.load(args.checkpoint, args.config), args.out, options)
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from albert_edge.cli.arg_types import positive_int, positive_int_list, seq_len_list
 from albert_edge.demo import DemoSettings, run_demo
@@ -33,8 +34,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, max_drop=args.max_drop,
-                            example_count=args.examples, example_seed=args.seed, texts=tuple(args.text))
+    settings = DemoSettings(seq_lens=tuple(args.seq_len), runs=args.runs, example_count=args.examples,
+                            example_seed=args.seed, texts=tuple(args.text))
+    settings.quantize = replace(settings.quantize, max_drop=args.max_drop)
     if args.threads:
         settings.threads = tuple(args.threads)
     from albert_edge.atomic import ensure_writable_dir

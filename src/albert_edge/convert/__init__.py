@@ -10,9 +10,10 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
     export_onnx(weights, path, pack=None, fp16=False, task=None) -> Path
     check_parity(model, weights, *, variant="fp32", task=None, samples=None, tolerance=None,
                  threads=(1, 2), name=None) -> ParityResult
-    convert_checkpoint(checkpoint, out_dir, formats=("tflite", "onnx"), max_seq_len=None, labels=None,
-                       fp16=False, vocab=None, do_lower_case=None, task=None, config=None,
-                       weights=None) -> ConversionReport
+    ModelSource.load(checkpoint, config=None) -> ModelSource          # ModelSource(checkpoint, weights)
+    ConvertOptions(formats=("tflite", "onnx"), max_seq_len=None, labels=None, fp16=False, vocab=None,
+                   do_lower_case=None, task=None, graph_options=GraphOptions())
+    convert_checkpoint(source_or_checkpoint, out_dir, options=None) -> ConversionReport
 """
 
 from __future__ import annotations
@@ -45,11 +46,13 @@ _EXPORTS = {
     "sample_inputs": "albert_edge.convert.parity",
     "check_parity": "albert_edge.convert.parity",
     "ConversionReport": "albert_edge.convert.pipeline",
+    "ConvertOptions": "albert_edge.convert.pipeline",
     "ExportedFile": "albert_edge.convert.pipeline",
     "build_pack": "albert_edge.convert.pipeline",
     "convert_checkpoint": "albert_edge.convert.pipeline",
     "model_file_name": "albert_edge.convert.pipeline",
     "find_tokenizer_asset": "albert_edge.convert.assets",
+    "ModelSource": "albert_edge.convert.source",
 }
 
 __all__ = list(_EXPORTS)

@@ -13,14 +13,16 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from albert_edge import __version__
 from albert_edge.atomic import ensure_writable_dir
-from albert_edge.convert.assets import TokenizerAsset, find_tokenizer_asset
+from albert_edge.convert.assets import TokenizerAsset
 from albert_edge.convert.census import census_onnx, census_tflite
+from albert_edge.convert.source import ModelSource
 from albert_edge.convert.parity import (
     ParityResult,
+    ParitySamples,
     check_parity,
     default_cases,
     make_samples,
@@ -32,6 +34,9 @@ from albert_edge.convert.tf_graph import (
 from albert_edge.errors import ConfigError, ConversionError
 from albert_edge.output_set import OutputSet
 from albert_edge.tasks import SequenceClassification, Task, get_task
+
+if TYPE_CHECKING:
+    from albert_edge.model.weights import AlbertWeights
 
 FORMATS = ("tflite", "onnx")
 REPORT_NAME = "conversion_report.json"
@@ -195,80 +200,82 @@ def build_pack(weights: Any, asset: TokenizerAsset, task: Task | str, labels: li
                      source={"scheme": weights.scheme, "checkpoint": os.path.basename(str(weights.source).rstrip("/"))})
 
 
-def convert_checkpoint(
-    checkpoint: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str],
-    formats: str | Iterable[str] = FORMATS,
-    max_seq_len: int | None = None,
-    labels: Sequence[str] | None = None,
-    fp16: bool = False,
-    vocab: str | os.PathLike[str] | None = None,
-    do_lower_case: bool | None = None,
-    task: Task | str | None = None,
-    config: Any = None,
-    weights: Any = None,
-    graph_options: GraphOptions | None = None,
-) -> ConversionReport:
-    """Load ``checkpoint`` (or use ``weights``), export each format in fp32 (and fp16), check parity, write.
+@dataclass(frozen=True)
+class ConvertOptions:
+    """What ``convert_checkpoint`` exports and how; checked when made (``ConversionError`` /
+    ``ConfigError``, one line naming the flag) so a bad value is refused before anything is read.
 
-    ``task`` is a Task, a task name, or None: detected from the weights (a classifier head means
-    classification; a sentence-transformers folder's modules.json sets the embedding pooling).
-    ``config`` (an AlbertConfig or config path) overrides the config found beside the checkpoint;
-    ``labels`` default to the Hugging Face ``id2label`` beside it, else ``LABEL_0..``; ``max_seq_len``
-    to 128 (or max_position_embeddings if smaller). ``graph_options`` shapes the TFLite graph
+    ``formats``: "tflite,onnx" or an iterable (normalised to a tuple); ``max_seq_len``: the pack's
+    tokenizer length and the longest parity sample (None: 128, or max_position_embeddings if
+    smaller); ``labels``: class names (default: the Hugging Face ``id2label`` beside the checkpoint,
+    else ``LABEL_0..``); ``fp16``: also write fp16-weight files; ``vocab`` / ``do_lower_case``: the
+    tokenizer asset and its casing (default: found beside the checkpoint); ``task``: a Task, a task
+    name, or None to detect it from the weights; ``graph_options``: the TFLite graph's shape
     (``GraphOptions(batch_one=True)``: a [1, seq] file with no dynamic tensors, faster at real
     lengths; the runtime runs batches through it row by row); the ONNX graph is unaffected.
+    """
+
+    formats: str | Iterable[str] = FORMATS
+    max_seq_len: int | None = None
+    labels: Sequence[str] | None = None
+    fp16: bool = False
+    vocab: str | os.PathLike[str] | None = None
+    do_lower_case: bool | None = None
+    task: Task | str | None = None
+    graph_options: GraphOptions = field(default_factory=GraphOptions)
+
+    def __post_init__(self) -> None:
+        """Refuse what no checkpoint could be converted with; the weights' own limits are checked later."""
+        object.__setattr__(self, "formats", parse_formats(self.formats))
+        if self.max_seq_len is not None and (not isinstance(self.max_seq_len, int) or self.max_seq_len < 3):
+            raise ConfigError(f"--max-seq-len {self.max_seq_len}: expected an integer >= 3")
+        if self.graph_options is None:  # None reads as "the default graph", as it always has
+            object.__setattr__(self, "graph_options", GraphOptions())
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The weight precisions written per format: fp32, and fp16 when asked."""
+        return ("fp32", "fp16") if self.fp16 else ("fp32",)
+
+
+@dataclass
+class _Model:
+    """What the export steps share: the source, its task and labels, the pack's length and tokenizer."""
+
+    source: ModelSource
+    task: Task
+    labels: list[str] | None
+    max_seq_len: int
+    asset: TokenizerAsset
+
+    @property
+    def weights(self) -> AlbertWeights:
+        return self.source.weights
+
+
+def convert_checkpoint(
+    checkpoint: ModelSource | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    options: ConvertOptions | None = None,
+) -> ConversionReport:
+    """Export ``checkpoint`` in each format in fp32 (and fp16), check parity, write the files and the report.
+
+    ``checkpoint``: a ModelSource (read once by the caller; ``ModelSource.load(path, config)`` takes
+    a config override), or a path, read here. ``options`` (a ConvertOptions, default: every format,
+    fp32 only, everything detected) says what to export. ``task`` detection: a classifier head
+    means classification; a sentence-transformers folder's modules.json sets the embedding pooling.
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
     """
     started = time.perf_counter()
+    options = options or ConvertOptions()
     # TensorFlow (TF1 reader, converter) would otherwise print pages of C++ INFO logs around the table.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    formats = parse_formats(formats)
     out = ensure_writable_dir(out_dir)
-    if weights is None:
-        from albert_edge.model import load_checkpoint
-
-        weights = load_checkpoint(checkpoint, config)
-    config = weights.config
-    if max_seq_len is None:
-        max_seq_len = min(128, config.max_position_embeddings)
-    if not isinstance(max_seq_len, int) or max_seq_len < 3:
-        raise ConfigError(f"--max-seq-len {max_seq_len}: expected an integer >= 3")
-    if max_seq_len > config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
-                          f"{config.max_position_embeddings} of {weights.source}")
-    task = get_task(task, weights, checkpoint)
-    task.check_weights(weights)
-    if labels is None and task.needs_labels:
-        named = hf_labels(checkpoint)
-        labels = named if named and len(named) == task.num_labels(weights) else None
-    labels = resolve_labels(weights, labels, task)
-    asset = find_tokenizer_asset(checkpoint, vocab, do_lower_case, config.vocab_size, str(weights.source))
-    variants = ("fp32", "fp16") if fp16 else ("fp32",)
-    samples = make_samples(weights, default_cases(max_seq_len))
-    built: list[tuple[ExportedFile, bytes]] = []
-    for fmt in formats:
-        for variant in variants:
-            pack = build_pack(weights, asset, task, labels, max_seq_len, variant)
-            name = model_file_name(fmt, variant)
-            data = _export_bytes(fmt, weights, pack, variant == "fp16", task, graph_options or GraphOptions())
-            parity = check_parity(data, weights, variant=variant, task=task, samples=samples, name=name)
-            if not parity.passed:
-                raise ConversionError(parity.failure_line() + "; no model file written")
-            ops = census_tflite(data) if fmt == "tflite" else census_onnx(data)
-            built.append((ExportedFile(name, fmt, variant, len(data), ops, parity), data))
-    report = ConversionReport(
-        checkpoint=str(checkpoint), scheme=weights.scheme, task=task.name, task_config=task.settings(), labels=labels, max_seq_len=max_seq_len,
-        num_parameters=weights.num_parameters(),
-        tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
-                   "vocab_size": asset.vocab_size},
-        config=_config_dict(config),
-        graph={"tflite": {**asdict(graph_options or GraphOptions()),
-                          "activation": activation_kind(config, graph_options or GraphOptions())},
-               "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
-               "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
-    )
+    model = _resolve_model(ModelSource.of(checkpoint), options)
+    samples = make_samples(model.weights, default_cases(model.max_seq_len))
+    built = _export_all(model, options, samples)
+    report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     with OutputSet(out) as staged:
         for exported, data in built:
@@ -277,6 +284,54 @@ def convert_checkpoint(
         report.seconds = round(time.perf_counter() - started, 2)
         report.report_path = str(staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1) + "\n"))
     return report
+
+
+def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
+    """Settle the task, labels, sequence length and tokenizer asset of ``source`` under ``options``."""
+    weights, config, checkpoint = source.weights, source.config, source.checkpoint
+    max_seq_len = min(128, config.max_position_embeddings) if options.max_seq_len is None else options.max_seq_len
+    if max_seq_len > config.max_position_embeddings:
+        raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
+                          f"{config.max_position_embeddings} of {weights.source}")
+    task = source.task(options.task)
+    labels = options.labels
+    if labels is None and task.needs_labels:
+        named = hf_labels(checkpoint)
+        labels = named if named and len(named) == task.num_labels(weights) else None
+    resolved = resolve_labels(weights, labels, task)
+    return _Model(source, task, resolved, max_seq_len, source.tokenizer_asset(options.vocab, options.do_lower_case))
+
+
+def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples) -> list[tuple[ExportedFile, bytes]]:
+    """Every format x precision, built in memory and parity-checked; the first failure raises."""
+    built: list[tuple[ExportedFile, bytes]] = []
+    for fmt in options.formats:
+        for variant in options.variants:
+            pack = build_pack(model.weights, model.asset, model.task, model.labels, model.max_seq_len, variant)
+            name = model_file_name(fmt, variant)
+            data = _export_bytes(fmt, model.weights, pack, variant == "fp16", model.task, options.graph_options)
+            parity = check_parity(data, model.weights, variant=variant, task=model.task, samples=samples, name=name)
+            if not parity.passed:
+                raise ConversionError(parity.failure_line() + "; no model file written")
+            ops = census_tflite(data) if fmt == "tflite" else census_onnx(data)
+            built.append((ExportedFile(name, fmt, variant, len(data), ops, parity), data))
+    return built
+
+
+def _conversion_report(model: _Model, options: ConvertOptions, samples: ParitySamples) -> ConversionReport:
+    """The report's header (files are added as they are written)."""
+    weights, task, asset, config = model.weights, model.task, model.asset, model.weights.config
+    return ConversionReport(
+        checkpoint=str(model.source.checkpoint), scheme=weights.scheme, task=task.name, task_config=task.settings(),
+        labels=model.labels, max_seq_len=model.max_seq_len, num_parameters=weights.num_parameters(),
+        tokenizer={"type": asset.kind, "file": asset.path.name, "do_lower_case": asset.do_lower_case,
+                   "vocab_size": asset.vocab_size},
+        config=_config_dict(config),
+        graph={"tflite": {**asdict(options.graph_options),
+                          "activation": activation_kind(config, options.graph_options)},
+               "onnx": {"opset": 17, "form": "standard ops (ORT-fusable)"},
+               "gelu_exact_vs_tanh_drift": gelu_drift(weights, samples)},
+    )
 
 
 def gelu_drift(weights: Any, samples: Any) -> dict[str, Any] | None:

@@ -203,6 +203,77 @@ class _MaskedLM(tf.Module):
         return loss, tf.reduce_sum(hits * target_weights), total
 
 
+@dataclass(frozen=True)
+class _Masking:
+    """How every batch (training and held-out) is masked: the vocab, the special ids never masked,
+    the share of tokens predicted and the fixed number of prediction slots per row."""
+
+    vocab_size: int
+    mask_id: int
+    special: list[int]
+    mask_prob: float
+    max_predictions: int
+    pad_id: int
+
+    def batch(self, rows: Sequence[np.ndarray], rng: np.random.Generator):
+        """``mask_batch`` of ``rows`` under these settings."""
+        return mask_batch(rows, rng, self.vocab_size, self.mask_id, self.special, self.mask_prob,
+                          self.max_predictions, self.pad_id)
+
+
+def _masking(tokenizer, vocab_size: int, settings: PretrainSettings) -> _Masking:
+    """The masking settings for ``tokenizer``'s vocab; a vocab without [MASK] cannot train a masked LM."""
+    if "[MASK]" not in tokenizer.vocab:
+        raise DataError(f"{tokenizer.source}: vocab has no [MASK] token, cannot pre-train a masked LM")
+    mask_id = tokenizer.vocab["[MASK]"]
+    special = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, mask_id, tokenizer.unk_id]
+    max_predictions = max(1, math.ceil(settings.mask_prob * settings.max_seq_len) + 1)
+    return _Masking(vocab_size, mask_id, special, settings.mask_prob, max_predictions, tokenizer.pad_id)
+
+
+def _compile_steps(model: _MaskedLM, optimizer: _AdamW, clip_norm: float):
+    """The graph-compiled training step (loss, clipped gradients, AdamW update) and evaluation step."""
+    spec = tf.TensorSpec([None, None], tf.int32)
+
+    @tf.function(input_signature=[spec, spec, spec, spec, tf.TensorSpec([None, None], tf.float32),
+                                  tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.float32)])
+    def train_step(ids, mask, positions, targets, weights, seed, lr):
+        with tf.GradientTape() as tape:
+            loss, hits, total = model.loss(ids, mask, positions, targets, weights, seed)
+        grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.variables_list)]
+        grads, _ = tf.clip_by_global_norm(grads, clip_norm)
+        optimizer.apply(grads, lr)
+        return loss, hits, total
+
+    @tf.function(input_signature=[spec, spec, spec, spec, tf.TensorSpec([None, None], tf.float32)])
+    def eval_step(ids, mask, positions, targets, weights):
+        return model.loss(ids, mask, positions, targets, weights)
+
+    return train_step, eval_step
+
+
+def _snapshot(encoder: TfAlbertClassifier, model: _MaskedLM, result: PretrainResult) -> None:
+    """Copy the encoder (without a classifier) and the MLM head into ``result``: what is written."""
+    weights = encoder.to_weights()
+    weights.tensors = {n: v for n, v in weights.tensors.items() if not n.startswith("classifier.")}
+    weights.num_labels = None
+    result.weights = weights
+    result.head = {n: v.numpy() for n, v in model.head.items()}
+
+
+def _eval_record(step: int, window: list[float], held: list, started: float) -> dict[str, float]:
+    """One history entry: the training window's MLM loss / accuracy and the held-out set's."""
+    held_total = sum(float(t) for _, _, t in held)
+    return {
+        "step": step,
+        "train_mlm_loss": window[0] / window[2],
+        "train_mlm_accuracy": window[1] / window[2],
+        "heldout_mlm_loss": sum(float(lo) * float(t) for lo, _, t in held) / held_total,
+        "heldout_mlm_accuracy": sum(float(h) for _, h, _ in held) / held_total,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
 def pretrain(
     init_weights,
     texts: Sequence[Sequence[int]],
@@ -229,19 +300,14 @@ def pretrain(
     tf.random.set_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     config = init_weights.config
-    if "[MASK]" not in tokenizer.vocab:
-        raise DataError(f"{tokenizer.source}: vocab has no [MASK] token, cannot pre-train a masked LM")
-    mask_id = tokenizer.vocab["[MASK]"]
-    cls_id, sep_id, pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
-    special = [cls_id, sep_id, pad_id, mask_id, tokenizer.unk_id]
-    max_predictions = max(1, math.ceil(settings.mask_prob * settings.max_seq_len) + 1)
+    masking = _masking(tokenizer, config.vocab_size, settings)
+    cls_id, sep_id = tokenizer.cls_id, tokenizer.sep_id
 
     order = rng.permutation(len(texts))
     rows = pack_sequences([texts[i] for i in order], settings.max_seq_len, cls_id, sep_id)
     held_rows = pack_sequences(list(heldout), settings.max_seq_len, cls_id, sep_id)
     held_rng = np.random.default_rng(settings.seed + 12345)
-    held_batches = [mask_batch(held_rows[i : i + 64], held_rng, config.vocab_size, mask_id, special,
-                               settings.mask_prob, max_predictions, pad_id) for i in range(0, len(held_rows), 64)]
+    held_batches = [masking.batch(held_rows[i : i + 64], held_rng) for i in range(0, len(held_rows), 64)]
     tokens = sum(len(r) for r in rows)
     log(f"pretrain: {len(texts)} texts packed into {len(rows)} rows of <= {settings.max_seq_len} "
         f"({tokens} tokens); {settings.steps} steps of {settings.batch_size} = "
@@ -249,29 +315,8 @@ def pretrain(
 
     encoder = TfAlbertClassifier(init_weights, dropout=settings.dropout)
     model = _MaskedLM(encoder, mlm_head if mlm_head is not None else init_mlm_head(config, settings.seed))
-    optimizer = _AdamW(model.variables_list, model.names, settings.weight_decay)
-    spec = tf.TensorSpec([None, None], tf.int32)
-
-    @tf.function(input_signature=[spec, spec, spec, spec, tf.TensorSpec([None, None], tf.float32),
-                                  tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.float32)])
-    def train_step(ids, mask, positions, targets, weights, seed, lr):
-        with tf.GradientTape() as tape:
-            loss, hits, total = model.loss(ids, mask, positions, targets, weights, seed)
-        grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.variables_list)]
-        grads, _ = tf.clip_by_global_norm(grads, settings.clip_norm)
-        optimizer.apply(grads, lr)
-        return loss, hits, total
-
-    @tf.function(input_signature=[spec, spec, spec, spec, tf.TensorSpec([None, None], tf.float32)])
-    def eval_step(ids, mask, positions, targets, weights):
-        return model.loss(ids, mask, positions, targets, weights)
-
-    def snapshot(result: PretrainResult) -> None:
-        weights = encoder.to_weights()
-        weights.tensors = {n: v for n, v in weights.tensors.items() if not n.startswith("classifier.")}
-        weights.num_labels = None
-        result.weights = weights
-        result.head = {n: v.numpy() for n, v in model.head.items()}
+    train_step, eval_step = _compile_steps(model, _AdamW(model.variables_list, model.names, settings.weight_decay),
+                                           settings.clip_norm)
 
     result = PretrainResult(weights=None, head={})
     eval_every = max(1, settings.steps // max(1, settings.evals))
@@ -289,8 +334,7 @@ def pretrain(
                 cursor = 0
             batch = rows[cursor : cursor + settings.batch_size]
             cursor += settings.batch_size
-            arrays = mask_batch(batch, rng, config.vocab_size, mask_id, special, settings.mask_prob,
-                                max_predictions, pad_id)
+            arrays = masking.batch(batch, rng)
             lr = learning_rate_at(step, settings.steps, settings)
             loss, hits, total = train_step(*arrays, np.array([settings.seed, step], np.int32), np.float32(lr))
             step += 1
@@ -300,23 +344,14 @@ def pretrain(
             bar.update(1)
             bar.set_postfix(loss=f"{window[0] / window[2]:.3f}", acc=f"{window[1] / window[2]:.3f}", refresh=False)
             if step % eval_every == 0 or step == settings.steps:
-                held = [eval_step(*b) for b in held_batches]
-                held_total = sum(float(t) for _, _, t in held)
-                record = {
-                    "step": step,
-                    "train_mlm_loss": window[0] / window[2],
-                    "train_mlm_accuracy": window[1] / window[2],
-                    "heldout_mlm_loss": sum(float(lo) * float(t) for lo, _, t in held) / held_total,
-                    "heldout_mlm_accuracy": sum(float(h) for _, h, _ in held) / held_total,
-                    "seconds": round(time.perf_counter() - started, 1),
-                }
+                record = _eval_record(step, window, [eval_step(*b) for b in held_batches], started)
                 result.history.append(record)
                 window = [0.0, 0.0, 0.0]
                 log(f"step {step}/{settings.steps}: train MLM loss {record['train_mlm_loss']:.3f} "
                     f"acc {record['train_mlm_accuracy']:.3f}; held-out loss {record['heldout_mlm_loss']:.3f} "
                     f"acc {record['heldout_mlm_accuracy']:.3f}; {record['seconds']:.0f}s")
                 result.steps = step
-                snapshot(result)
+                _snapshot(encoder, model, result)
                 if on_eval is not None:
                     on_eval(result)
     except KeyboardInterrupt:
@@ -325,7 +360,7 @@ def pretrain(
     bar.close()
     result.steps = step
     result.seconds = time.perf_counter() - started
-    snapshot(result)
+    _snapshot(encoder, model, result)
     return result
 
 

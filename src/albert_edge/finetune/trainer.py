@@ -259,6 +259,57 @@ def configure_threads(threads: int) -> None:
     tf.config.experimental.enable_op_determinism()
 
 
+def _checked_soft_targets(train: Sequence[Example], dev: Sequence[Example], labels: Sequence[str],
+                          settings: FinetuneSettings, soft_targets: np.ndarray | None) -> np.ndarray:
+    """Refuse empty sets and a distillation that cannot run; the teacher's targets (zeros without one)."""
+    if not train:
+        raise DataError("finetune: the training set is empty")
+    if not dev:
+        raise DataError("finetune: the dev set is empty")
+    if not 0.0 <= settings.distill_weight <= 1.0:
+        raise DataError(f"finetune: distill weight {settings.distill_weight} must be in [0, 1]")
+    if settings.distill_weight > 0 and soft_targets is None:
+        raise DataError("finetune: a distill weight above 0 needs a teacher's soft targets")
+    if soft_targets is not None and tuple(soft_targets.shape) != (len(train), len(labels)):
+        raise DataError(f"finetune: soft targets are {list(soft_targets.shape)}, "
+                        f"expected [{len(train)}, {len(labels)}]")
+    return (np.zeros((len(train), len(labels)), np.float32) if soft_targets is None
+            else np.asarray(soft_targets, np.float32))
+
+
+@dataclass
+class _Window:
+    """Training loss and accuracy over the batches since the last evaluation."""
+
+    loss: float = 0.0
+    correct: int = 0
+    seen: int = 0
+
+    def add(self, loss: float, correct: int, size: int) -> None:
+        self.loss += loss * size
+        self.correct += correct
+        self.seen += size
+
+
+def _record_eval(result: FinetuneResult, model: TfAlbertClassifier, step: int, epoch: float, window: _Window,
+                 dev_acc: float, started: float) -> tuple[dict[str, float], bool]:
+    """Append one history entry; keep the model's weights when its dev accuracy is the best so far."""
+    record = {
+        "step": step,
+        "epoch": epoch,
+        "train_loss": window.loss / window.seen,
+        "train_accuracy": window.correct / window.seen,
+        "dev_accuracy": dev_acc,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    result.history.append(record)
+    best = dev_acc > result.best_dev_accuracy
+    if best:
+        result.best_dev_accuracy, result.best_step = dev_acc, step
+        result.weights = model.to_weights()
+    return record, best
+
+
 def finetune(
     init_weights,
     train: Sequence[Example],
@@ -280,19 +331,7 @@ def finetune(
     Returns the best weights as ``AlbertWeights`` (dropout plays no part in them) and the
     per-evaluation history (step, epoch, train loss/accuracy, dev accuracy, seconds).
     """
-    if not train:
-        raise DataError("finetune: the training set is empty")
-    if not dev:
-        raise DataError("finetune: the dev set is empty")
-    if not 0.0 <= settings.distill_weight <= 1.0:
-        raise DataError(f"finetune: distill weight {settings.distill_weight} must be in [0, 1]")
-    if settings.distill_weight > 0 and soft_targets is None:
-        raise DataError("finetune: a distill weight above 0 needs a teacher's soft targets")
-    if soft_targets is not None and tuple(soft_targets.shape) != (len(train), len(labels)):
-        raise DataError(f"finetune: soft targets are {list(soft_targets.shape)}, "
-                        f"expected [{len(train)}, {len(labels)}]")
-    soft = (np.zeros((len(train), len(labels)), np.float32) if soft_targets is None
-            else np.asarray(soft_targets, np.float32))
+    soft = _checked_soft_targets(train, dev, labels, settings, soft_targets)
     configure_threads(settings.threads)
     tf.random.set_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
@@ -318,7 +357,7 @@ def finetune(
     result = FinetuneResult(weights=model.to_weights(), best_dev_accuracy=-1.0, best_step=0)
     started = time.perf_counter()
     step, epoch = 0, 0
-    window_loss, window_correct, window_seen = 0.0, 0, 0
+    window = _Window()
     from tqdm.auto import tqdm
 
     interrupted = False
@@ -335,33 +374,20 @@ def finetune(
                 loss, correct = train_step(ids, mask, types, train_set.labels[index], seed, np.float32(lr),
                                            soft[index], np.float32(settings.distill_weight))
                 step += 1
-                window_loss += float(loss) * len(index)
-                window_correct += int(correct)
-                window_seen += len(index)
-                bar.set_postfix(loss=f"{window_loss / window_seen:.4f}", acc=f"{window_correct / window_seen:.3f}",
+                window.add(float(loss), int(correct), len(index))
+                bar.set_postfix(loss=f"{window.loss / window.seen:.4f}", acc=f"{window.correct / window.seen:.3f}",
                                 lr=f"{lr:.2e}", refresh=False)
                 if step % eval_every == 0 or step == total:
                     dev_acc = accuracy(predict_logits(logits_step, dev_set, pad_id, settings.eval_batch_size),
                                        dev_set.labels)
-                    record = {
-                        "step": step,
-                        "epoch": round(step / steps_per_epoch, 3),
-                        "train_loss": window_loss / window_seen,
-                        "train_accuracy": window_correct / window_seen,
-                        "dev_accuracy": dev_acc,
-                        "seconds": round(time.perf_counter() - started, 1),
-                    }
-                    result.history.append(record)
-                    best = dev_acc > result.best_dev_accuracy
-                    if best:
-                        result.best_dev_accuracy, result.best_step = dev_acc, step
-                        result.weights = model.to_weights()
+                    record, best = _record_eval(result, model, step, round(step / steps_per_epoch, 3), window,
+                                                dev_acc, started)
                     log(
                         f"step {step}/{total} epoch {record['epoch']:.2f}: train loss {record['train_loss']:.4f} "
                         f"acc {record['train_accuracy']:.4f}, dev acc {dev_acc:.4f}{' (best)' if best else ''}, "
                         f"{record['seconds']:.0f}s"
                     )
-                    window_loss, window_correct, window_seen = 0.0, 0, 0
+                    window = _Window()
                 if step >= total:
                     break
             bar.close()

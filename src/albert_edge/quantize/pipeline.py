@@ -7,6 +7,11 @@ files written atomically with ``quantize_report.json``. A failure raises one Alb
 The drift judge is the fp32 TFLite model built from the same weights (itself parity-checked by
 ``albert-edge convert``): on the labelled ``--eval`` TSV when given (accuracy, agreement, logit
 error), otherwise on a held-out quarter of the calibration texts (agreement and logit error only).
+
+A run is a sequence of steps over one ``QuantizeRun`` (the resolved model, the judge set and what
+each step adds): open (inputs checked, model resolved, judge set made) -> build and judge ->
+error tables -> fallback search -> time -> pack -> decide -> write. Each step reads what the
+earlier ones left in the run and adds its own part, so each can be read (and tested) alone.
 """
 
 from __future__ import annotations
@@ -15,29 +20,41 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from albert_edge import __version__
 from albert_edge.atomic import ensure_writable_dir
+from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.output_set import OutputSet
 from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
-from albert_edge.tasks import Task, TaskDrift, get_task
+from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
+from albert_edge.quantize.report import (
+    OVER_BUDGET_DIR,
+    OVER_BUDGET_PREFIX,
+    REPORT_NAME,
+    QuantizeReport,
+    VariantResult,
+    fallback_line,
+    min_rows,
+    relax_sentence,
+)
+from albert_edge.tasks import Task
 
-MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
-FORMATS = ("tflite", "onnx")
-REPORT_NAME = "quantize_report.json"
-#: Prefix of the files written when no variant meets the budget (the best effort, marked in its name).
-OVER_BUDGET_PREFIX = "over_budget_"
-# A run that meets no budget (exit 3) writes its report and best effort here, inside --out: the
-# previous run's shippable model and report stay exactly as they were.
-OVER_BUDGET_DIR = "over_budget"
+if TYPE_CHECKING:
+    from albert_edge.convert.assets import TokenizerAsset
+    from albert_edge.model.weights import AlbertWeights
+    from albert_edge.quantize.op_errors import ErrorTable
+
+# Re-exported: callers and tests import these from the pipeline.
+__all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_NAME", "QuantizeOptions", "QuantizeReport",
+           "VariantResult", "parse_formats", "quantize_checkpoint", "reject_model_file"]
+
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
@@ -58,114 +75,47 @@ ONNX_MODE_VARIANTS = {
 
 
 @dataclass
-class VariantResult:
-    """One built variant: what it is, what it costs (size, latency), what it loses (drift)."""
+class JudgeSet:
+    """The rows every variant is judged on: encoded samples, the task's gold values (None: judged
+    against fp32's own outputs only) and the report's ``judge`` section describing them."""
 
-    name: str
-    format: str
-    size_bytes: int = 0
-    census: dict[str, Any] = field(default_factory=dict)
-    latency: dict[str, float] | None = None
-    ratio_vs_fp32: float | None = None
-    drift: TaskDrift | None = None
-    error: str | None = None
-    float_fallback: list[str] = field(default_factory=list)
-    file: str | None = None
-    meets_budget: bool = False
-    gate: str | None = None
-    fallback_of: str | None = None
-    data: bytes = field(default=b"", repr=False)
-
-    @property
-    def key(self) -> str:
-        return f"{self.format}:{self.name}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "format": self.format, "file": self.file, "size_bytes": self.size_bytes,
-                "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
-                "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
-                "float_fallback": self.float_fallback, "fallback_of": self.fallback_of,
-                "meets_budget": self.meets_budget, "agreement_gate": self.gate, "census": self.census}
+    samples: list[dict[str, np.ndarray]]
+    gold: np.ndarray | None
+    info: dict[str, Any]
 
 
 @dataclass
-class QuantizeReport:
-    """What ``quantize_report.json`` holds; ``table()`` is the printed summary."""
+class QuantizeRun:
+    """One run's state: what ``_open_run`` resolved once (the model source, task, labels, tokenizer
+    asset, calibration and judge sets, budget, output directory) and what the later steps add to it."""
 
-    checkpoint: str
-    mode: str
+    source: ModelSource
+    calib: str | os.PathLike[str]
+    options: QuantizeOptions
+    task: Task
+    labels: list[str] | None
+    asset: TokenizerAsset
+    calibration: CalibrationSet
+    judge: JudgeSet
     budget: Budget
-    calibration: dict[str, Any]
-    judge: dict[str, Any]
-    timing: dict[str, Any]
-    variants: list[VariantResult] = field(default_factory=list)
-    chosen: str | None = None
-    decision_log: list[str] = field(default_factory=list)
-    report_path: str | None = None
-    seconds: float = 0.0
-    status: str = "explicit"
-    best_effort: str | None = None
-    relax: str | None = None
-    error_tables: dict[str, Any] = field(default_factory=dict)
-    fallback: list[dict[str, Any]] = field(default_factory=list)
+    out: Path
+    say: Callable[[str], None]
+    started: float
+    results: list[VariantResult] = field(default_factory=list)
+    reference: np.ndarray | None = None
+    tables: dict[str, ErrorTable] = field(default_factory=dict)
+    fallback_log: list[dict[str, Any]] = field(default_factory=list)
+    timing: dict[str, Any] = field(default_factory=dict)
+    packed: dict[str, bytes] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
-                "status": self.status, "budget": self.budget.to_dict(),
-                "min_judge_rows": _min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
-                "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
-                "decision_log": self.decision_log, "fallback": self.fallback,
-                "variants": [v.to_dict() for v in self.variants],
-                "error_tables": {k: t.to_dict() for k, t in self.error_tables.items()},
-                "seconds": round(self.seconds, 1)}
+    @property
+    def weights(self) -> AlbertWeights:
+        return self.source.weights
 
-    def offenders(self, n: int = 5) -> list[str]:
-        """The worst ops of each variant's error table, for the console."""
-        lines = []
-        for table in self.error_tables.values():
-            lines += table.lines(n)
-        return (["worst ops (local = the op alone on the variant's own float input; graph = vs fp32 at that point):"]
-                + lines) if lines else []
-
-    def table(self) -> str:
-        """One row per variant: size, time, the task's drift columns (``TaskDrift.columns``), census."""
-        drifts = [v.drift for v in self.variants if v.drift is not None]
-        columns = drifts[0].table_columns() if drifts else ()
-        widths = [max(8, len(c.header) + 1) for c in columns]
-        header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}"
-                  + "".join(f"{c.header:>{w}}" for c, w in zip(columns, widths)) + f"{'Q/DQ':>8}{'XNNPACK':>9}  budget")
-        rows = [header, "-" * len(header)]
-        for v in self.variants:
-            d, c, lat = v.drift, v.census, v.latency
-            qdq = f"{c.get('quantize', 0)}/{c.get('dequantize', 0)}" if c else "-"
-            xnn = f"{c['delegated_nodes']}/{c['total_nodes']}" if "delegated_nodes" in c else "-"
-            mark = "CHOSEN" if v.key == self.chosen else ("ok" if v.meets_budget else ("ref" if v.name == "fp32" else "no"))
-            if v.error:
-                rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
-                continue
-            values = d.to_dict() if d is not None else {}
-            rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}"
-                        f"{_f(v.ratio_vs_fp32, 2):>7}" + "".join(f"{col.cell(values):>{w}}" for col, w in zip(columns, widths))
-                        + f"{qdq:>8}{xnn:>9}  {mark}")
-        return "\n".join(rows + ["", *self.offenders(), "", *self.decision_log])
-
-
-def _min_rows(budget: Budget) -> int:
-    from albert_edge.tasks.metrics import min_judge_rows
-
-    return min_judge_rows(budget.min_agreement, budget.confidence)
-
-
-def _f(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
-    items = [f.strip().lower() for f in (formats.split(",") if isinstance(formats, str) else formats) if f.strip()]
-    bad = [f for f in items if f not in FORMATS]
-    if bad or not items:
-        raise QuantizationError(f"--formats {','.join(items) or '(empty)'}: expected a comma list of {', '.join(FORMATS)}")
-    return tuple(dict.fromkeys(items))
+    def judge_variant(self, r: VariantResult) -> None:
+        """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``)."""
+        assert self.reference is not None, "the fp32 reference is computed by _build_and_judge"
+        _judge(r, self.judge.samples, self.reference, self.judge.gold, self.options.num_threads, self.task)
 
 
 def reject_model_file(path: str | os.PathLike[str]) -> None:
@@ -193,7 +143,7 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
                             "not an exported model file")
 
 
-def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, task: Task,
+def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
             eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
     a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
@@ -220,273 +170,270 @@ def _labels(checkpoint: Any, weights: Any, labels: Sequence[str] | None, task: T
     return [f"LABEL_{i}" for i in range(width)], "default LABEL_i"
 
 
-@dataclass(frozen=True)
-class QuantizeOptions:
-    """What ``quantize_checkpoint`` builds, how it judges and times, and the budget it chooses by.
-
-    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
-    ops to float until drift fits the budget, and marks the fastest variant within budget as
-    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all);
-    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
-    the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
-    classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
-    extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
-    mean; ``eval_tsv`` is then a text file, one text per line).
-    """
-
-    mode: str = "auto"
-    max_drop: float = 0.5
-    eval_tsv: str | os.PathLike[str] | None = None
-    formats: str | Iterable[str] = ("tflite",)
-    labels: Sequence[str] | None = None
-    vocab: str | os.PathLike[str] | None = None
-    max_seq_len: int = 128
-    num_threads: int = 2
-    seq_len: int = 128
-    rounds: int = 30
-    min_agreement: float = 0.99
-    max_size_mb: float | None = None
-    max_fallback_steps: int = 5
-    variants: Sequence[str] | None = None
-    max_eval_examples: int | None = None
-    confidence: float = 0.95
-    task: Task | str | None = None
-    min_cosine: float = 0.995
-    min_mean_cosine: float = 0.999
-    tie_margin: float = 0.1
-    error_tables: bool = True
-
-
 def quantize_checkpoint(
-    checkpoint: str | os.PathLike[str],
+    checkpoint: ModelSource | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     calib: str | os.PathLike[str],
     options: QuantizeOptions | None = None,
     *,
-    weights: Any = None,
     progress: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> QuantizeReport:
     """Build, judge and time the variants of ``options.mode``; write them and ``quantize_report.json``.
 
+    ``checkpoint``: a ModelSource (read once by the caller, e.g. shared with ``convert_checkpoint``;
+    its directory still provides the tokenizer asset and labels) or a path, read here.
     ``options`` (a QuantizeOptions; keyword ``overrides`` replace single fields, e.g. ``mode="dynamic"``)
-    says what to build and the budget; ``weights`` skips loading ``checkpoint`` (its directory still
-    provides the tokenizer asset). In auto mode, when no variant fits the budget it raises
+    says what to build and the budget. In auto mode, when no variant fits the budget it raises
     QuantizationError (``exc.report`` holds the measurements) and writes nothing.
     ``progress`` receives one line per stage (build, each variant judged, fallback, timing).
     """
-    from dataclasses import replace
-
-    o = replace(options or QuantizeOptions(), **overrides)
-    mode, max_drop, eval_tsv, formats, labels, vocab = o.mode, o.max_drop, o.eval_tsv, o.formats, o.labels, o.vocab
-    max_seq_len, num_threads, seq_len, rounds = o.max_seq_len, o.num_threads, o.seq_len, o.rounds
-    min_agreement, max_size_mb, max_fallback_steps, variants = o.min_agreement, o.max_size_mb, o.max_fallback_steps, o.variants
-    max_eval_examples, confidence, task = o.max_eval_examples, o.confidence, o.task
-    min_cosine, min_mean_cosine = o.min_cosine, o.min_mean_cosine
-    say = progress or (lambda _line: None)
+    options = replace(options or QuantizeOptions(), **overrides)  # replace() validates the overrides too
     started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if mode not in MODES:
-        raise QuantizationError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
-    if not (isinstance(max_drop, (int, float)) and 0 <= max_drop <= 100):
-        raise QuantizationError(f"--max-drop {max_drop!r}: expected accuracy points between 0 and 100")
-    formats = parse_formats(formats)
-    reject_model_file(checkpoint)
-    for name, value in (("--min-cosine", min_cosine), ("--min-mean-cosine", min_mean_cosine)):
-        if not (isinstance(value, (int, float)) and -1 <= value <= 1):
-            raise QuantizationError(f"{name} {value!r}: expected a cosine between -1 and 1")
-    texts = read_calibration_texts(calib)
-    if weights is None:
-        from albert_edge.model import load_checkpoint
-
-        weights = load_checkpoint(checkpoint)
-    try:
-        task = get_task(task, weights, checkpoint)
-        task.check_weights(weights)
-    except AlbertEdgeError as exc:
-        raise QuantizationError(str(exc)) from None
-    # The eval file is the task's own labelled format (``Task.eval_format``: a TSV for sentence
-    # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
-    # (and a bad one refused) before the output directory exists.
-    own_format = eval_tsv is not None and task.eval_format.reads_labelled(eval_tsv)
-    eval_labels = task.eval_format.labels_from_eval(eval_tsv) if own_format else None
-    eval_texts = read_calibration_texts(eval_tsv, min_texts=2) if eval_tsv is not None and not own_format else None
-    out = ensure_writable_dir(out_dir)
-    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
-    names, labels_source = (_labels(checkpoint, weights, labels, task, eval_labels, eval_tsv)
-                            if task.needs_labels else (None, None))
-    if labels and not task.needs_labels:
-        raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
-    task = task.bind_labels(names)
-
-    from albert_edge.convert.assets import find_tokenizer_asset
-    from albert_edge.convert.pipeline import build_pack, model_file_name
-    from albert_edge.tokenizer import Preprocessor, load_tokenizer
-
-    asset = find_tokenizer_asset(checkpoint, vocab, None, weights.config.vocab_size, str(weights.source))
-    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
-    preprocessor = Preprocessor(tokenizer, max_seq_len)
-    own = (task.eval_format.labelled_samples(eval_tsv, tokenizer, max_seq_len, task.labels, max_eval_examples)
-           if own_format else None)
-    if own_format and own is None:
-        raise QuantizationError(f"{eval_tsv}: task {task.name} has no labelled eval format")
-    y = None
-    if own is not None:
-        calibration = encode_calibration(texts, preprocessor, str(calib))
-        judge_samples, y = own
-        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": task.eval_format.labelled_kind}
-    elif eval_texts is not None:
-        calibration = encode_calibration(texts, preprocessor, str(calib))
-        judge_samples = list(encode_calibration(eval_texts, preprocessor, str(eval_tsv), max_texts=len(eval_texts)).samples)
-        judge = {"data": str(eval_tsv), "examples": len(judge_samples), "kind": "texts, one per line"}
-    else:
-        # Calibrate on the first three quarters, judge on the last quarter (never on calibration text).
-        cut = max(1, (3 * len(texts)) // 4)
-        calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
-        judge_samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
-        judge = {"data": f"{calib} (last quarter, not used for calibration)", "examples": len(judge_samples),
-                 "kind": task.eval_format.unlabelled_kind}
-    if task.needs_labels:  # what the pack records, whichever data judged the variants
-        judge.setdefault("labels", names)
-        judge.setdefault("labels_from", labels_source)
-    judge.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
-    if not (isinstance(o.tie_margin, (int, float)) and o.tie_margin >= 0):
-        raise QuantizationError(f"--tie-margin {o.tie_margin!r}: expected a logit margin >= 0 (0 turns the rule off)")
-    budget = Budget(float(max_drop), float(min_agreement),
-                    None if max_size_mb is None else int(max_size_mb * 1e6), float(confidence),
-                    float(min_cosine), float(min_mean_cosine), float(o.tie_margin))
-
-    say(f"building variants ({mode}, {', '.join(formats)})")
-    results = _build_variants(weights, mode, formats, calibration, variants, task)
-    reference = variant_values(results[0].data, judge_samples, task, num_threads)
-    for r in results:
-        say(f"judging {r.key} on {len(judge_samples)} rows")
-        _judge(r, judge_samples, reference, y, num_threads, task)
-    tables: dict[str, Any] = {}
-    if o.error_tables:
-        from albert_edge.quantize.op_errors import error_table
-
-        for r in results:
-            if r.format == "tflite" and r.name != "fp32" and not r.error:
-                say(f"per-op error table of {r.key} on {min(TABLE_TEXTS, len(calibration))} calibration texts")
-                try:
-                    tables[r.key] = error_table(r.name, r.data, results[0].data, calibration.samples, weights,
-                                                TABLE_TEXTS)
-                except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
-                    say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
-    fallback_log: list[dict[str, Any]] = []
-    if mode == "auto":
-        say("fallback search (the ops the error tables rank worst back to float while drift exceeds the budget)")
-        results += _fallback_search(weights, calibration, results, tables, judge_samples, reference, y, budget,
-                                    num_threads, max_fallback_steps, task, fallback_log, say)
-        from albert_edge.quantize.dynamic_search import dynamic_fallback_search
-
-        say("dynamic int8 search (per-column tables, then the FCs that gain most back to float)")
-        results += dynamic_fallback_search(results, calibration, budget, max_fallback_steps, task, num_threads,
-                                           lambda r: _judge(r, judge_samples, reference, y, num_threads, task),
-                                           VariantResult, fallback_log, say)
-    runnable = {r.key: r.data for r in results if not r.error}
-    # Time at full length, but never past what the pack's tokenizer or the position table allows.
-    seq_len = min(seq_len, max_seq_len, weights.config.max_position_embeddings)
-    timing = {"threads": num_threads, "seq_len": seq_len, "batch": 1, "rounds": rounds, "interleaved": True,
-              "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
-    say(f"timing {len(runnable)} variants, {rounds} interleaved rounds")
-    latency = interleaved_latency(runnable, latency_inputs(seq_len, weights.config.vocab_size), num_threads, rounds)
-    base = latency["tflite:fp32"]["median_ms"]
-    for r in results:
-        if r.key in latency:
-            r.latency = latency[r.key]
-            r.ratio_vs_fp32 = r.latency["median_ms"] / base
-
-    from albert_edge.convert.tflite_metadata import attach_standard_metadata
-
-    packed: dict[str, bytes] = {}
-    for r in results:
-        if r.error:
-            continue
-        pack = build_pack(weights, asset, task, names, max_seq_len, r.name)
-        if r.format == "tflite":
-            packed[r.key] = attach_standard_metadata(r.data, pack)
-        else:
-            packed[r.key] = _onnx_with_pack(r.data, pack)
-        r.size_bytes = len(packed[r.key])  # what the app ships: graph + pack
-        r.meets_budget = r.name != "fp32" and not budget_failures(r, budget)
-        verdict = getattr(r.drift, "agreement_verdict", None)
-        if verdict is not None and r.name != "fp32":
-            r.gate = verdict(budget)[1]
-    report = QuantizeReport(str(checkpoint), mode, budget,
-                            {"data": str(calib), "texts": len(calibration), "max_seq_len": max_seq_len,
-                             "tokenizer": asset.kind}, judge, timing, results,
-                            error_tables=tables, fallback=fallback_log)
-    chosen, log = choose(results, budget)
-    report.decision_log = log + [_fallback_line(entry) for entry in fallback_log]
-    report.chosen = chosen.key if chosen else None
-    over_budget = mode == "auto" and chosen is None
-    keep = list(results)
-    if over_budget:
-        # Nothing fits: write fp32 and the closest miss, the latter marked in its file name.
-        closest = best_effort(results, budget)
-        report.status = "over_budget"
-        report.best_effort = closest.key if closest else None
-        report.relax = _relax_sentence(closest, budget, task)
-        keep = [r for r in results if r.name == "fp32" or r is closest]
-    elif mode == "auto":
-        report.status = "chosen"
-    stale: list[str] = []
-    for r in results:
-        plain = model_file_name(r.format, r.name)
-        r.file = None
-        if r.error or r not in keep:
-            continue
-        r.file = plain if (r.name == "fp32" or not over_budget) else OVER_BUDGET_PREFIX + plain
-        # A previous run's file of the same variant under the other name must not survive beside this report.
-        stale.append(OVER_BUDGET_PREFIX + plain if r.file == plain else plain)
-    if over_budget:
-        stale += [model_file_name(r.format, r.name) for r in results if r.name != "fp32"]
-    report.seconds = time.perf_counter() - started
-
-    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
-    with OutputSet(out / OVER_BUDGET_DIR if over_budget else out) as staged:
-        for r in results:
-            if r.file:
-                staged.write_bytes(r.file, packed[r.key])
-        for name in dict.fromkeys(stale):
-            if name not in {r.file for r in results}:
-                staged.remove_stale(name)
-        report.report_path = str(staged.directory / REPORT_NAME)
-        staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
-    if over_budget:
+    run = _open_run(checkpoint, out_dir, calib, options, progress or (lambda _line: None), started)
+    _build_and_judge(run)
+    _error_tables(run)
+    _fallback_searches(run)
+    _time_variants(run)
+    _pack_variants(run)
+    report = _decide(run)
+    _write(run, report)
+    if report.status == "over_budget":
         error = BudgetNotMetError(report.relax or "no quantized variant meets the budget")
         error.report = report
         raise error
     return report
 
 
-def _fallback_line(entry: dict[str, Any]) -> str:
-    if entry.get("skipped"):
-        return f"fallback {entry['variant']}: not searched ({entry['skipped']})"
-    tried = ", ".join(f"{s['variant'].split(':')[1]} ({s['drift'] or s['error']})" for s in entry["steps"])
-    result = f"recovered by {entry['recovered_by']}" if entry["recovered_by"] else "not recovered"
-    return f"fallback {entry['variant']} ({entry.get('method')}): {tried}: {result}"
+def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | os.PathLike[str],
+              calib: str | os.PathLike[str], options: QuantizeOptions, say: Callable[[str], None],
+              started: float) -> QuantizeRun:
+    """Check the inputs and resolve the model once: weights, task, label names, tokenizer, judge set.
+
+    Everything that can refuse the inputs (a model file given as checkpoint, unreadable calibration
+    or eval data, a task the weights do not fit) runs before the output directory is created.
+    """
+    if not isinstance(checkpoint, ModelSource):
+        reject_model_file(checkpoint)
+    texts = read_calibration_texts(calib)
+    source = ModelSource.of(checkpoint)
+    weights = source.weights
+    try:
+        task = source.task(options.task)
+    except AlbertEdgeError as exc:
+        raise QuantizationError(str(exc)) from None
+    # The eval file is the task's own labelled format (``Task.eval_format``: a TSV for sentence
+    # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
+    # (and a bad one refused) before the output directory exists.
+    eval_path = options.eval_tsv
+    own_format = eval_path is not None and task.eval_format.reads_labelled(eval_path)
+    eval_labels = task.eval_format.labels_from_eval(eval_path) if own_format else None
+    eval_texts = read_calibration_texts(eval_path, min_texts=2) if eval_path is not None and not own_format else None
+    out = ensure_writable_dir(out_dir)
+    # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
+    names, labels_source = (_labels(source.checkpoint, weights, options.labels, task, eval_labels, eval_path)
+                            if task.needs_labels else (None, None))
+    if options.labels and not task.needs_labels:
+        raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
+    task = task.bind_labels(names)
+
+    asset = source.tokenizer_asset(options.vocab)
+    calibration, judge = _judge_set(texts, calib, eval_texts, own_format, options, task, asset)
+    if task.needs_labels:  # what the pack records, whichever data judged the variants
+        judge.info.setdefault("labels", names)
+        judge.info.setdefault("labels_from", labels_source)
+    judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
+    return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
+                       options.budget(), out, say, started)
 
 
-def _relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
-    """The one sentence printed when nothing fits: the closest variant and the budget that it would meet."""
+def _judge_set(texts: list[str], calib: str | os.PathLike[str], eval_texts: list[str] | None, own_format: bool,
+               options: QuantizeOptions, task: Task, asset: TokenizerAsset) -> tuple[CalibrationSet, JudgeSet]:
+    """The calibration set and the rows the variants are judged on, in the model's own tokenization.
+
+    The judge is the eval file in the task's labelled format, else its plain texts, else the last
+    quarter of the calibration texts (then calibration uses only the first three quarters, so no
+    variant is judged on text it was calibrated on).
+    """
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+
+    eval_path = options.eval_tsv
+    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
+    preprocessor = Preprocessor(tokenizer, options.max_seq_len)
+    own = (task.eval_format.labelled_samples(eval_path, tokenizer, options.max_seq_len, task.labels,
+                                             options.max_eval_examples)
+           if own_format else None)
+    if own_format and own is None:
+        raise QuantizationError(f"{eval_path}: task {task.name} has no labelled eval format")
+    if own is not None:
+        samples, gold = own
+        return (encode_calibration(texts, preprocessor, str(calib)),
+                JudgeSet(samples, gold, {"data": str(eval_path), "examples": len(samples),
+                                         "kind": task.eval_format.labelled_kind}))
+    if eval_texts is not None:
+        calibration = encode_calibration(texts, preprocessor, str(calib))
+        samples = list(encode_calibration(eval_texts, preprocessor, str(eval_path), max_texts=len(eval_texts)).samples)
+        return calibration, JudgeSet(samples, None, {"data": str(eval_path), "examples": len(samples),
+                                                     "kind": "texts, one per line"})
+    # Calibrate on the first three quarters, judge on the last quarter (never on calibration text).
+    cut = max(1, (3 * len(texts)) // 4)
+    calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
+    samples = list(encode_calibration(texts[cut:], preprocessor, str(calib), max_texts=len(texts)).samples)
+    return calibration, JudgeSet(samples, None, {"data": f"{calib} (last quarter, not used for calibration)",
+                                                 "examples": len(samples), "kind": task.eval_format.unlabelled_kind})
+
+
+def _build_and_judge(run: QuantizeRun) -> None:
+    """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
+    o = run.options
+    run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
+    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task)
+    run.reference = variant_values(run.results[0].data, run.judge.samples, run.task, o.num_threads)
+    for r in run.results:
+        run.say(f"judging {r.key} on {len(run.judge.samples)} rows")
+        run.judge_variant(r)
+
+
+def _error_tables(run: QuantizeRun) -> None:
+    """Per-op error tables of the quantized TFLite variants (what the fallback search ranks ops by)."""
+    if not run.options.error_tables:
+        return
+    from albert_edge.quantize.op_errors import error_table
+
+    fp32 = run.results[0].data
+    for r in run.results:
+        if r.format == "tflite" and r.name != "fp32" and not r.error:
+            run.say(f"per-op error table of {r.key} on {min(TABLE_TEXTS, len(run.calibration))} calibration texts")
+            try:
+                run.tables[r.key] = error_table(r.name, r.data, fp32, run.calibration.samples, run.weights, TABLE_TEXTS)
+            except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
+                run.say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
+
+
+def _fallback_searches(run: QuantizeRun) -> None:
+    """Auto mode: new variants with the worst ops back to float, while drift exceeds the budget."""
+    o = run.options
+    if o.mode != "auto":
+        return
+    run.say("fallback search (the ops the error tables rank worst back to float while drift exceeds the budget)")
+    run.results += _fallback_search(run)
+    from albert_edge.quantize.dynamic_search import dynamic_fallback_search
+
+    run.say("dynamic int8 search (per-column tables, then the FCs that gain most back to float)")
+    run.results += dynamic_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
+                                           o.num_threads, run.judge_variant, VariantResult, run.fallback_log,
+                                           run.say)
+
+
+def _time_variants(run: QuantizeRun) -> None:
+    """Time every runnable variant interleaved with fp32 at full length; set latency and ratio to fp32."""
+    o = run.options
+    config = run.weights.config
+    runnable = {r.key: r.data for r in run.results if not r.error}
+    # Time at full length, but never past what the pack's tokenizer or the position table allows.
+    seq_len = min(o.seq_len, o.max_seq_len, config.max_position_embeddings)
+    run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": o.rounds, "interleaved": True,
+                  "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
+    run.say(f"timing {len(runnable)} variants, {o.rounds} interleaved rounds")
+    latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds)
+    base = latency["tflite:fp32"]["median_ms"]
+    for r in run.results:
+        if r.key in latency:
+            r.latency = latency[r.key]
+            r.ratio_vs_fp32 = r.latency["median_ms"] / base
+
+
+def _pack_variants(run: QuantizeRun) -> None:
+    """Attach the runtime pack to every built variant; its shipped size decides the budget marks."""
+    from albert_edge.convert.pipeline import build_pack
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+
+    for r in run.results:
+        if r.error:
+            continue
+        pack = build_pack(run.weights, run.asset, run.task, run.labels, run.options.max_seq_len, r.name)
+        if r.format == "tflite":
+            run.packed[r.key] = attach_standard_metadata(r.data, pack)
+        else:
+            run.packed[r.key] = _onnx_with_pack(r.data, pack)
+        r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
+        r.meets_budget = r.name != "fp32" and not budget_failures(r, run.budget)
+        verdict = getattr(r.drift, "agreement_verdict", None)
+        if verdict is not None and r.name != "fp32":
+            r.gate = verdict(run.budget)[1]
+
+
+def _decide(run: QuantizeRun) -> QuantizeReport:
+    """The report: the chosen variant (auto), or the closest miss when nothing fits, and each file's name."""
+    o = run.options
+    report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
+                            {"data": str(run.calib), "texts": len(run.calibration), "max_seq_len": o.max_seq_len,
+                             "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
+                            error_tables=run.tables, fallback=run.fallback_log)
+    chosen, log = choose(run.results, run.budget)
+    report.decision_log = log + [fallback_line(entry) for entry in run.fallback_log]
+    report.chosen = chosen.key if chosen else None
+    keep = list(run.results)
+    if o.mode == "auto" and chosen is None:
+        # Nothing fits: write fp32 and the closest miss, the latter marked in its file name.
+        closest = best_effort(run.results, run.budget)
+        report.status = "over_budget"
+        report.best_effort = closest.key if closest else None
+        report.relax = relax_sentence(closest, run.budget, run.task)
+        keep = [r for r in run.results if r.name == "fp32" or r is closest]
+    elif o.mode == "auto":
+        report.status = "chosen"
+    _name_files(run.results, keep, report.status == "over_budget")
+    report.seconds = time.perf_counter() - run.started
+    return report
+
+
+def _name_files(results: Sequence[VariantResult], keep: Sequence[VariantResult], over_budget: bool) -> None:
+    """Set each kept variant's file name (``over_budget_`` marks a best effort); the others get none."""
     from albert_edge.convert.pipeline import model_file_name
 
-    if closest is None:
-        return "no quantized variant could be built and run; see the decision log in the report"
-    failures = budget_failures(closest, budget)
-    what = closest.drift.relax_hints(budget) if closest.drift is not None else []
-    if budget.max_size_bytes is not None and closest.size_bytes > budget.max_size_bytes:
-        what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
-    relax = " and ".join(what) if what else "the budget"
-    return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
-            f"{'; '.join(failures)}), is written as {OVER_BUDGET_DIR}/{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
-            f"relax {relax} to accept it")
+    for r in results:
+        plain = model_file_name(r.format, r.name)
+        r.file = None
+        if r.error or r not in keep:
+            continue
+        r.file = plain if (r.name == "fp32" or not over_budget) else OVER_BUDGET_PREFIX + plain
+
+
+def _stale_files(results: Sequence[VariantResult], over_budget: bool) -> list[str]:
+    """A previous run's files this run's report does not describe: the other name of each written
+    variant, and (over budget) every quantized variant's plain file."""
+    from albert_edge.convert.pipeline import model_file_name
+
+    stale: list[str] = []
+    for r in results:
+        if r.file:
+            plain = model_file_name(r.format, r.name)
+            # A previous run's file of the same variant under the other name must not survive beside this report.
+            stale.append(OVER_BUDGET_PREFIX + plain if r.file == plain else plain)
+    if over_budget:
+        stale += [model_file_name(r.format, r.name) for r in results if r.name != "fp32"]
+    written = {r.file for r in results}
+    return [name for name in dict.fromkeys(stale) if name not in written]
+
+
+def _write(run: QuantizeRun, report: QuantizeReport) -> None:
+    """Write the named files and ``quantize_report.json`` together; remove what they replace."""
+    # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
+    over_budget = report.status == "over_budget"
+    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out) as staged:
+        for r in run.results:
+            if r.file:
+                staged.write_bytes(r.file, run.packed[r.key])
+        for name in _stale_files(run.results, over_budget):
+            staged.remove_stale(name)
+        report.report_path = str(staged.directory / REPORT_NAME)
+        staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
 
 
 def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
+    """The ONNX variant with the runtime pack in its metadata (what the app ships)."""
     import onnx
     from albert_edge.convert.onnx_export import attach_onnx_pack
 
@@ -495,7 +442,7 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
     return model.SerializeToString()
 
 
-def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration: CalibrationSet,
+def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], calibration: CalibrationSet,
                     variants: Sequence[str] | None = None, task: Task | None = None) -> list[VariantResult]:
     """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
@@ -542,6 +489,7 @@ def _build_variants(weights: Any, mode: str, formats: Sequence[str], calibration
 
 def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
            num_threads: int, task: Task) -> None:
+    """Set ``r.drift`` against ``reference``, or ``r.error`` when the variant cannot run (a built error stays)."""
     if r.error:
         return
     try:
@@ -550,10 +498,7 @@ def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: 
         r.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
 
 
-def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequence[VariantResult],
-                     tables: dict[str, Any], samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
-                     budget: Budget, num_threads: int, max_steps: int, task: Task | None,
-                     log: list[dict[str, Any]], say: Callable[[str], None]) -> list[VariantResult]:
+def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
     """For every quantized TFLite variant that misses the budget, keep its worst ops float, more each step.
 
     Generic over the variant list (except ``dynamic_int8_col``, which ``dynamic_search`` ranks by the
@@ -562,27 +507,28 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
     built the same way) and there is a way to rebuild it with ops float: a hybrid (dynamic-range)
     model is edited in place (``float_fallback``), a calibrated recipe is re-converted with
     ``denylisted_nodes``. Ops are ranked by their local SNR (the op's own quantization error, not its
-    kind); step k keeps the k worst float (1, 2, 4, ... up to ``max_steps`` steps, ``fallback_steps``)
+    kind); step k keeps the k worst float (1, 2, 4, ... up to ``max_fallback_steps`` steps, ``fallback_steps``)
     and is a new variant ``<name>_fb<k>``; the search of a variant stops at its first step that fits.
-    ``log`` receives one entry per searched variant: ranking, steps, and which step recovered.
+    ``run.fallback_log`` receives one entry per searched variant: ranking, steps, and which step recovered.
     """
     from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
     from albert_edge.quantize.float_fallback import float_fc_ops, hybrid_fc_outputs
     from albert_edge.quantize.step_search import Candidate, new_entry, step_search
     from albert_edge.quantize.tflite_quant import VARIANTS, tflite_variant
 
-    fp32 = results[0].data
+    weights, calibration, budget, task = run.weights, run.calibration, run.budget, run.task
+    fp32 = run.results[0].data
     added: list[VariantResult] = []
-    for base in [r for r in results if r.format == "tflite" and r.name not in ("fp32", SEARCHED_BY_GAIN)]:
-        table = tables.get(base.key)
+    for base in [r for r in run.results if r.format == "tflite" and r.name not in ("fp32", SEARCHED_BY_GAIN)]:
+        table = run.tables.get(base.key)
         if base.error or table is None or not budget_failures(base, budget):
             continue
         entry = new_entry(base, "local SNR (dB), worst first")
-        log.append(entry)
+        run.fallback_log.append(entry)
         unranked = sorted({r.op for r in table.rows if r.quantized and r.local_snr_db is None} - {"FULLY_CONNECTED"})
-        if hasattr(base.drift, "agreement_verdict") and base.drift.examples < _min_rows(budget):
+        if hasattr(base.drift, "agreement_verdict") and base.drift.examples < min_rows(budget):
             entry["skipped"] = (f"{base.drift.examples} judged rows cannot show {100 * budget.min_agreement:g}% agreement "
-                                f"(need {_min_rows(budget)}); floating ops cannot fix that")
+                                f"(need {min_rows(budget)}); floating ops cannot fix that")
             continue
         if unranked:
             entry["skipped"] = f"quantized {', '.join(unranked)} are not FULLY_CONNECTED: the ranking cannot cover them"
@@ -605,6 +551,6 @@ def _fallback_search(weights: Any, calibration: CalibrationSet, results: Sequenc
         candidates = [Candidate(e.tensor, f"{e.where} ({e.tensor}, local SNR {e.local_snr_db:.1f} dB)",
                                 {"op": e.where, "tensor": e.tensor, "local_snr_db": round(e.local_snr_db, 2)})
                       for e in ranking]
-        added += step_search(base, candidates, rebuild, entry, budget, max_steps,
-                             lambda r: _judge(r, samples, reference, y, num_threads, task), VariantResult, say)
+        added += step_search(base, candidates, rebuild, entry, budget, run.options.max_fallback_steps,
+                             run.judge_variant, VariantResult, run.say)
     return added

@@ -1,0 +1,93 @@
+"""``QuantizeOptions``: what ``quantize_checkpoint`` builds, how it judges and times, and the budget.
+
+The options check themselves when made (and again when ``dataclasses.replace`` changes one), so a
+bad value is refused with one line naming its flag before any file is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from albert_edge.errors import QuantizationError
+from albert_edge.quantize.auto import Budget
+
+if TYPE_CHECKING:
+    from albert_edge.tasks import Task
+
+MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
+FORMATS = ("tflite", "onnx")
+
+
+def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
+    """"tflite,onnx" or an iterable -> validated, de-duplicated tuple in the given order."""
+    items = [f.strip().lower() for f in (formats.split(",") if isinstance(formats, str) else formats) if f.strip()]
+    bad = [f for f in items if f not in FORMATS]
+    if bad or not items:
+        raise QuantizationError(f"--formats {','.join(items) or '(empty)'}: expected a comma list of {', '.join(FORMATS)}")
+    return tuple(dict.fromkeys(items))
+
+
+@dataclass(frozen=True)
+class QuantizeOptions:
+    """What ``quantize_checkpoint`` builds, how it judges and times, and the budget it chooses by.
+
+    ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
+    ops to float until drift fits the budget, and marks the fastest variant within budget as
+    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all);
+    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
+    the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
+    classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
+    extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
+    mean; ``eval_tsv`` is then a text file, one text per line). ``formats`` is normalised to a
+    tuple when the options are made.
+    """
+
+    mode: str = "auto"
+    max_drop: float = 0.5
+    eval_tsv: str | os.PathLike[str] | None = None
+    formats: str | Iterable[str] = ("tflite",)
+    labels: Sequence[str] | None = None
+    vocab: str | os.PathLike[str] | None = None
+    max_seq_len: int = 128
+    num_threads: int = 2
+    seq_len: int = 128
+    rounds: int = 30
+    min_agreement: float = 0.99
+    max_size_mb: float | None = None
+    max_fallback_steps: int = 5
+    variants: Sequence[str] | None = None
+    max_eval_examples: int | None = None
+    confidence: float = 0.95
+    task: Task | str | None = None
+    min_cosine: float = 0.995
+    min_mean_cosine: float = 0.999
+    tie_margin: float = 0.1
+    error_tables: bool = True
+
+    def __post_init__(self) -> None:
+        """Refuse a value no run could use, with the flag's name (QuantizationError, one line)."""
+        if self.mode not in MODES:
+            raise QuantizationError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        if not (isinstance(self.max_drop, (int, float)) and 0 <= self.max_drop <= 100):
+            raise QuantizationError(f"--max-drop {self.max_drop!r}: expected accuracy points between 0 and 100")
+        object.__setattr__(self, "formats", parse_formats(self.formats))
+        for name, value in (("--min-cosine", self.min_cosine), ("--min-mean-cosine", self.min_mean_cosine)):
+            if not (isinstance(value, (int, float)) and -1 <= value <= 1):
+                raise QuantizationError(f"{name} {value!r}: expected a cosine between -1 and 1")
+        if not (isinstance(self.tie_margin, (int, float)) and self.tie_margin >= 0):
+            raise QuantizationError(f"--tie-margin {self.tie_margin!r}: expected a logit margin >= 0 "
+                                    "(0 turns the rule off)")
+
+    @property
+    def format_list(self) -> tuple[str, ...]:
+        """``formats`` as the validated tuple ``__post_init__`` stored (typed for the steps that loop over it)."""
+        return tuple(self.formats)
+
+    def budget(self) -> Budget:
+        """The budget the auto choice and the ``meets_budget`` marks are judged by."""
+        return Budget(float(self.max_drop), float(self.min_agreement),
+                      None if self.max_size_mb is None else int(self.max_size_mb * 1e6), float(self.confidence),
+                      float(self.min_cosine), float(self.min_mean_cosine), float(self.tie_margin))

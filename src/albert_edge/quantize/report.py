@@ -1,0 +1,153 @@
+"""What a quantize run reports: one ``VariantResult`` per built variant and the ``QuantizeReport``.
+
+``quantize_report.json`` is ``QuantizeReport.to_dict()``; ``table()`` is the printed summary, and
+the decision-log and relax sentences are made here so that the report reads the same whichever
+step filled it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from albert_edge import __version__
+from albert_edge.quantize.auto import Budget, budget_failures
+from albert_edge.tasks import Task, TaskDrift
+
+REPORT_NAME = "quantize_report.json"
+#: Prefix of the files written when no variant meets the budget (the best effort, marked in its name).
+OVER_BUDGET_PREFIX = "over_budget_"
+# A run that meets no budget (exit 3) writes its report and best effort here, inside --out: the
+# previous run's shippable model and report stay exactly as they were.
+OVER_BUDGET_DIR = "over_budget"
+
+
+@dataclass
+class VariantResult:
+    """One built variant: what it is, what it costs (size, latency), what it loses (drift)."""
+
+    name: str
+    format: str
+    size_bytes: int = 0
+    census: dict[str, Any] = field(default_factory=dict)
+    latency: dict[str, float] | None = None
+    ratio_vs_fp32: float | None = None
+    drift: TaskDrift | None = None
+    error: str | None = None
+    float_fallback: list[str] = field(default_factory=list)
+    file: str | None = None
+    meets_budget: bool = False
+    gate: str | None = None
+    fallback_of: str | None = None
+    data: bytes = field(default=b"", repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.format}:{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "format": self.format, "file": self.file, "size_bytes": self.size_bytes,
+                "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
+                "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
+                "float_fallback": self.float_fallback, "fallback_of": self.fallback_of,
+                "meets_budget": self.meets_budget, "agreement_gate": self.gate, "census": self.census}
+
+
+@dataclass
+class QuantizeReport:
+    """What ``quantize_report.json`` holds; ``table()`` is the printed summary."""
+
+    checkpoint: str
+    mode: str
+    budget: Budget
+    calibration: dict[str, Any]
+    judge: dict[str, Any]
+    timing: dict[str, Any]
+    variants: list[VariantResult] = field(default_factory=list)
+    chosen: str | None = None
+    decision_log: list[str] = field(default_factory=list)
+    report_path: str | None = None
+    seconds: float = 0.0
+    status: str = "explicit"
+    best_effort: str | None = None
+    relax: str | None = None
+    error_tables: dict[str, Any] = field(default_factory=dict)
+    fallback: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
+                "status": self.status, "budget": self.budget.to_dict(),
+                "min_judge_rows": min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
+                "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
+                "decision_log": self.decision_log, "fallback": self.fallback,
+                "variants": [v.to_dict() for v in self.variants],
+                "error_tables": {k: t.to_dict() for k, t in self.error_tables.items()},
+                "seconds": round(self.seconds, 1)}
+
+    def offenders(self, n: int = 5) -> list[str]:
+        """The worst ops of each variant's error table, for the console."""
+        lines = []
+        for table in self.error_tables.values():
+            lines += table.lines(n)
+        return (["worst ops (local = the op alone on the variant's own float input; graph = vs fp32 at that point):"]
+                + lines) if lines else []
+
+    def table(self) -> str:
+        """One row per variant: size, time, the task's drift columns (``TaskDrift.columns``), census."""
+        drifts = [v.drift for v in self.variants if v.drift is not None]
+        columns = drifts[0].table_columns() if drifts else ()
+        widths = [max(8, len(c.header) + 1) for c in columns]
+        header = (f"{'format':<7}{'variant':<22}{'size MB':>8}{'median ms':>10}{'x fp32':>7}"
+                  + "".join(f"{c.header:>{w}}" for c, w in zip(columns, widths)) + f"{'Q/DQ':>8}{'XNNPACK':>9}  budget")
+        rows = [header, "-" * len(header)]
+        for v in self.variants:
+            d, c, lat = v.drift, v.census, v.latency
+            qdq = f"{c.get('quantize', 0)}/{c.get('dequantize', 0)}" if c else "-"
+            xnn = f"{c['delegated_nodes']}/{c['total_nodes']}" if "delegated_nodes" in c else "-"
+            mark = "CHOSEN" if v.key == self.chosen else ("ok" if v.meets_budget else ("ref" if v.name == "fp32" else "no"))
+            if v.error:
+                rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
+                continue
+            values = d.to_dict() if d is not None else {}
+            rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}{_f(lat and lat['median_ms'], 2):>10}"
+                        f"{_f(v.ratio_vs_fp32, 2):>7}" + "".join(f"{col.cell(values):>{w}}" for col, w in zip(columns, widths))
+                        + f"{qdq:>8}{xnn:>9}  {mark}")
+        return "\n".join(rows + ["", *self.offenders(), "", *self.decision_log])
+
+
+def min_rows(budget: Budget) -> int:
+    """Judged rows needed before ``min_agreement`` can be shown at ``confidence`` (the report records it)."""
+    from albert_edge.tasks.metrics import min_judge_rows
+
+    return min_judge_rows(budget.min_agreement, budget.confidence)
+
+
+def _f(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def fallback_line(entry: dict[str, Any]) -> str:
+    """The decision-log line of one fallback search: what was tried and which step recovered."""
+    if entry.get("skipped"):
+        return f"fallback {entry['variant']}: not searched ({entry['skipped']})"
+    tried = ", ".join(f"{s['variant'].split(':')[1]} ({s['drift'] or s['error']})" for s in entry["steps"])
+    result = f"recovered by {entry['recovered_by']}" if entry["recovered_by"] else "not recovered"
+    return f"fallback {entry['variant']} ({entry.get('method')}): {tried}: {result}"
+
+
+def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
+    """The one sentence printed when nothing fits: the closest variant and the budget that it would meet."""
+    from albert_edge.convert.pipeline import model_file_name
+
+    if closest is None:
+        return "no quantized variant could be built and run; see the decision log in the report"
+    failures = budget_failures(closest, budget)
+    what = closest.drift.relax_hints(budget) if closest.drift is not None else []
+    if budget.max_size_bytes is not None and closest.size_bytes > budget.max_size_bytes:
+        what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
+    relax = " and ".join(what) if what else "the budget"
+    return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
+            f"{'; '.join(failures)}), is written as {OVER_BUDGET_DIR}/{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
+            f"relax {relax} to accept it")
