@@ -22,7 +22,7 @@ from albert_edge.arm.setup_env import load_lock
 from albert_edge.cli import main
 from albert_edge.cli.arm_cmd import _cpu_list
 from albert_edge.errors import DataError
-from test_bench_support import shared_models
+from tests.support.bench_models import shared_models
 
 KNOWN = ["a64fx", "cortex-a53", "cortex-a72", "cortex-a76", "max", "neoverse-n1"]
 

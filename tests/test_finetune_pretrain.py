@@ -11,12 +11,6 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from test_finetune_train import (  # the same tiny model and vocab as fine-tuning
-    CHARS,
-    CONFIG,
-    VOCAB,
-)
-
 from albert_edge.cli import main
 from albert_edge.data import (
     Example,
@@ -38,6 +32,7 @@ from albert_edge.finetune.trainer import training_init, with_classifier
 from albert_edge.model import load_checkpoint, write_tf1_checkpoint
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import WordPieceTokenizer
+from tests.support.finetune_task import CHARS, CONFIG, VOCAB  # the same tiny model and vocab as fine-tuning
 
 CLS, SEP, PAD, MASK = 2, 3, 0, 4
 

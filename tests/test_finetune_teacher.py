@@ -53,12 +53,11 @@ def test_a_missing_teacher_file_is_named(tmp_path):
 
 tf = pytest.importorskip("tensorflow")
 
-from test_finetune_train import CONFIG, VOCAB, generated  # noqa: E402  (the same tiny model and task)
-
 from albert_edge.cli import main  # noqa: E402
 from albert_edge.finetune.trainer import FinetuneSettings, finetune, training_init  # noqa: E402
 from albert_edge.model.config import tf1_config_dict  # noqa: E402
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer  # noqa: E402
+from tests.support.finetune_task import CONFIG, VOCAB, generated  # noqa: E402  (the same tiny model and task)
 
 
 def _train(weight: float, soft: np.ndarray | None):

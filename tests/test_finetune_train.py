@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from albert_edge.cli import main
-from albert_edge.data import Example, write_tsv
+from albert_edge.data import write_tsv
 from albert_edge.finetune.tf_model import TfAlbertClassifier
 from albert_edge.finetune.trainer import (
     FinetuneSettings,
@@ -20,27 +20,13 @@ from albert_edge.finetune.trainer import (
     learning_rate_at,
     training_init,
 )
-from albert_edge.model import AlbertConfig, load_checkpoint, reference_forward
+from albert_edge.model import load_checkpoint, reference_forward
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
+from tests.support.finetune_task import CONFIG, VOCAB, generated
 
-CHARS = "好坏大小多少高低快慢新旧美丑"
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CHARS]
-CONFIG = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
-                      embedding_order="project_then_add")
 SETTINGS = FinetuneSettings(epochs=1, max_seq_len=16, batch_size=8, learning_rate=3e-3, max_steps=6,
                             evals_per_epoch=2, seed=5)
-
-
-def generated(n: int, seed: int) -> list[Example]:
-    """Texts of random characters; 'pos' iff the text holds more 好 than 坏, so it is learnable."""
-    rng = np.random.default_rng(seed)
-    examples = []
-    for _ in range(n):
-        text = "".join(rng.choice(list(CHARS), size=int(rng.integers(2, 14))))
-        examples.append(Example("pos" if text.count("好") > text.count("坏") else "neg", text))
-    return examples
 
 
 @pytest.fixture(scope="module")

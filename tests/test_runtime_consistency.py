@@ -229,7 +229,7 @@ def test_quantized_onnx_tables_are_found_through_dequantize(sample_models, varia
     from albert_edge.quantize.calibration import encode_calibration
     from albert_edge.quantize.onnx_quant import onnx_variant
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
-    from sample_models import SAMPLE
+    from tests.support.sample_models import SAMPLE
 
     pack = read_pack(sample_models.fp32_onnx)
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, "vocab")

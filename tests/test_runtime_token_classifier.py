@@ -1,7 +1,7 @@
 """TokenClassifier end to end on a model fine-tuned here: checkpoint -> TFLite/ONNX -> entities.
 
 A tiny BertForTokenClassification (H=32, 2 layers) is trained with torch for a few seconds on
-English and Chinese sentences with people, cities and organisations (tests/ner_data.py, char-span
+English and Chinese sentences with people, cities and organisations (tests/support/ner_data.py, char-span
 annotations turned into BIO tags through the tokenizer's offsets), saved with save_pretrained,
 converted, quantized, and asked for entities on held-out sentences it never saw.
 Measured on this machine: entity F1 1.00 (fp32 TFLite and ONNX) on held-out sentences.
@@ -17,92 +17,23 @@ import numpy as np
 import pytest
 
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
-from albert_edge.tokenizer import WordPieceTokenizer
-from ner_data import LABELS, sentences, vocab
+from tests.support.ner_data import LABELS, sentences
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-MAX_SEQ_LEN = 32
-
-
-def bio_tags(tokens: list[tuple[str, int, int]], entities: list[tuple[int, int, str]]) -> list[str]:
-    """BIO tag per token from character-span entities (a token inside a span takes its type)."""
-    tags = ["O"] * len(tokens)
-    for s, e, typ in entities:
-        inside = [i for i, (_, a, b) in enumerate(tokens) if a >= s and b <= e]
-        for k, i in enumerate(inside):
-            tags[i] = ("B-" if k == 0 else "I-") + typ
-    return tags
+from tests.support.ner_model import (  # noqa: E402 - needs torch: after the importorskips
+    MAX_SEQ_LEN,
+    model_file,
+    train_and_convert,
+    training_set,
+)
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A fine-tuned HF checkpoint directory and its fp32 TFLite/ONNX conversions."""
     return train_and_convert(tmp_path_factory.mktemp("ner"))
-
-
-def train_and_convert(root):
-    """Fine-tune, save_pretrained into ``root/ckpt``, convert into ``root/out``; (ckpt, out)."""
-    from albert_edge.convert.pipeline import convert_checkpoint
-
-    ckpt = root / "ckpt"
-    ckpt.mkdir()
-    words = vocab()
-    (ckpt / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    tok = WordPieceTokenizer(words, do_lower_case=True)
-
-    def make_model():
-        config = transformers.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2,
-                                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
-                                         num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
-                                         label2id=label_ids())
-        return transformers.BertForTokenClassification(config)
-
-    fine_tune(tok, make_model, 250, ckpt)
-    out = root / "out"
-    convert_checkpoint(ckpt, out, formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN)
-    return ckpt, out
-
-
-def label_ids() -> dict[str, int]:
-    """Label -> class id, in ner_data.LABELS order (the models' id2label)."""
-    return {label: i for i, label in enumerate(LABELS)}
-
-
-def fine_tune(tok, make_model, steps: int, ckpt) -> None:
-    """Fine-tune ``make_model()`` on training_set() tokenized by ``tok`` (BIO tags from the char
-    spans), ``steps`` AdamW steps of 32 sentences, seeds fixed; save_pretrained into ``ckpt``.
-
-    One loop for the WordPiece BERT here and the SentencePiece ALBERT of tests/android_fixtures.py,
-    so both fixtures are trained the same way.
-    """
-    label_id = label_ids()
-    rows = []
-    for text, ents in training_set():
-        tokens = tok.tokenize_with_offsets(text)
-        ids = [tok.cls_id] + tok.convert_tokens_to_ids([t for t, _, _ in tokens]) + [tok.sep_id]
-        rows.append((ids, [-100] + [label_id[t] for t in bio_tags(tokens, ents)] + [-100]))
-    torch.manual_seed(0)
-    model = make_model()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    rng = np.random.default_rng(0)
-    for _ in range(steps):
-        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-        width = max(len(ids) for ids, _ in batch)
-        ids = torch.tensor([ids + [0] * (width - len(ids)) for ids, _ in batch])
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
-        loss = model(input_ids=ids, attention_mask=(ids != 0).long(), labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
-    model.save_pretrained(str(ckpt))
-
-
-def training_set():
-    return sentences(seed=1, n=400) + sentences(seed=11, n=250, chinese=True)
 
 
 def _unseen(data):
@@ -126,12 +57,6 @@ def entity_f1(clf, data) -> float:
         assert all(e.text == text[e.start:e.end] for e in found)
         counts += entity_counts([(e.start, e.end, e.label) for e in found], gold)
     return f1_from_counts(*counts)
-
-
-def model_file(out, suffix):
-    files = sorted(out.glob(f"*{suffix}"))
-    assert len(files) == 1, files
-    return files[0]
 
 
 def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
@@ -337,7 +262,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
 
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.runtime import TokenClassifier
-    from test_tokenizer_sentencepiece import albert_layout, training_sentences
+    from tests.support.sentencepiece_corpus import albert_layout, training_sentences
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(

@@ -1,13 +1,14 @@
 """Build the committed Android-core fixtures that need training: ``spiece.model`` and the NER model.
 
-    python tests/android_fixtures.py android_demo/albert-core/src/test/resources
+    python -m tests.support.android_fixtures android_demo/albert-core/src/test/resources
 
+(from the repository root, so ``tests.support`` imports).
 Needs sentencepiece, torch and transformers (the test extras). Writes into the resources dir:
 
 * ``spiece.model``: a unigram SentencePiece model trained on the SentencePiece test sentences
   with ALBERT's symbols (``[CLS]``/``[SEP]``/``[MASK]`` control, ALBERT's user-defined
   punctuation), reordered into ALBERT's id layout.
-* ``ner_model.tflite``: the tiny BertForTokenClassification of test_runtime_token_classifier,
+* ``ner_model.tflite``: the tiny BertForTokenClassification of tests/support/ner_model.py,
   fine-tuned here and converted (fp32, max_seq_len 32: 30-token windows, so long texts need several).
 * ``golden_ner.jsonl``: its window logits, tags and entities on the texts below
   (``albert_edge.android_ner.render_ner_golden``), and then the offset goldens, which read ``spiece.model``.
@@ -15,7 +16,7 @@ Needs sentencepiece, torch and transformers (the test extras). Writes into the r
   fine-tuned here on the same sentences tokenized by that ``spiece.model`` (the SentencePiece path).
 
 * ``qa_model.tflite`` / ``golden_qa.jsonl`` (``--qa`` builds only the QA files): the tiny
-  BertForQuestionAnswering of test_runtime_question_answerer (its cached checkpoint), converted
+  BertForQuestionAnswering of tests/support/qa_model.py (its cached checkpoint), converted
   (fp32, max_seq_len 64), and its window logits and answers on the cases of ``qa_cases``;
   ``qa_model_sp.tflite`` / ``golden_qa_sp.jsonl``: the same for a tiny AlbertForQuestionAnswering
   fine-tuned here on those questions tokenized by ``spiece.model`` (the SentencePiece path).
@@ -34,8 +35,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 def committed_case(resources: Path, model: str, golden: str, kind: str) -> tuple[Path, list[dict], str]:
     """(model file, its golden records, tokenizer type) of one committed model/golden pair, as the
     NER and QA golden tests read them."""
@@ -49,7 +48,7 @@ ALBERT_USER_SYMBOLS = ["(", ")", "\"", "-", ".", "\u2013", "\u00a3", "\u20ac"]
 
 def build_spiece() -> bytes:
     import sentencepiece as spm
-    from test_tokenizer_sentencepiece import albert_layout, training_sentences
+    from tests.support.sentencepiece_corpus import albert_layout, training_sentences
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
@@ -62,7 +61,7 @@ def build_spiece() -> bytes:
 
 def ner_texts() -> tuple[list[str], list[str]]:
     """(short texts, long texts): held-out-style sentences, corner cases, and multi-window texts."""
-    from ner_data import sentences
+    from tests.support.ner_data import sentences
 
     english = [t for t, _ in sentences(seed=3, n=16)]
     chinese = [t for t, _ in sentences(seed=13, n=10, chinese=True)]
@@ -87,8 +86,8 @@ def ner_texts() -> tuple[list[str], list[str]]:
 def train_albert_sp(root: Path, spiece: bytes) -> Path:
     """Fine-tune a tiny AlbertForTokenClassification on SentencePiece tokens; its fp32 .tflite."""
     import transformers
-    from ner_data import LABELS
-    from test_runtime_token_classifier import (
+    from tests.support.ner_data import LABELS
+    from tests.support.ner_model import (
         MAX_SEQ_LEN,
         fine_tune,
         label_ids,
@@ -118,8 +117,8 @@ def train_albert_sp(root: Path, spiece: bytes) -> Path:
 def qa_cases() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(cases, long cases): the app defaults, held-out English and Chinese questions, corner cases,
     and contexts several windows long (answers at their start, middle and end)."""
-    from qa_data import held_out
-    from test_runtime_question_answerer import long_contexts
+    from tests.support.qa_data import held_out
+    from tests.support.qa_model import long_contexts
 
     from albert_edge.android_qa import DEFAULT_QA_CASES
 
@@ -143,8 +142,8 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
     import numpy as np
     import torch
     import transformers
-    from qa_data import training_set
-    from test_runtime_question_answerer import MAX_SEQ_LEN, model_file, qa_batch_loss
+    from tests.support.qa_data import training_set
+    from tests.support.qa_model import MAX_SEQ_LEN, model_file, qa_batch_loss
 
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
@@ -183,7 +182,7 @@ def train_albert_sp_qa(root: Path, spiece: bytes) -> Path:
 def build_qa(out: Path) -> None:
     """qa_model.tflite from the cached QA test checkpoint, qa_model_sp.tflite (SentencePiece ALBERT,
     trained here on the committed spiece.model), and their goldens."""
-    from test_runtime_question_answerer import (
+    from tests.support.qa_model import (
         MAX_SEQ_LEN,
         model_file,
         trained_checkpoint,
@@ -212,7 +211,7 @@ def main(resources: str) -> None:
     if "--qa" in sys.argv:
         build_qa(out)
         return
-    from test_runtime_token_classifier import model_file, train_and_convert
+    from tests.support.ner_model import model_file, train_and_convert
 
     from albert_edge import android_ner
 

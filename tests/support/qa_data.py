@@ -1,4 +1,4 @@
-"""Questions over the NER test sentences (tests/ner_data.py), with answers as character spans.
+"""Questions over the NER test sentences (tests/support/ner_data.py), with answers as character spans.
 
 A context is one to three sentences about different people; a question names one of them and asks
 for the city or the company of that person's sentence ("Which city is Grace Lee linked to?",
@@ -13,12 +13,12 @@ import random
 import re
 from pathlib import Path
 
-from ner_data import sentences
-from ner_data import vocab as ner_vocab
+from tests.support.ner_data import sentences
+from tests.support.ner_data import vocab as ner_vocab
 
 #: Real English sentences (tests/data/english_sentences.txt) mixed into contexts as distractors:
 #: the first 30 for training, the rest only in held-out long contexts.
-FILLER = [line.strip() for line in (Path(__file__).parent / "data" / "english_sentences.txt")
+FILLER = [line.strip() for line in (Path(__file__).parents[1] / "data" / "english_sentences.txt")
           .read_text(encoding="utf-8").splitlines() if line.strip()]
 TRAIN_FILLER, HELD_OUT_FILLER = FILLER[:30], FILLER[30:]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from registry_cache import FetchError, unpacked_minilm
+from tests.support.registry_cache import FetchError, unpacked_minilm
 
-SENTENCES = Path(__file__).parent / "data" / "english_sentences.txt"
+SENTENCES = Path(__file__).parents[1] / "data" / "english_sentences.txt"
 
 
 @pytest.fixture(scope="session")

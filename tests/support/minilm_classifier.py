@@ -14,7 +14,8 @@ with ``save_pretrained`` beside ``train.tsv`` / ``dev.tsv`` / ``test.tsv`` (disj
 ``calib.txt`` (train sentences, never judged). The result is cached under ``~/.cache/albert-edge`` (or
 ``$ALBERT_EDGE_CACHE``) keyed by the recipe, built under a file lock so parallel sessions build it once.
 
-Used by tests/test_quantize_real_bert.py and benchmarks/quantize_real_bert.py (run this file to build it).
+Used by tests/test_quantize_real_bert.py and benchmarks/records/quantize_real_bert.py (build it with
+``python -m tests.support.minilm_classifier`` from the repository root).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from registry_cache import (  # noqa: F401 - FetchError is part of this module's interface (the tests catch it)
+from tests.support.registry_cache import (  # noqa: F401 - FetchError is part of this module's interface (the tests catch it)
     MINILM_REQUIREMENT,
     MINILM_SAFETENSORS_SHA256,
     VADER_MOVIES,

@@ -144,17 +144,6 @@ def write_models(directory: Path) -> dict[str, Path]:
     return paths
 
 
-def test_tiny_models_run_on_their_backends_and_agree():
-    from albert_edge.runtime import TextClassifier
-
-    paths = shared_models()
-    texts = ["good great hotel", "bad awful room", "the staff was very friendly"]
-    logits = [TextClassifier.from_file(paths[k], num_threads=1).logits_batch(texts)[0] for k in ("fp32", "int8", "onnx")]
-    np.testing.assert_allclose(logits[0], logits[2], atol=1e-4)
-    assert not np.array_equal(logits[0], logits[1])   # int8 really is a different model
-    np.testing.assert_allclose(logits[0], logits[1], atol=0.2)
-
-
 @functools.cache
 def shared_models() -> dict[str, Path]:
     """The models above, converted once per test process and shared by every bench test module."""

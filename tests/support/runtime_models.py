@@ -8,7 +8,7 @@ A bag-of-embeddings classifier with the contract's I/O (int32 ``input_ids``,
 
 It is exported to TFLite with TensorFlow (tf.Module -> TFLiteConverter, dynamic batch and
 sequence) and to ONNX with onnx.helper, then packed with the runtime's own pack writer, so
-every backend and the numpy formula above must agree. The tests at the bottom prove the
+every backend and the numpy formula above must agree. tests/test_runtime_models.py proves the
 fixtures themselves are what they claim.
 """
 
@@ -141,32 +141,3 @@ def write_models(directory: Path, seed: int = 0, max_seq_len: int = 32) -> dict[
     paths["tflite"].write_bytes(attach_tflite_pack(tflite_bytes(wts), pack))
     paths["onnx"].write_bytes(onnx_bytes(wts, pack))
     return paths
-
-
-# ------------------------------------------------------------------ the fixtures' own checks
-
-
-def test_fixture_tflite_has_the_contract_signature(tmp_path):
-    from ai_edge_litert.interpreter import Interpreter
-
-    flat = tflite_bytes(weights())
-    runner = Interpreter(model_content=flat).get_signature_runner("serving_default")
-    assert set(runner.get_input_details()) == {"input_ids", "attention_mask", "token_type_ids"}
-    assert set(runner.get_output_details()) == {"logits"}
-
-
-def test_fixture_models_compute_the_numpy_formula(tmp_path):
-    import onnxruntime as ort
-    from ai_edge_litert.interpreter import Interpreter
-
-    wts = weights()
-    ids = np.array([[2, 7, 8, 3, 0], [2, 9, 3, 0, 0]], np.int32)
-    mask = (ids != 0).astype(np.int32)
-    types = np.zeros_like(ids)
-    want = numpy_logits(wts, ids, mask, types)
-    runner = Interpreter(model_content=tflite_bytes(wts)).get_signature_runner("serving_default")
-    got_tfl = runner(input_ids=ids, attention_mask=mask, token_type_ids=types)["logits"]
-    sess = ort.InferenceSession(onnx_bytes(wts), providers=["CPUExecutionProvider"])
-    got_ort = sess.run(["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
-    np.testing.assert_allclose(got_tfl, want, atol=1e-5)
-    np.testing.assert_allclose(got_ort, want, atol=1e-5)

