@@ -33,7 +33,7 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
     recommendation   {variant, backend, threads, seq_len, median_ms, accuracy_drop_points, text} | null
     arm_emulated     optional: the arm_check.json last folded in with ``bench --import-arm`` (ARM kernels
                      under qemu: accuracy, drift vs x86, instruction counts; see albert_edge.arm.report)
-    peers            optional: the benchmarks/peers.py JSON last folded in with ``bench --import-peers``
+    peers            optional: the benchmarks/suites/peers.py JSON last folded in with ``bench --import-peers``
                      (other tools' files of the same checkpoint, timed in a run of their own; see
                      albert_edge.bench_latency.peers)
 

@@ -1,6 +1,6 @@
 """Command line shared by the ``build_*.py`` peer builders.
 
-``benchmarks/peers.py`` runs each builder as ``<peer venv python> peer_tools/build_X.py --hf DIR --out DIR``,
+``benchmarks/suites/peers.py`` runs each builder as ``<peer venv python> peer_tools/build_X.py --hf DIR --out DIR``,
 so this sibling module is importable there (the script's folder is ``sys.path[0]``); it uses the stdlib only,
 because the peer venvs hold nothing of albert-edge.
 """

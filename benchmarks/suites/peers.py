@@ -1,7 +1,7 @@
 """albert-edge beside its peers: one checkpoint, every tool's files, one interleaved run. Prints JSON.
 
-    bash benchmarks/peers_setup.sh            # once: one pinned venv per peer (~/.cache/albert-edge/peers)
-    python benchmarks/peers.py --out peers_out > peers.json
+    bash benchmarks/suites/peers_setup.sh            # once: one pinned venv per peer (~/.cache/albert-edge/peers)
+    python -m benchmarks.suites.peers --out peers_out > peers.json
     albert-edge bench --import-peers peers.json --out demo_out/report   # into report.md / report.png
 
 What it does (docs/peers.md has each peer's steps and limits):
@@ -13,12 +13,12 @@ What it does (docs/peers.md has each peer's steps and limits):
 2. Builds albert-edge's own files from it (``albert-edge quantize --mode dynamic``: fp32 and dynamic
    int8 TFLite, dynamic int8 ONNX) and each peer's in the peer's own venv:
    Optimum 1.27 TFLite fp32 / int8-dynamic (static [1, 128]); optimum-onnx export, ORT O2, ORT dynamic
-   int8; ExecuTorch XNNPACK fp32 / 8da8w (``benchmarks/peer_tools/build_*.py``).
+   int8; ExecuTorch XNNPACK fp32 / 8da8w (``benchmarks/suites/peer_tools/build_*.py``).
 3. Tokenizes the labelled eval file once (albert-edge's WordPiece, which equals BertTokenizer on this
    vocab) and runs every file over it for accuracy, at real lengths where the file's shape allows,
    else padded to 128.
 4. Times every file in ``--rounds`` interleaved rounds (order reversed every other round), each
-   configuration in its own process (``benchmarks/peer_tools/worker.py`` with the Python that has the
+   configuration in its own process (``benchmarks/suites/peer_tools/worker.py`` with the Python that has the
    file's runtime: LiteRT / ONNX Runtime from albert-edge's venv, ExecuTorch from its venv), at 128
    tokens and at the eval texts' real lengths where allowed. Medians and p90 pool the rounds; the
    ratio is each file's p50 over albert-edge fp32 TFLite's p50 at the same length.
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 TOOLS = HERE / "peer_tools"
 SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 DEFAULT_PEERS_DIR = Path(os.environ.get("ALBERT_EDGE_PEERS_DIR", Path.home() / ".cache" / "albert-edge" / "peers"))
@@ -60,7 +60,7 @@ VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
                                         "judged against fp32 by quantize's own accuracy gate."),
     "albert-edge dynamic int8 onnx": ("albert-edge", "albert-edge", "dynamic_int8.onnx",
                                       "same command: ONNX Runtime dynamic int8 (MatMulInteger), dynamic shapes.",
-                                      "no transformer fusion (benchmarks/onnx_fusion.py: at most 5 % from it)."),
+                                      "no transformer fusion (benchmarks/records/onnx_fusion.py: at most 5 % from it)."),
     "optimum-tflite fp32": ("optimum-tflite", "Optimum 1.27", "fp32",
                             "`optimum-cli export tflite --task text-classification --batch_size 1 --sequence_length 128`.",
                             ("static [1,128] only (every text padded to 128); needs TensorFlow <= 2.12.1 and an import "
@@ -99,7 +99,7 @@ def log(message: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python benchmarks/peers.py",
+        prog="python -m benchmarks.suites.peers",
         description="Build albert-edge's and its peers' files from one Hugging Face checkpoint, time them in one "
                     "interleaved run and print the comparison as JSON (see docs/peers.md).")
     parser.add_argument("--out", default="peers_out", help="work folder for the checkpoint and every file (default peers_out)")
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--peers", default=",".join(PEER_GROUPS),
                         help=f"comma-separated subset of {', '.join(PEER_GROUPS)} (albert-edge is always built)")
     parser.add_argument("--peers-dir", default=str(DEFAULT_PEERS_DIR), help="where peers_setup.sh put the venvs")
-    parser.add_argument("--setup", action="store_true", help="run benchmarks/peers_setup.sh first")
+    parser.add_argument("--setup", action="store_true", help="run benchmarks/suites/peers_setup.sh first")
     parser.add_argument("--reuse", action="store_true", help="reuse files already built in --out")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N texts (0 = all)")
     return parser
@@ -174,7 +174,7 @@ BUILDERS = {"optimum-tflite": ("tflite", "build_optimum_tflite.py"), "optimum-on
 def peer_python(peers_dir: Path, venv: str) -> Path:
     python = peers_dir / venv / "bin" / "python"
     if not python.exists():
-        raise RuntimeError(f"{python} missing: run bash benchmarks/peers_setup.sh {venv}")
+        raise RuntimeError(f"{python} missing: run bash benchmarks/suites/peers_setup.sh {venv}")
     return python
 
 
@@ -396,5 +396,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO / "src"))
     sys.exit(main())

@@ -14,15 +14,15 @@
   ``TextClassifier.from_file`` (pack, tokenizer, load-time check, interpreter) then ``predict`` of
   a test-set text (module imports, ``albert_edge.tasks`` included, happen before the clock in
   every way: they are paid once per process, not per model); ``compiled_cache`` -- LiteRT's ``CompiledModel`` with XNNPACK's weight cache
-  (benchmarks/cold_start.py; not wired into the runtime, its logits are compared with
+  (benchmarks/suites/cold_start.py; not wired into the runtime, its logits are compared with
   ``open_backend``'s). ``--before-src DIR`` adds ``open_backend`` and ``classifier`` run from another
   source tree (e.g. the main branch) in the same rounds, for before/after ratios. The load also
   reports its thread CPU time (``load_thread_cpu_ms``): it runs on one thread, so that figure is its
   work, which a loaded machine cannot inflate the way it inflates wall time.
 
-Usage: python benchmarks/speed_goals.py [MODEL.tflite] [--rounds 20] [--processes 15] [--before-src DIR]
+Usage: python -m benchmarks.suites.speed_goals [MODEL.tflite] [--rounds 20] [--processes 15] [--before-src DIR]
 Without MODEL the sample's dynamic int8 file is built as the quantize pipeline ships it
-(benchmarks/real_length_tax.py's build). Run by hand; never timed in CI.
+(benchmarks/suites/real_length_tax.py's build). Run by hand; never timed in CI.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 TEST = SAMPLE / "test.tsv"
 COLD_WAYS = ("open_backend", "classifier", "compiled_cache")
@@ -119,8 +119,7 @@ def child(way: str, model: str, threads: int, cache: str) -> dict:
     import numpy as np
 
     if way == "compiled_cache":
-        sys.path.insert(0, str(HERE))
-        from cold_start import child as cold_child
+        from benchmarks.suites.cold_start import child as cold_child
 
         got = cold_child("compiled_cache", model, threads, 128, cache)
         return {"load_ms": got["load_ms"], "first_ms": got["first_inference_ms"], "logits": got["logits"],
@@ -153,9 +152,11 @@ def child(way: str, model: str, threads: int, cache: str) -> dict:
 
 def run_child(way: str, model: Path, threads: int, cache: str, src: str) -> dict:
     env = {**os.environ, "PYTHONPATH": src}
-    argv = [sys.executable, __file__, str(model), "--child", way.split(":")[-1], "--threads", str(threads),
-            "--cache", cache]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=env)
+    argv = [sys.executable, "-m", "benchmarks.suites.speed_goals", str(model), "--child", way.split(":")[-1],
+            "--threads", str(threads), "--cache", cache]
+    # cwd=REPO: ``-m`` puts the repository root first on sys.path, so the child imports ``benchmarks``;
+    # albert_edge still comes from ``src`` (PYTHONPATH), the tree being timed.
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=env, cwd=REPO)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{way}: child failed ({(proc.stderr.strip().splitlines() or ['?'])[-1]})")
@@ -215,15 +216,14 @@ def main() -> None:
     started = time.time()
     model = args.model
     if model is None:
-        sys.path.insert(0, str(HERE))
-        from real_length_tax import build
+        from benchmarks.suites.real_length_tax import build
 
         out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "albert-edge" / "speed_goals"
         out.mkdir(parents=True, exist_ok=True)
         print(f"building the sample's files in {out} (TensorFlow converter, reused if present)...", file=sys.stderr)
         model = build(out)["int8_default"]
     machine = describe_machine()
-    result = {"benchmark": "speed_goals", "command": " ".join(["python", "benchmarks/speed_goals.py", *sys.argv[1:]]),
+    result = {"benchmark": "speed_goals", "command": " ".join(["python", "-m", "benchmarks.suites.speed_goals", *sys.argv[1:]]),
               "model": str(model), "size_bytes": model.stat().st_size,
               "machine": {k: machine.get(k) for k in ("cpu_model", "architecture", "physical_cores", "logical_cores",
                                                       "usable_cpus", "simd", "packages")},

@@ -1,12 +1,12 @@
 """int8 on a real pretrained BERT classifier: does ``quantize --mode auto`` find a variant within budget?
 
 Builds (or reuses, cached) the fine-tuned all-MiniLM-L6-v2 sentiment classifier of
-tests/minilm_classifier.py, runs ``albert-edge quantize CKPT --mode auto --max-drop 0.5 --eval dev.tsv``
+tests/support/minilm_classifier.py, runs ``albert-edge quantize CKPT --mode auto --max-drop 0.5 --eval dev.tsv``
 (in process, same code path), then re-judges every written model on the held-out ``test.tsv`` (batch 1,
 each text at its own length) against fp32. Prints one JSON object: per variant the dev drift, the gate's
 rule, the latency ratio to fp32 (interleaved, in the quantize run), the fallback log and the test drift.
 
-    python benchmarks/quantize_real_bert.py [--out DIR] [--formats tflite,onnx] [--rounds 20]
+    python -m benchmarks.records.quantize_real_bert [--out DIR] [--formats tflite,onnx] [--rounds 20]
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
 
 def main() -> int:
-    from minilm_classifier import build_minilm_sentiment
+    from tests.support.minilm_classifier import build_minilm_sentiment
 
     from albert_edge.data import label_ids, read_tsv
     from albert_edge.errors import BudgetNotMetError

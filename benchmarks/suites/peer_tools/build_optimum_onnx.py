@@ -1,6 +1,6 @@
 """Peer: optimum-onnx export + ONNX Runtime optimizer (O2) + ONNX Runtime dynamic int8 (runs in its own venv).
 
-Run by ``benchmarks/peers.py`` with ``~/.cache/albert-edge/peers/onnx/bin/python``. Steps, as a
+Run by ``benchmarks/suites/peers.py`` with ``~/.cache/albert-edge/peers/onnx/bin/python``. Steps, as a
 user of optimum-onnx would take them:
 
 1. ``optimum-cli export onnx --model HF --task text-classification OUT/export`` (dynamic batch and

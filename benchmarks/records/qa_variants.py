@@ -7,7 +7,7 @@ of questions whose answer span equals fp32's) with its latency ratio to fp32 mea
 interleaved run. Without arguments it uses the test suite's fine-tuned model (trained and cached by
 tests/test_runtime_question_answerer.py) and its held-out questions.
 
-    python benchmarks/qa_variants.py [CHECKPOINT --eval QA.jsonl --calib TEXTS.txt] [--max-seq-len 64]
+    python -m benchmarks.records.qa_variants [CHECKPOINT --eval QA.jsonl --calib TEXTS.txt] [--max-seq-len 64]
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -37,9 +36,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="qa_variants_"))
     if args.checkpoint is None:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from qa_data import held_out
-        from test_runtime_question_answerer import trained_checkpoint, write_jsonl
+        from tests.support.qa_data import held_out
+        from tests.support.qa_model import trained_checkpoint, write_jsonl
 
         checkpoint = trained_checkpoint()
         eval_path = write_jsonl(work / "eval.jsonl", held_out(40) + held_out(20, chinese=True))

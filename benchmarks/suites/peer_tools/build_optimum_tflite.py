@@ -1,6 +1,6 @@
 """Peer: Hugging Face Optimum 1.27 TFLite export, fp32 and int8-dynamic, static [1, 128] (runs in its own venv).
 
-Run by ``benchmarks/peers.py`` with ``~/.cache/albert-edge/peers/tflite/bin/python``. Optimum 1.27 is
+Run by ``benchmarks/suites/peers.py`` with ``~/.cache/albert-edge/peers/tflite/bin/python``. Optimum 1.27 is
 the last release with a TFLite exporter (``optimum-cli export tflite``; removed in 2.0). Per
 exported file it is the CLI's own entry point, ``python -m optimum.exporters.tflite --model HF
 --task text-classification --batch_size 1 --sequence_length 128 [--quantize int8-dynamic] OUT``;
@@ -36,7 +36,7 @@ GUARDED = "optimum.utils.preprocessing.image_classification"
 
 class ImageClassificationProcessing:
     def __init__(self, *args: object, **kwargs: object) -> None:
-        raise RuntimeError(f"{GUARDED} is disabled by benchmarks/peer_tools/build_optimum_tflite.py: it needs "
+        raise RuntimeError(f"{GUARDED} is disabled by benchmarks/suites/peer_tools/build_optimum_tflite.py: it needs "
                            "torchvision, which has no CPU build for torch 2.13 in the registry")
 
 

@@ -1,6 +1,6 @@
 """Respell the embeddings of an ``albert-edge convert`` ONNX graph so ORT fuses EmbedLayerNormalization.
 
-Used only on the fusion path of ``benchmarks/onnx_fusion.py``, before ``optimize_model``; the exported
+Used only on the fusion path of ``benchmarks/records/onnx_fusion.py``, before ``optimize_model``; the exported
 graph (``albert_edge.convert.onnx_graph``) is left as it is. ORT's ``FusionEmbedLayerNormalization``
 (``onnxruntime/transformers/fusion_embedlayer.py``, ``fuse_bert`` + ``match_position_embedding_bert``)
 matches only the PyTorch BERT spelling:

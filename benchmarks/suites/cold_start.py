@@ -19,7 +19,7 @@ burst hits every way alike:
 Every child prints its logits too, so the JSON shows whether a faster way computes the same
 numbers (the weight-cache path can route dynamic-range int8 through different XNNPACK kernels).
 
-Usage: python benchmarks/cold_start.py MODEL.tflite [--rounds 15] [--threads 2] [--seq-len 128]
+Usage: python -m benchmarks.suites.cold_start MODEL.tflite [--rounds 15] [--threads 2] [--seq-len 128]
 Run by hand; never timed in CI.
 """
 
@@ -145,7 +145,7 @@ def main() -> None:
     result = {
         "benchmark": "cold_start", "model": args.model, "size_bytes": os.path.getsize(args.model),
         "threads": args.threads, "seq_len": args.seq_len, "processes_per_way": args.rounds,
-        "command": " ".join(["python", "benchmarks/cold_start.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.suites.cold_start", *sys.argv[1:]]),
         "machine": machine, "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "weight_cache": {"bytes": cache_bytes, "first_process_cold_start_ms": warm["cold_start_ms"] if warm else None},
         "ways": {m: {"load_ms": summarize([x["load_ms"] for x in raws[m]]),

@@ -5,7 +5,7 @@ a rotating order so that machine load and position hit them alike, at batch 1, s
 latency is reported as a ratio to the default graph, with its max |dlogit| vs the float64
 reference (the exact-vs-tanh GELU drift shows up as the "gelu_exact" row's drift).
 
-    python benchmarks/tflite_graph_choices.py [--runs 150] [--threads 2] [--seq 128]
+    python -m benchmarks.records.tflite_graph_choices [--runs 150] [--threads 2] [--seq 128]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the bert-base-chinese vocab packed in, and times on the same machine, in one run
   length vs every row padded to 128;
 * 1 vs 2 interpreter threads (the thread count must change latency).
 
-Usage: python benchmarks/runtime_real_length.py [--n 256] [--sentences /work/notes/assets]
+Usage: python -m benchmarks.records.runtime_real_length [--n 256] [--sentences /work/notes/assets]
 Run by hand; never timed in CI.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VOCAB = REPO / "examples" / "albert_tiny_zh_sentiment" / "vocab.txt"
 PAD_TO = 128
 

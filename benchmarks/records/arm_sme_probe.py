@@ -16,7 +16,7 @@ a reference computed on the host:
 
 Usage (after ``python -m albert_edge.arm.setup_env``)::
 
-    python benchmarks/arm_sme_probe.py --onnx demo_out/models/model_dynamic_int8.onnx [--models DIR]
+    python -m benchmarks.records.arm_sme_probe --onnx demo_out/models/model_dynamic_int8.onnx [--models DIR]
 
 Prints one JSON object per case. Needs onnx and TensorFlow on the host (to build the one-op
 models); the emulated side needs only the runtime wheels.
@@ -166,7 +166,7 @@ def real_models(env, roots: dict, models: Path, work: Path) -> None:
     from albert_edge.arm.guest import run_job
 
     texts = [line.split("\t", 1)[1] for line in
-             (Path(__file__).resolve().parents[1] / "examples/albert_tiny_zh_sentiment/test.tsv").read_text(encoding="utf-8").splitlines()[:2]]
+             (Path(__file__).resolve().parents[2] / "examples/albert_tiny_zh_sentiment/test.tsv").read_text(encoding="utf-8").splitlines()[:2]]
     for name in ("model_dynamic_int8.tflite", "model_dynamic_int8.onnx"):
         job = {"model": str((models / name).resolve()), "texts": texts, "count_limit": 0, "count_padded": 0}
         host = np.array(run_job(job)["logits"])

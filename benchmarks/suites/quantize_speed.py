@@ -2,9 +2,9 @@
 
 Run by hand (never timed in CI):
 
-    python benchmarks/quantize_speed.py                       # the trained sample if present, else random weights
-    python benchmarks/quantize_speed.py --checkpoint DIR --eval test.tsv --rounds 200
-    python benchmarks/quantize_speed.py --max-eval 0 --max-test 0 --rounds 100   # every row (slow)
+    python -m benchmarks.suites.quantize_speed                       # the trained sample if present, else random weights
+    python -m benchmarks.suites.quantize_speed --checkpoint DIR --eval test.tsv --rounds 200
+    python -m benchmarks.suites.quantize_speed --max-eval 0 --max-test 0 --rounds 100   # every row (slow)
 
 All variants are built from the same weights, timed interleaved in one process (batch 1,
 seq 128, 2 threads by default; medians over ``--rounds`` runs of each) and compared as ratios to
@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "albert_tiny_zh_sentiment"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "albert_tiny_zh_sentiment"
 TFLITE_VARIANTS = ("dynamic_int8", "int8_fc", "int8_full", "fp16", "int16x8")
 GOALS = {"max_ratio": 0.55, "max_drop_pt": 0.5, "min_agreement": 0.99, "max_size_bytes": 4_500_000}
 

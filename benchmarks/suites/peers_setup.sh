@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Create one virtualenv per peer of benchmarks/peers.py under ~/.cache/albert-edge/peers/ (or
+# Create one virtualenv per peer of benchmarks/suites/peers.py under ~/.cache/albert-edge/peers/ (or
 # $ALBERT_EDGE_PEERS_DIR), from the package registries, every version pinned. The peers pin versions
 # that conflict with albert-edge's own environment and with each other (TensorFlow 2.12 + numpy < 1.24
 # for Optimum's TFLite exporter; optimum 2.1 + transformers 4.57 for optimum-onnx; torch + torchao for
 # ExecuTorch), so each gets its own. A venv whose pins are unchanged is left as it is (stamp file).
 #
-#   bash benchmarks/peers_setup.sh            # all three (10-15 minutes from an empty cache)
-#   bash benchmarks/peers_setup.sh onnx       # just one: tflite | onnx | executorch
+#   bash benchmarks/suites/peers_setup.sh            # all three (10-15 minutes from an empty cache)
+#   bash benchmarks/suites/peers_setup.sh onnx       # just one: tflite | onnx | executorch
 #
 # torch is always torch==2.13.0 (the CPU wheel found locally; an unpinned torch would pull a CUDA
 # build of gigabytes). Pitfalls worked around here, and why, are in docs/peers.md.
@@ -19,7 +19,7 @@ PYTHON="${PYTHON:-python3.11}"
 # tensorflow<=2.12.1, transformers<4.38, numpy<1.24. optimum itself is installed without its
 # dependencies: it declares torch, which the TFLite path never uses and which cannot share a venv
 # with TensorFlow 2.12 (typing-extensions < 4.6 vs >= 4.10); the one torch/torchvision import on the
-# text path is guarded in benchmarks/peer_tools/build_optimum_tflite.py. huggingface_hub 0.25 is the
+# text path is guarded in benchmarks/suites/peer_tools/build_optimum_tflite.py. huggingface_hub 0.25 is the
 # newest that transformers 4.37 accepts and has the huggingface_hub.errors module optimum 1.27 imports.
 TFLITE_NODEPS=(optimum==1.27.0)
 TFLITE_PINS=(tensorflow-cpu==2.12.1 transformers==4.37.2 numpy==1.23.5 huggingface_hub==0.25.2
@@ -71,4 +71,4 @@ for name in "${@:-tflite onnx executorch}"; do
         esac
     done
 done
-echo "peers_setup: done; run python benchmarks/peers.py"
+echo "peers_setup: done; run python -m benchmarks.suites.peers"

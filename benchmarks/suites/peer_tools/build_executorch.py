@@ -1,6 +1,6 @@
 """Peer: ExecuTorch XNNPACK .pte, fp32 and 8da8w (runs in its own venv).
 
-Run by ``benchmarks/peers.py`` with ``~/.cache/albert-edge/peers/executorch/bin/python``.
+Run by ``benchmarks/suites/peers.py`` with ``~/.cache/albert-edge/peers/executorch/bin/python``.
 ``optimum-cli`` has no ExecuTorch text-classification task (optimum-executorch covers causal LMs and a
 few others), so the export is the one ExecuTorch documents for any ``nn.Module``:
 

@@ -16,7 +16,7 @@ processes seconds apart (``albert-edge bench``) cannot promise. Reported per fil
 (the issue's goal: <= 0.40 for int8), batch_one / default at both, the XNNPACK partition census,
 and the logits' agreement between the two graphs.
 
-Usage: python benchmarks/real_length_tax.py [--rounds 30] [--calls 16] [--threads 1,2] [--only int8]
+Usage: python -m benchmarks.suites.real_length_tax [--rounds 30] [--calls 16] [--threads 1,2] [--only int8]
 Run by hand; never timed in CI.
 """
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 
 
@@ -176,7 +176,7 @@ def main() -> None:
             files[b][f"threads_{n}"]["ratio_vs_default_128"] = med[((b, n), "128")] / med[((a, n), "128")]
             files[b][f"threads_{n}"]["ratio_vs_default_real"] = med[((b, n), "real")] / med[((a, n), "real")]
         files[b]["max_abs_logit_diff_vs_default"] = agreement(paths[a], paths[b], texts)
-    result = {"benchmark": "real_length_tax", "command": " ".join(["python", "benchmarks/real_length_tax.py",
+    result = {"benchmark": "real_length_tax", "command": " ".join(["python", "-m", "benchmarks.suites.real_length_tax",
                                                                     *sys.argv[1:]]),
               "machine": machine, "load_average_end": load_average(), "threads": thread_counts, "batch": 1,
               "rounds": args.rounds, "calls_per_round": args.calls,

