@@ -3,6 +3,7 @@
     python -m tests.support.android_fixtures android_demo/albert-core/src/test/resources
 
 (from the repository root, so ``tests.support`` imports).
+
 Needs sentencepiece, torch and transformers (the test extras). Writes into the resources dir:
 
 * ``spiece.model``: a unigram SentencePiece model trained on the SentencePiece test sentences
@@ -34,6 +35,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+
 
 def committed_case(resources: Path, model: str, golden: str, kind: str) -> tuple[Path, list[dict], str]:
     """(model file, its golden records, tokenizer type) of one committed model/golden pair, as the
