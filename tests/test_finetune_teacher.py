@@ -68,6 +68,7 @@ def _train(weight: float, soft: np.ndarray | None):
                     settings, log=lambda m: None, progress=False, soft_targets=soft)
 
 
+@pytest.mark.slow  # fine-tunes (distillation)
 def test_the_model_follows_the_teacher_at_weight_one_and_ignores_it_at_zero():
     # A teacher that contradicts every label: followed fully, the model learns the opposite task;
     # ignored (weight 0), it learns the real one; the dev set keeps the true labels throughout.
@@ -109,6 +110,7 @@ def _cli(files, out: str, *extra: str) -> int:
                  "--no-progress", *extra])
 
 
+@pytest.mark.slow  # fine-tunes (distillation)
 def test_cli_distils_and_records_the_teacher(files):
     assert _cli(files, "ckpt", "--teacher", str(files / "teacher.tsv")) == 0
     log = json.loads((files / "ckpt" / "finetune_log.json").read_text(encoding="utf-8"))

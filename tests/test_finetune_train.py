@@ -56,6 +56,7 @@ def cli_run(files):
     return out
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_cli_writes_a_brightmart_checkpoint_directory(cli_run):
     names = sorted(p.name for p in cli_run.iterdir())
     prefix = json.loads((cli_run / "finetune_log.json").read_text())["best_step"]
@@ -68,12 +69,14 @@ def test_cli_writes_a_brightmart_checkpoint_directory(cli_run):
     assert weights.num_labels == 2
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_checkpoint_holds_no_optimizer_slots(cli_run):
     names = [name for name, _ in tf.train.list_variables(str(cli_run))]
     assert names and not [n for n in names if "adam" in n.lower() or "slot" in n.lower()]
     assert "bert/embeddings/word_embeddings_2" in names
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_cli_records_dev_and_test_accuracy(cli_run):
     log = json.loads((cli_run / "finetune_log.json").read_text())
     assert [h["step"] for h in log["history"]] == [3, 6]
@@ -89,6 +92,7 @@ def direct_run(files, preprocessor):
                     ("neg", "pos"), SETTINGS, log=lambda m: None, progress=False)
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_trained_tf_logits_equal_reference_on_the_written_checkpoint(cli_run, direct_run, preprocessor):
     loaded = load_checkpoint(cli_run)
     batch = preprocessor.encode_batch([e.text_a for e in generated(5, 9)])
@@ -97,6 +101,7 @@ def test_trained_tf_logits_equal_reference_on_the_written_checkpoint(cli_run, di
     np.testing.assert_allclose(tf_logits.numpy(), ref, atol=1e-4, rtol=0)
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_same_seed_gives_the_same_weights(cli_run, direct_run):
     loaded = load_checkpoint(cli_run)
     assert sorted(loaded.tensors) == sorted(direct_run.weights.tensors)
@@ -106,6 +111,7 @@ def test_same_seed_gives_the_same_weights(cli_run, direct_run):
     assert not np.array_equal(loaded.tensors["classifier.kernel"], start.tensors["classifier.kernel"])
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_another_seed_gives_other_weights(direct_run, preprocessor):
     settings = FinetuneSettings(**{**SETTINGS.__dict__, "seed": 6})
     other = finetune(training_init(CONFIG, 2, 6), generated(48, 0), generated(16, 1), preprocessor,
@@ -113,6 +119,7 @@ def test_another_seed_gives_other_weights(direct_run, preprocessor):
     assert not np.array_equal(other.weights.tensors["pooler.kernel"], direct_run.weights.tensors["pooler.kernel"])
 
 
+@pytest.mark.slow  # fine-tunes until the task is learned
 def test_training_learns_a_separable_task(preprocessor):
     settings = FinetuneSettings(epochs=10, max_seq_len=16, batch_size=16, learning_rate=3e-3, dropout=0.0,
                                 warmup_ratio=0.05, seed=0)

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "albert_tiny_zh_sentiment"
 MEDIAPIPE = ROOT / "tests" / "mediapipe"
 
+pytestmark = pytest.mark.slow  # MediaPipe's own virtualenv and the sample's real conversions
+
 # Texts a user can throw at a classifier: empty, empty after cleaning, control characters, very
 # long (far past 128 tokens, in one script and mixed), mixed scripts, emoji, special-token lookalikes.
 EDGE_TEXTS = [

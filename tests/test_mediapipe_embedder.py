@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "albert_tiny_zh_sentiment"
 RUNNER = ROOT / "tests" / "mediapipe" / "run_text_embedder.py"
 MIN_COSINE = 0.9999
+
+pytestmark = pytest.mark.slow  # MediaPipe's own virtualenv, MiniLM and the sample's real conversions
+
 # Texts of the sample's test split judged with the ALBERT files (MediaPipe pads each to 128).
 SAMPLE_TEXTS = 400
 

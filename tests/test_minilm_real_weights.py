@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from tests.support.minilm_fixtures import SENTENCES
 
+pytestmark = pytest.mark.slow  # converts, quantizes and auto-searches the real all-MiniLM-L6-v2
+
 # float32 graphs vs float32 torch, unit vectors: rounding differences only.
 FP32_MAX_ABS = 1e-5
 FP32_MIN_COSINE = 0.99999

@@ -13,6 +13,8 @@ import json
 import pytest
 from tests.support.minilm_classifier import FetchError, build_minilm_sentiment
 
+pytestmark = pytest.mark.slow  # fine-tunes (once, cached) and auto-quantizes all-MiniLM-L6-v2
+
 
 @pytest.fixture(scope="module")
 def minilm_sentiment():

@@ -29,6 +29,8 @@ from albert_edge.runtime.pack import (
 
 LONG_TEXT = "这家酒店服务很好" * 200
 
+pytestmark = pytest.mark.slow  # every test edits the sample's real export (the session's sample_models)
+
 
 def _one_error_line(capfd, name: str) -> str:
     captured = capfd.readouterr()

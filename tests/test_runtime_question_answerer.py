@@ -28,6 +28,9 @@ from tests.support.qa_model import (  # noqa: E402 - needs torch: after the impo
     write_jsonl,
 )
 
+pytestmark = pytest.mark.slow  # trains the QA model (cached), converts, quantizes; one test uses sample_models
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """(checkpoint dir, directory with the fp32 .tflite and .onnx)."""

@@ -59,6 +59,7 @@ def entity_f1(clf, data) -> float:
     return f1_from_counts(*counts)
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -77,6 +78,7 @@ def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
     assert [(e.label, e.start, e.end) for e in onnx.predict(text)] == [(e.label, e.start, e.end) for e in found]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_fine_tuned_model_finds_held_out_entities_in_chinese_sentences(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -89,6 +91,7 @@ def test_fine_tuned_model_finds_held_out_entities_in_chinese_sentences(trained):
         ("PER", "刘洋", 0, 2), ("LOC", "成都", 3, 5), ("ORG", "华为", 6, 8)]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_long_text_runs_in_overlapping_windows_and_entities_survive_the_seams(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -119,6 +122,7 @@ def test_long_text_runs_in_overlapping_windows_and_entities_survive_the_seams(tr
     assert clf.predict("") == []
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_predict_cli_prints_entities_for_a_token_classification_file(trained, capsys):
     from albert_edge.cli import main
 
@@ -131,6 +135,7 @@ def test_predict_cli_prints_entities_for_a_token_classification_file(trained, ca
     assert capsys.readouterr().out.splitlines()[0].split("\t")[:3] == ["PER", "0", "9"]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_predict_cli_bad_input_for_a_token_classifier_is_one_line(trained, tmp_path, capsys):
     from albert_edge.cli import main
 
@@ -146,6 +151,7 @@ def test_predict_cli_bad_input_for_a_token_classifier_is_one_line(trained, tmp_p
     assert len(err) == 1 and "stride 99" in err[0]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_other_runtimes_refuse_a_token_classification_pack_and_vice_versa(trained):
     from albert_edge.errors import ModelFileError
     from albert_edge.runtime import TextClassifier, TokenClassifier
@@ -161,6 +167,7 @@ def test_other_runtimes_refuse_a_token_classification_pack_and_vice_versa(traine
         TokenClassifier.from_bytes(broken, "cut.tflite")
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TokenClassifier
@@ -181,6 +188,7 @@ def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp
     assert report is not None
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_on_a_labelled_entity_file_reports_f1_against_gold_for_fp32_and_int8(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
 
@@ -215,6 +223,7 @@ def test_labelled_entity_file_errors_name_the_file_and_line(tmp_path):
     assert gold_tags(tokens, [(0, 8, "LOC"), (12, 15, "X")], bioes=True) == ["B-LOC", "E-LOC", "O", "S-X"]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_cli_refuses_a_broken_entity_file_in_one_line(trained, tmp_path, capsys):
     from albert_edge.cli import main
 
@@ -287,6 +296,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
     assert entities and all(e.text == text[e.start:e.end] and e.text == e.text.strip() for e in entities)
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_bench_drift_judges_entity_f1_against_gold_and_tag_agreement(trained, tmp_path):
     from albert_edge.bench_latency.drift import measure_drift
 

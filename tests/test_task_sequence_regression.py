@@ -115,6 +115,7 @@ def test_drift_against_gold_counts_the_correlation_lost_and_the_scores_that_move
 
 
 # ---------------------------------------------------------------------------------------- end to end
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_convert_packs_no_labels_and_the_generic_runtime_returns_transformers_scores(trained, converted):
     from albert_edge.runtime.task_model import TaskModel
 
@@ -133,6 +134,7 @@ def test_convert_packs_no_labels_and_the_generic_runtime_returns_transformers_sc
         assert np.max(np.abs(np.asarray(ours) - theirs)) <= 1e-4
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_predict_prints_one_score_per_text_and_refuses_other_tasks_flags(converted, tmp_path, capsys):
     model = str(_model(converted, ".tflite"))
     assert main(["predict", model, "great superb w1 w2", "awful boring w3"]) == 0
@@ -148,6 +150,7 @@ def test_predict_prints_one_score_per_text_and_refuses_other_tasks_flags(convert
     assert ".jsonl input" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_quantize_judges_correlation_against_gold_and_reports_it(trained, tmp_path, capsys):
     calib = tmp_path / "calib.txt"
     calib.write_text("\n".join(t for t, _ in scored_texts(64, seed=5)) + "\n", encoding="utf-8")
@@ -167,6 +170,7 @@ def test_quantize_judges_correlation_against_gold_and_reports_it(trained, tmp_pa
     assert chosen["drift"]["drop"] <= 2
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_bench_drift_and_report_section_come_from_the_task(converted, tmp_path):
     from albert_edge.bench_latency.drift import measure_drift
     from albert_edge.bench_latency.report_md import _drift_sections
@@ -200,6 +204,7 @@ def test_no_module_outside_the_task_names_it():
     assert naming == ["tasks/__init__.py", "tasks/sequence_regression.py"]
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_bench_real_lengths_come_from_the_tasks_eval_format(converted, tmp_path):
     from albert_edge.bench_latency.runner import describe_variants, real_lengths
 
