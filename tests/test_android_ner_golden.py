@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from android_fixtures import committed_case
+from tests.support.android_fixtures import committed_case
 
 from albert_edge import android, android_ner
 from albert_edge.cli import main

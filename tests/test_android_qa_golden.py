@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from android_fixtures import committed_case
+from tests.support.android_fixtures import committed_case
 
 from albert_edge import android, android_qa
 from albert_edge.android import SENTENCES_FILE, VOCAB_FILE, read_sentences

@@ -22,7 +22,7 @@ from albert_edge.arm.setup_env import load_lock
 from albert_edge.cli import main
 from albert_edge.cli.arm_cmd import _cpu_list
 from albert_edge.errors import DataError
-from test_bench_support import shared_models
+from tests.support.bench_models import shared_models
 
 KNOWN = ["a64fx", "cortex-a53", "cortex-a72", "cortex-a76", "max", "neoverse-n1"]
 
@@ -144,6 +144,7 @@ def arm_env():
         pytest.skip(f"aarch64 environment unavailable here: {exc}")
 
 
+@pytest.mark.slow  # qemu-aarch64 emulation of a real conversion
 def test_smoke_int8_model_on_an_emulated_dot_product_cpu(arm_env, tmp_path, capsys):
     """One variant, four texts, one CPU model, through the real command and files."""
     paths = shared_models()
@@ -171,6 +172,7 @@ def test_smoke_int8_model_on_an_emulated_dot_product_cpu(arm_env, tmp_path, caps
     assert np.isfinite(arm["accuracy"])
 
 
+@pytest.mark.slow  # qemu-aarch64 emulation
 def test_a_crashing_pair_is_a_failed_row_not_a_lost_report(arm_env, tmp_path, capsys, monkeypatch):
     import albert_edge.arm.check as check
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from test_bench_device import PLAIN_LOG, PROFILED_LOG
-from test_bench_support import shared_models
+from tests.support.benchmark_logs import PLAIN_LOG, PROFILED_LOG
+from tests.support.bench_models import shared_models
 
 from albert_edge.cli import main
 from albert_edge.output_claim import MANIFEST

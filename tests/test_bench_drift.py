@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 import pytest
-from test_bench_support import LABELS, VOCAB_SIZE, shared_models
+from tests.support.bench_models import LABELS, VOCAB_SIZE, shared_models
 
 from albert_edge.bench_latency.drift import measure_drift
 from albert_edge.evaluate import evaluate

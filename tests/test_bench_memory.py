@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_bench_support import _pack, shared_models
+from tests.support.bench_models import _pack, shared_models
 
 from albert_edge.bench_latency.memory import METHOD_HWM, METHOD_SAMPLED, aggregate_memory, foreign_modules
 from albert_edge.runtime.pack import attach_tflite_pack

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_bench_support import shared_models
+from tests.support.bench_models import shared_models
 
 from albert_edge.bench_latency.analysis import recommend, stability, thread_scaling
 from albert_edge.bench_latency.report_md import render_markdown

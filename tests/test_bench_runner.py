@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_bench_support import shared_models
+from tests.support.bench_models import shared_models
 
 from albert_edge.bench_latency.options import BenchOptions
 from albert_edge.bench_latency.runner import (

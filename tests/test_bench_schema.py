@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_bench_support import shared_models
+from tests.support.bench_models import shared_models
 
 from albert_edge.bench_latency.report_md import render_markdown
 from albert_edge.bench_latency.options import BenchOptions

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_runtime_support import write_models
+from tests.support.runtime_models import write_models
 
 import albert_edge.cli.predict_cmd as predict_cmd
 from albert_edge.cli import main

@@ -37,6 +37,7 @@ def _small_sample(directory: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow  # convert, quantize, bench and report, end to end
 @pytest.mark.skipif(not (SAMPLE / "vocab.txt").exists(), reason="shipped sample data not in this checkout")
 def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) -> None:
     sample = _small_sample(tmp_path / "sample")

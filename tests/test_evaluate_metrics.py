@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_runtime_support import weights, write_models
+from tests.support.runtime_models import weights, write_models
 
 from albert_edge.errors import DataError
 from albert_edge.evaluate import Example, compare_logits, evaluate, read_tsv
@@ -115,7 +115,7 @@ def test_pairs_are_evaluated_as_pairs(models, tmp_path):
 def test_reference_can_be_the_canonical_weights_through_the_numpy_reference(tmp_path):
     model = pytest.importorskip("albert_edge.model")
     convert = pytest.importorskip("albert_edge.convert")
-    from test_runtime_support import VOCAB_LINES, make_pack
+    from tests.support.runtime_models import VOCAB_LINES, make_pack
 
     config = model.AlbertConfig(vocab_size=len(VOCAB_LINES), embedding_size=8, hidden_size=16, num_hidden_layers=2,
                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=40)
@@ -139,7 +139,7 @@ def test_numpy_formula_is_what_evaluate_scores(models, tmp_path):
     clf = TextClassifier.from_file(models["onnx"], num_threads=1)
     texts = ["很好", "这家酒店服务很差很差很差"]
     logits, encs = clf.logits_batch(texts)
-    from test_runtime_support import numpy_logits
+    from tests.support.runtime_models import numpy_logits
 
     for row, e in enumerate(encs):
         want = numpy_logits(weights(), [e.input_ids], [e.attention_mask], [e.token_type_ids])[0]

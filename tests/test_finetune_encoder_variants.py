@@ -20,6 +20,8 @@ from albert_edge.finetune.trainer import FinetuneSettings, finetune, training_in
 from albert_edge.model import AlbertConfig, parse_config_dict
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
 
+pytestmark = pytest.mark.slow  # fine-tunes three encoder variants, then exports each
+
 CHARS = "好坏大小多少高低快慢新旧美丑"
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CHARS]
 SETTINGS = FinetuneSettings(epochs=1, max_seq_len=16, batch_size=8, learning_rate=3e-3, max_steps=4,

@@ -11,12 +11,6 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from test_finetune_train import (  # the same tiny model and vocab as fine-tuning
-    CHARS,
-    CONFIG,
-    VOCAB,
-)
-
 from albert_edge.cli import main
 from albert_edge.data import (
     Example,
@@ -38,6 +32,7 @@ from albert_edge.finetune.trainer import training_init, with_classifier
 from albert_edge.model import load_checkpoint, write_tf1_checkpoint
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import WordPieceTokenizer
+from tests.support.finetune_task import CHARS, CONFIG, VOCAB  # the same tiny model and vocab as fine-tuning
 
 CLS, SEP, PAD, MASK = 2, 3, 0, 4
 
@@ -95,6 +90,7 @@ def test_masking_replaces_mostly_with_mask_token():
     assert 0.74 < share_mask < 0.86 and 0.05 < share_same < 0.16  # 80 % [MASK], 10 % kept (+ rare random 7s)
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_a_tiny_run_learns_to_fill_in_and_is_deterministic():
     tokenizer = WordPieceTokenizer.from_vocab_text("\n".join(VOCAB) + "\n")
     encode = lambda texts: [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in texts]
@@ -127,6 +123,7 @@ def pretrained(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_cli_leaves_one_albert_zh_checkpoint_with_the_mlm_head(pretrained):
     ckpt = pretrained / "ckpt"
     assert sorted(p.name for p in ckpt.glob("model.ckpt-*.index")) == ["model.ckpt-12.index"]
@@ -141,6 +138,7 @@ def test_cli_leaves_one_albert_zh_checkpoint_with_the_mlm_head(pretrained):
     assert (ckpt / "vocab.txt").read_text(encoding="utf-8").split("\n")[:5] == VOCAB[:5]
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_finetune_starts_from_the_pretrained_checkpoint(pretrained, tmp_path):
     write_tsv(tmp_path / "train.tsv", [Example("pos" if t[0] in "好大多" else "neg", t[:6]) for t in repeated_texts(24, 4)])
     write_tsv(tmp_path / "dev.tsv", [Example("pos" if t[0] in "好大多" else "neg", t[:6]) for t in repeated_texts(8, 5)])
@@ -174,6 +172,7 @@ def _pretrain_args(root, text, vocab):
             "--no-progress"]
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_pretrain_names_an_empty_text_file_and_writes_nothing(pretrained, capsys):
     empty = pretrained / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")
@@ -183,6 +182,7 @@ def test_pretrain_names_an_empty_text_file_and_writes_nothing(pretrained, capsys
     assert not (pretrained / "bad_out").exists()
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_pretrain_refuses_a_vocab_without_mask_and_writes_nothing(pretrained, capsys):
     vocab = pretrained / "nomask_vocab.txt"
     vocab.write_text("\n".join("[unused1]" if t == "[MASK]" else t for t in VOCAB) + "\n", encoding="utf-8")
@@ -192,6 +192,7 @@ def test_pretrain_refuses_a_vocab_without_mask_and_writes_nothing(pretrained, ca
     assert not (pretrained / "bad_out").exists()
 
 
+@pytest.mark.slow  # pre-trains (a tiny MLM run; the pretrained fixture)
 def test_continued_pretraining_resumes_the_mlm_head(pretrained, capsys):
     ckpt = pretrained / "ckpt"
     weights = load_checkpoint(ckpt)

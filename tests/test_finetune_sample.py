@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from albert_edge.data import label_ids, read_tsv
 from albert_edge.model import albert_tiny_zh_config, load_checkpoint, reference_forward
@@ -22,6 +23,7 @@ def test_sample_loads_as_brightmart_albert_tiny_with_a_two_label_head():
     assert (SAMPLE / "labels.txt").read_text().split() == ["neg", "pos"]
 
 
+@pytest.mark.slow  # the sample ALBERT-Tiny on the whole held-out test split
 def test_sample_classifies_held_out_reviews_as_its_log_says():
     weights = load_checkpoint(SAMPLE)
     examples = read_tsv(SAMPLE / "test.tsv", labels=("neg", "pos"))[::16]

@@ -53,12 +53,11 @@ def test_a_missing_teacher_file_is_named(tmp_path):
 
 tf = pytest.importorskip("tensorflow")
 
-from test_finetune_train import CONFIG, VOCAB, generated  # noqa: E402  (the same tiny model and task)
-
 from albert_edge.cli import main  # noqa: E402
 from albert_edge.finetune.trainer import FinetuneSettings, finetune, training_init  # noqa: E402
 from albert_edge.model.config import tf1_config_dict  # noqa: E402
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer  # noqa: E402
+from tests.support.finetune_task import CONFIG, VOCAB, generated  # noqa: E402  (the same tiny model and task)
 
 
 def _train(weight: float, soft: np.ndarray | None):
@@ -69,6 +68,7 @@ def _train(weight: float, soft: np.ndarray | None):
                     settings, log=lambda m: None, progress=False, soft_targets=soft)
 
 
+@pytest.mark.slow  # fine-tunes (distillation)
 def test_the_model_follows_the_teacher_at_weight_one_and_ignores_it_at_zero():
     # A teacher that contradicts every label: followed fully, the model learns the opposite task;
     # ignored (weight 0), it learns the real one; the dev set keeps the true labels throughout.
@@ -110,6 +110,7 @@ def _cli(files, out: str, *extra: str) -> int:
                  "--no-progress", *extra])
 
 
+@pytest.mark.slow  # fine-tunes (distillation)
 def test_cli_distils_and_records_the_teacher(files):
     assert _cli(files, "ckpt", "--teacher", str(files / "teacher.tsv")) == 0
     log = json.loads((files / "ckpt" / "finetune_log.json").read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from albert_edge.cli import main
-from albert_edge.data import Example, write_tsv
+from albert_edge.data import write_tsv
 from albert_edge.finetune.tf_model import TfAlbertClassifier
 from albert_edge.finetune.trainer import (
     FinetuneSettings,
@@ -20,27 +20,13 @@ from albert_edge.finetune.trainer import (
     learning_rate_at,
     training_init,
 )
-from albert_edge.model import AlbertConfig, load_checkpoint, reference_forward
+from albert_edge.model import load_checkpoint, reference_forward
 from albert_edge.model.config import tf1_config_dict
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
+from tests.support.finetune_task import CONFIG, VOCAB, generated
 
-CHARS = "好坏大小多少高低快慢新旧美丑"
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CHARS]
-CONFIG = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
-                      embedding_order="project_then_add")
 SETTINGS = FinetuneSettings(epochs=1, max_seq_len=16, batch_size=8, learning_rate=3e-3, max_steps=6,
                             evals_per_epoch=2, seed=5)
-
-
-def generated(n: int, seed: int) -> list[Example]:
-    """Texts of random characters; 'pos' iff the text holds more 好 than 坏, so it is learnable."""
-    rng = np.random.default_rng(seed)
-    examples = []
-    for _ in range(n):
-        text = "".join(rng.choice(list(CHARS), size=int(rng.integers(2, 14))))
-        examples.append(Example("pos" if text.count("好") > text.count("坏") else "neg", text))
-    return examples
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +56,7 @@ def cli_run(files):
     return out
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_cli_writes_a_brightmart_checkpoint_directory(cli_run):
     names = sorted(p.name for p in cli_run.iterdir())
     prefix = json.loads((cli_run / "finetune_log.json").read_text())["best_step"]
@@ -82,12 +69,14 @@ def test_cli_writes_a_brightmart_checkpoint_directory(cli_run):
     assert weights.num_labels == 2
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_checkpoint_holds_no_optimizer_slots(cli_run):
     names = [name for name, _ in tf.train.list_variables(str(cli_run))]
     assert names and not [n for n in names if "adam" in n.lower() or "slot" in n.lower()]
     assert "bert/embeddings/word_embeddings_2" in names
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_cli_records_dev_and_test_accuracy(cli_run):
     log = json.loads((cli_run / "finetune_log.json").read_text())
     assert [h["step"] for h in log["history"]] == [3, 6]
@@ -103,6 +92,7 @@ def direct_run(files, preprocessor):
                     ("neg", "pos"), SETTINGS, log=lambda m: None, progress=False)
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_trained_tf_logits_equal_reference_on_the_written_checkpoint(cli_run, direct_run, preprocessor):
     loaded = load_checkpoint(cli_run)
     batch = preprocessor.encode_batch([e.text_a for e in generated(5, 9)])
@@ -111,6 +101,7 @@ def test_trained_tf_logits_equal_reference_on_the_written_checkpoint(cli_run, di
     np.testing.assert_allclose(tf_logits.numpy(), ref, atol=1e-4, rtol=0)
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_same_seed_gives_the_same_weights(cli_run, direct_run):
     loaded = load_checkpoint(cli_run)
     assert sorted(loaded.tensors) == sorted(direct_run.weights.tensors)
@@ -120,6 +111,7 @@ def test_same_seed_gives_the_same_weights(cli_run, direct_run):
     assert not np.array_equal(loaded.tensors["classifier.kernel"], start.tensors["classifier.kernel"])
 
 
+@pytest.mark.slow  # fine-tunes (the cli_run / direct_run fixtures)
 def test_another_seed_gives_other_weights(direct_run, preprocessor):
     settings = FinetuneSettings(**{**SETTINGS.__dict__, "seed": 6})
     other = finetune(training_init(CONFIG, 2, 6), generated(48, 0), generated(16, 1), preprocessor,
@@ -127,6 +119,7 @@ def test_another_seed_gives_other_weights(direct_run, preprocessor):
     assert not np.array_equal(other.weights.tensors["pooler.kernel"], direct_run.weights.tensors["pooler.kernel"])
 
 
+@pytest.mark.slow  # fine-tunes until the task is learned
 def test_training_learns_a_separable_task(preprocessor):
     settings = FinetuneSettings(epochs=10, max_seq_len=16, batch_size=16, learning_rate=3e-3, dropout=0.0,
                                 warmup_ratio=0.05, seed=0)

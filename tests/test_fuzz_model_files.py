@@ -179,6 +179,7 @@ def _check_outcome(case: Case, path: Path, code: int, out: str, err: str) -> Non
         assert all(0.0 <= float(r[1]) <= 1.0 for r in rows)
 
 
+@pytest.mark.slow  # the sample's real export (sample_models), a few hundred predict runs
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_damaged_model_file_is_refused_in_one_line_or_runs_normally(case, originals, workdir, capfd, monkeypatch):
     logs = workdir / "logs"
@@ -200,6 +201,7 @@ def test_damaged_model_file_is_refused_in_one_line_or_runs_normally(case, origin
 SUBPROCESS_CASES = [c for c in CASES if c.seed in (1, 2, 76, 77, 150, 200, 260)]
 
 
+@pytest.mark.slow  # the sample's real export (sample_models), in fresh processes
 @pytest.mark.parametrize("case", SUBPROCESS_CASES, ids=[c.id for c in SUBPROCESS_CASES])
 def test_damaged_model_file_in_a_real_process(case, originals, workdir):
     """As a user runs it: C-level writes to fd 2 and crashes would show here, not in-process."""
@@ -217,6 +219,7 @@ def test_damaged_model_file_in_a_real_process(case, originals, workdir):
 ANDROID_CASES = [c for c in CASES if c.target != "fp32_onnx" and c.seed in (1, 3, 80, 230)]
 
 
+@pytest.mark.slow  # the sample's real export (sample_models)
 @pytest.mark.parametrize("case", ANDROID_CASES, ids=[c.id for c in ANDROID_CASES])
 def test_damaged_model_file_given_to_android_assets(case, originals, workdir, capfd, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(workdir))

@@ -10,9 +10,7 @@ same code paths as the CLI. Set ALBERT_EDGE_SKIP_MEDIAPIPE=1 to skip (e.g. offli
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +18,13 @@ import pytest
 
 from albert_edge.data import read_tsv
 from albert_edge.runtime.classifier import TextClassifier, softmax
+from tests.support.mediapipe_text import same_preprocessing
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "albert_tiny_zh_sentiment"
 MEDIAPIPE = ROOT / "tests" / "mediapipe"
+
+pytestmark = pytest.mark.slow  # MediaPipe's own virtualenv and the sample's real conversions
 
 # Texts a user can throw at a classifier: empty, empty after cleaning, control characters, very
 # long (far past 128 tokens, in one script and mixed), mixed scripts, emoji, special-token lookalikes.
@@ -40,25 +41,6 @@ EDGE_TEXTS = [
     "ＡＢＣ全角字母",
     "\U0001f600" * 300,
 ]
-
-
-def _same_preprocessing(text: str) -> bool:
-    """True when MediaPipe's ASCII-only lower-casing (and no accent stripping) sees what our BERT
-    basic tokenizer sees: no non-ASCII cased letters, no accents."""
-    ascii_lower = "".join(c.lower() if c.isascii() else c for c in text)
-    return text.lower() == ascii_lower and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
-
-
-@pytest.fixture(scope="module")
-def mediapipe_python() -> Path:
-    if os.environ.get("ALBERT_EDGE_SKIP_MEDIAPIPE") == "1":
-        pytest.skip("ALBERT_EDGE_SKIP_MEDIAPIPE=1: MediaPipe compatibility not checked")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("mediapipe_venv", MEDIAPIPE / "venv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.ensure_venv()
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +100,7 @@ def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_pyth
           f"max |score diff| {np.abs(theirs - ours).max():.3g}")
     assert agree.mean() >= 0.995
     assert np.all(margin[~agree] <= 1e-3), f"disagreements with a clear margin: {margin[~agree]}"
-    same = np.array([_same_preprocessing(t) for t in split])
+    same = np.array([same_preprocessing(t) for t in split])
     # MediaPipe lower-cases ASCII only; texts with full-width Latin letters or accents tokenize
     # differently there. They must stay rare in the split, or this exclusion would hide a real gap.
     assert same.mean() > 0.99

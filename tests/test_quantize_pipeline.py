@@ -21,6 +21,8 @@ POS = "好棒赞爱喜乐美优"
 NEG = "坏差烂恨悲苦丑劣"
 FILLER = "的了是在我有他这中大来上国个到说们为子和你地出道也时年"
 
+pytestmark = pytest.mark.slow  # converts and auto-quantizes a trained model end to end (a minute or more)
+
 
 def _vocab() -> list[str]:
     return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *POS, *NEG, *FILLER]

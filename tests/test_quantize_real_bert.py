@@ -1,9 +1,9 @@
 """int8 on a real pretrained BERT classifier: all-MiniLM-L6-v2 (PyPI wheel, sha256-checked) fine-tuned on
-movie-review sentences (vaderSentiment's sdist, sha256-checked) by tests/minilm_classifier.py.
+movie-review sentences (vaderSentiment's sdist, sha256-checked) by tests/support/minilm_classifier.py.
 
 ``--mode auto --max-drop 0.5`` is judged on the 1000-row dev split; the chosen file is then re-judged on
 the 1000-row held-out test split, which neither the fine-tuning nor the search saw. Latency is never
-asserted here (benchmarks/quantize_real_bert.py measures the ratio to fp32).
+asserted here (benchmarks/records/quantize_real_bert.py measures the ratio to fp32).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from minilm_classifier import FetchError, build_minilm_sentiment
+from tests.support.minilm_classifier import FetchError, build_minilm_sentiment
+
+pytestmark = pytest.mark.slow  # fine-tunes (once, cached) and auto-quantizes all-MiniLM-L6-v2
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_runtime_support import numpy_logits, weights, write_models
+from tests.support.runtime_models import numpy_logits, weights, write_models
 
 from albert_edge.errors import BackendError, ModelFileError
 from albert_edge.runtime import backends as B

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from test_runtime_support import LABELS, numpy_logits, weights, write_models
+from tests.support.runtime_models import LABELS, numpy_logits, weights, write_models
 
 from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime import Prediction, TextClassifier
@@ -158,7 +158,7 @@ def test_concurrent_calls_from_many_threads_give_the_single_threaded_answers(mod
 
 
 def test_feature_extraction_model_is_refused_by_the_classifier(models, tmp_path):
-    from test_runtime_support import make_pack, tflite_bytes
+    from tests.support.runtime_models import make_pack, tflite_bytes
 
     pack = make_pack()
     feature = type(pack)(**{**pack.__dict__, "labels": None, "task": "feature_extraction"})
@@ -186,7 +186,7 @@ def test_truncated_model_file_raises_model_file_error(models, tmp_path):
 
 
 def test_unpacked_model_raises_model_file_error(tmp_path):
-    from test_runtime_support import tflite_bytes
+    from tests.support.runtime_models import tflite_bytes
 
     path = tmp_path / "bare.tflite"
     path.write_bytes(tflite_bytes(weights()))
@@ -206,7 +206,7 @@ def test_sentencepiece_pack_drives_the_tokenizer(tmp_path):
     spm = pytest.importorskip("sentencepiece")
     import io
 
-    from test_runtime_support import make_pack, onnx_bytes
+    from tests.support.runtime_models import make_pack, onnx_bytes
 
     corpus = ["the room was good", "the service was bad", "good food and a good view", "bad bed, bad night"] * 20
     buf = io.BytesIO()
@@ -231,7 +231,7 @@ def test_sentencepiece_pack_drives_the_tokenizer(tmp_path):
 
 
 def test_non_finite_logits_from_corrupt_weights_are_refused_not_labelled():
-    from test_runtime_support import make_pack, onnx_bytes
+    from tests.support.runtime_models import make_pack, onnx_bytes
 
     wts = weights()
     wts["c"] = np.array([np.nan, 0.0], np.float32)

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from test_runtime_support import write_models
+from tests.support.runtime_models import write_models
 
 from albert_edge.cli import main
 

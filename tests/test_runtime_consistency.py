@@ -29,6 +29,8 @@ from albert_edge.runtime.pack import (
 
 LONG_TEXT = "这家酒店服务很好" * 200
 
+pytestmark = pytest.mark.slow  # every test edits the sample's real export (the session's sample_models)
+
 
 def _one_error_line(capfd, name: str) -> str:
     captured = capfd.readouterr()
@@ -229,7 +231,7 @@ def test_quantized_onnx_tables_are_found_through_dequantize(sample_models, varia
     from albert_edge.quantize.calibration import encode_calibration
     from albert_edge.quantize.onnx_quant import onnx_variant
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
-    from sample_models import SAMPLE
+    from tests.support.sample_models import SAMPLE
 
     pack = read_pack(sample_models.fp32_onnx)
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, "vocab")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from test_runtime_support import make_pack, tflite_bytes, weights
+from tests.support.runtime_models import make_pack, tflite_bytes, weights
 
 from albert_edge.errors import ModelFileError
 from albert_edge.runtime.flatbuffer import inspect_tflite

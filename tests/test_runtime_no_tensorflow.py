@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 import pytest
-from test_runtime_support import write_models
+from tests.support.runtime_models import write_models
 
 SCRIPT = textwrap.dedent(
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_runtime_support import VOCAB_LINES, make_pack
+from tests.support.runtime_models import VOCAB_LINES, make_pack
 
 from albert_edge.runtime import TextClassifier
 from albert_edge.runtime.backends import available_backends

@@ -1,7 +1,7 @@
 """TokenClassifier end to end on a model fine-tuned here: checkpoint -> TFLite/ONNX -> entities.
 
 A tiny BertForTokenClassification (H=32, 2 layers) is trained with torch for a few seconds on
-English and Chinese sentences with people, cities and organisations (tests/ner_data.py, char-span
+English and Chinese sentences with people, cities and organisations (tests/support/ner_data.py, char-span
 annotations turned into BIO tags through the tokenizer's offsets), saved with save_pretrained,
 converted, quantized, and asked for entities on held-out sentences it never saw.
 Measured on this machine: entity F1 1.00 (fp32 TFLite and ONNX) on held-out sentences.
@@ -17,92 +17,23 @@ import numpy as np
 import pytest
 
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
-from albert_edge.tokenizer import WordPieceTokenizer
-from ner_data import LABELS, sentences, vocab
+from tests.support.ner_data import LABELS, sentences
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-MAX_SEQ_LEN = 32
-
-
-def bio_tags(tokens: list[tuple[str, int, int]], entities: list[tuple[int, int, str]]) -> list[str]:
-    """BIO tag per token from character-span entities (a token inside a span takes its type)."""
-    tags = ["O"] * len(tokens)
-    for s, e, typ in entities:
-        inside = [i for i, (_, a, b) in enumerate(tokens) if a >= s and b <= e]
-        for k, i in enumerate(inside):
-            tags[i] = ("B-" if k == 0 else "I-") + typ
-    return tags
+from tests.support.ner_model import (  # noqa: E402 - needs torch: after the importorskips
+    MAX_SEQ_LEN,
+    model_file,
+    train_and_convert,
+    training_set,
+)
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A fine-tuned HF checkpoint directory and its fp32 TFLite/ONNX conversions."""
     return train_and_convert(tmp_path_factory.mktemp("ner"))
-
-
-def train_and_convert(root):
-    """Fine-tune, save_pretrained into ``root/ckpt``, convert into ``root/out``; (ckpt, out)."""
-    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
-
-    ckpt = root / "ckpt"
-    ckpt.mkdir()
-    words = vocab()
-    (ckpt / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    tok = WordPieceTokenizer(words, do_lower_case=True)
-
-    def make_model():
-        config = transformers.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2,
-                                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
-                                         num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
-                                         label2id=label_ids())
-        return transformers.BertForTokenClassification(config)
-
-    fine_tune(tok, make_model, 250, ckpt)
-    out = root / "out"
-    convert_checkpoint(ckpt, out, ConvertOptions(formats="tflite,onnx", max_seq_len=MAX_SEQ_LEN))
-    return ckpt, out
-
-
-def label_ids() -> dict[str, int]:
-    """Label -> class id, in ner_data.LABELS order (the models' id2label)."""
-    return {label: i for i, label in enumerate(LABELS)}
-
-
-def fine_tune(tok, make_model, steps: int, ckpt) -> None:
-    """Fine-tune ``make_model()`` on training_set() tokenized by ``tok`` (BIO tags from the char
-    spans), ``steps`` AdamW steps of 32 sentences, seeds fixed; save_pretrained into ``ckpt``.
-
-    One loop for the WordPiece BERT here and the SentencePiece ALBERT of tests/android_fixtures.py,
-    so both fixtures are trained the same way.
-    """
-    label_id = label_ids()
-    rows = []
-    for text, ents in training_set():
-        tokens = tok.tokenize_with_offsets(text)
-        ids = [tok.cls_id] + tok.convert_tokens_to_ids([t for t, _, _ in tokens]) + [tok.sep_id]
-        rows.append((ids, [-100] + [label_id[t] for t in bio_tags(tokens, ents)] + [-100]))
-    torch.manual_seed(0)
-    model = make_model()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    rng = np.random.default_rng(0)
-    for _ in range(steps):
-        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-        width = max(len(ids) for ids, _ in batch)
-        ids = torch.tensor([ids + [0] * (width - len(ids)) for ids, _ in batch])
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
-        loss = model(input_ids=ids, attention_mask=(ids != 0).long(), labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
-    model.save_pretrained(str(ckpt))
-
-
-def training_set():
-    return sentences(seed=1, n=400) + sentences(seed=11, n=250, chinese=True)
 
 
 def _unseen(data):
@@ -128,12 +59,7 @@ def entity_f1(clf, data) -> float:
     return f1_from_counts(*counts)
 
 
-def model_file(out, suffix):
-    files = sorted(out.glob(f"*{suffix}"))
-    assert len(files) == 1, files
-    return files[0]
-
-
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -152,6 +78,7 @@ def test_fine_tuned_model_finds_held_out_entities_in_tflite_and_onnx(trained):
     assert [(e.label, e.start, e.end) for e in onnx.predict(text)] == [(e.label, e.start, e.end) for e in found]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_fine_tuned_model_finds_held_out_entities_in_chinese_sentences(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -164,6 +91,7 @@ def test_fine_tuned_model_finds_held_out_entities_in_chinese_sentences(trained):
         ("PER", "刘洋", 0, 2), ("LOC", "成都", 3, 5), ("ORG", "华为", 6, 8)]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_long_text_runs_in_overlapping_windows_and_entities_survive_the_seams(trained):
     from albert_edge.runtime import TokenClassifier
 
@@ -194,6 +122,7 @@ def test_long_text_runs_in_overlapping_windows_and_entities_survive_the_seams(tr
     assert clf.predict("") == []
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_predict_cli_prints_entities_for_a_token_classification_file(trained, capsys):
     from albert_edge.cli import main
 
@@ -206,6 +135,7 @@ def test_predict_cli_prints_entities_for_a_token_classification_file(trained, ca
     assert capsys.readouterr().out.splitlines()[0].split("\t")[:3] == ["PER", "0", "9"]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_predict_cli_bad_input_for_a_token_classifier_is_one_line(trained, tmp_path, capsys):
     from albert_edge.cli import main
 
@@ -221,6 +151,7 @@ def test_predict_cli_bad_input_for_a_token_classifier_is_one_line(trained, tmp_p
     assert len(err) == 1 and "stride 99" in err[0]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_other_runtimes_refuse_a_token_classification_pack_and_vice_versa(trained):
     from albert_edge.errors import ModelFileError
     from albert_edge.runtime import TextClassifier, TokenClassifier
@@ -236,6 +167,7 @@ def test_other_runtimes_refuse_a_token_classification_pack_and_vice_versa(traine
         TokenClassifier.from_bytes(broken, "cut.tflite")
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
     from albert_edge.runtime import TokenClassifier
@@ -256,6 +188,7 @@ def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp
     assert report is not None
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_on_a_labelled_entity_file_reports_f1_against_gold_for_fp32_and_int8(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
 
@@ -290,6 +223,7 @@ def test_labelled_entity_file_errors_name_the_file_and_line(tmp_path):
     assert gold_tags(tokens, [(0, 8, "LOC"), (12, 15, "X")], bioes=True) == ["B-LOC", "E-LOC", "O", "S-X"]
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_quantize_cli_refuses_a_broken_entity_file_in_one_line(trained, tmp_path, capsys):
     from albert_edge.cli import main
 
@@ -337,7 +271,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
 
     from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.runtime import TokenClassifier
-    from test_tokenizer_sentencepiece import albert_layout, training_sentences
+    from tests.support.sentencepiece_corpus import albert_layout, training_sentences
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
@@ -362,6 +296,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
     assert entities and all(e.text == text[e.start:e.end] and e.text == e.text.strip() for e in entities)
 
 
+@pytest.mark.slow  # fine-tunes the NER model (the module's trained fixture)
 def test_bench_drift_judges_entity_f1_against_gold_and_tag_agreement(trained, tmp_path):
     from albert_edge.bench_latency.drift import measure_drift
 

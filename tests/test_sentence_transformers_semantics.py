@@ -102,13 +102,13 @@ def test_a_folder_saved_by_sentence_transformers_converts_to_its_embeddings(
         tmp_path: Path, pooling: str, normalize: bool) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from albert_edge.convert.pipeline import convert_checkpoint
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
     from albert_edge.runtime import TextEmbedder
 
     folder = _saved_by_sentence_transformers(tmp_path, pooling, normalize)
     assert read_pooling(folder).mode == pooling and read_pooling(folder).normalize == normalize
     expected = SentenceTransformer(str(folder), device="cpu").encode(TEXTS, convert_to_numpy=True)
-    convert_checkpoint(folder, tmp_path / "out", formats=("onnx",))
+    convert_checkpoint(folder, tmp_path / "out", ConvertOptions(formats=("onnx",)))
     got = TextEmbedder.from_file(tmp_path / "out" / "model_fp32.onnx").embed_batch(TEXTS)
     # fp32 through a different runtime: equal to float32 rounding.
     np.testing.assert_allclose(got, expected, atol=2e-5, rtol=1e-4)

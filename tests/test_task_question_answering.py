@@ -48,7 +48,7 @@ from albert_edge.tasks.qa_spans import (
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
+from tests.support.tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
 
 SMALL = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
              max_position_embeddings=32)

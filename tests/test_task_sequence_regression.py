@@ -29,57 +29,22 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from tiny_hf import save_with_vocab, saved_checkpoint, tiny_hf_model, train_steps  # needs torch: after the importorskips
+from tests.support.regression_task import (  # noqa: E402 - needs torch: after the importorskips
+    MAX_SEQ_LEN,
+    scored_texts,
+    token_ids,
+    train_regressor,
+    write_scores,
+)
+from tests.support.tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "albert_edge"
-MAX_SEQ_LEN = 32
-GOOD = ["great", "superb", "lovely", "brilliant", "moving"]
-BAD = ["dull", "awful", "boring", "clumsy", "tedious"]
-NEUTRAL = [f"w{i}" for i in range(40)]
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *GOOD, *BAD, *NEUTRAL]
-
-
-def _texts(n: int, seed: int) -> list[tuple[str, float]]:
-    """Texts of 4-12 words and their score: (good words - bad words) / 2."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        words = list(rng.choice(NEUTRAL, int(rng.integers(4, 13))))
-        for word_list, sign in ((GOOD, 1), (BAD, -1)):
-            for _ in range(int(rng.integers(0, 4))):
-                words.insert(int(rng.integers(0, len(words) + 1)), str(rng.choice(word_list)))
-        score = (sum(w in GOOD for w in words) - sum(w in BAD for w in words)) / 2
-        out.append((" ".join(words), score))
-    return out
-
-
-def _ids(text: str) -> list[int]:
-    return [2, *(WORDS.index(w) for w in text.split()), 3]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Path:
-    """A tiny BERT regressor trained on the scoring rule (about 10 s on one core), saved with its vocab."""
-    target = tmp_path_factory.mktemp("regressor")
-    torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                     intermediate_size=64, max_position_embeddings=MAX_SEQ_LEN, num_labels=1,
-                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    model = transformers.BertForSequenceClassification(config)
-    assert model.config.problem_type in (None, "regression")
-    rows = [(_ids(t), s) for t, s in _texts(2000, seed=1)]
-    rng = np.random.default_rng(0)
-
-    def batch_loss():
-        batch = [rows[i] for i in rng.choice(len(rows), 32, replace=False)]
-        width = max(len(r[0]) for r in batch)
-        ids = torch.tensor([r[0] + [0] * (width - len(r[0])) for r in batch])
-        return model(input_ids=ids, attention_mask=(ids != 0).long(),
-                     labels=torch.tensor([[r[1]] for r in batch], dtype=torch.float32)).loss
-
-    train_steps(model, batch_loss, steps=300, lr=3e-3)
-    save_with_vocab(model, target, WORDS)
-    return target
+    """The tiny BERT regressor of tests/support/regression_task.py, trained once per module."""
+    return train_regressor(tmp_path_factory.mktemp("regressor"))
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +53,6 @@ def converted(trained, tmp_path_factory) -> Path:
     assert main(["convert", str(trained), "--formats", "tflite,onnx", "--out", str(out),
                  "--max-seq-len", str(MAX_SEQ_LEN)]) == 0
     return out
-
-
-def _write_scores(path: Path, rows: list[tuple[str, float]]) -> Path:
-    path.write_text("".join(json.dumps({"text": t, "score": s}) + "\n" for t, s in rows), encoding="utf-8")
-    return path
 
 
 def _model(out: Path, suffix: str) -> Path:
@@ -155,13 +115,14 @@ def test_drift_against_gold_counts_the_correlation_lost_and_the_scores_that_move
 
 
 # ---------------------------------------------------------------------------------------- end to end
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_convert_packs_no_labels_and_the_generic_runtime_returns_transformers_scores(trained, converted):
     from albert_edge.runtime.task_model import TaskModel
 
     model = transformers.BertForSequenceClassification.from_pretrained(str(trained)).eval()
-    texts = [t for t, _ in _texts(20, seed=9)]
+    texts = [t for t, _ in scored_texts(20, seed=9)]
     with torch.no_grad():
-        theirs = [float(model(input_ids=torch.tensor([_ids(t)])).logits[0, 0]) for t in texts]
+        theirs = [float(model(input_ids=torch.tensor([token_ids(t)])).logits[0, 0]) for t in texts]
     from albert_edge.runtime.backends import open_backend
 
     # No softmax "probabilities" output for MediaPipe's classifier: over one score it would always read 1.0.
@@ -173,6 +134,7 @@ def test_convert_packs_no_labels_and_the_generic_runtime_returns_transformers_sc
         assert np.max(np.abs(np.asarray(ours) - theirs)) <= 1e-4
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_predict_prints_one_score_per_text_and_refuses_other_tasks_flags(converted, tmp_path, capsys):
     model = str(_model(converted, ".tflite"))
     assert main(["predict", model, "great superb w1 w2", "awful boring w3"]) == 0
@@ -184,14 +146,15 @@ def test_predict_prints_one_score_per_text_and_refuses_other_tasks_flags(convert
     assert main(["predict", model, "--question", "why?", "w1 w2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--question is for question_answering models" in err
-    assert main(["predict", model, "--file", str(_write_scores(tmp_path / "s.jsonl", [("w1", 0.0)]))]) == 2
+    assert main(["predict", model, "--file", str(write_scores(tmp_path / "s.jsonl", [("w1", 0.0)]))]) == 2
     assert ".jsonl input" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_quantize_judges_correlation_against_gold_and_reports_it(trained, tmp_path, capsys):
     calib = tmp_path / "calib.txt"
-    calib.write_text("\n".join(t for t, _ in _texts(64, seed=5)) + "\n", encoding="utf-8")
-    gold = _write_scores(tmp_path / "dev.jsonl", _texts(300, seed=6))
+    calib.write_text("\n".join(t for t, _ in scored_texts(64, seed=5)) + "\n", encoding="utf-8")
+    gold = write_scores(tmp_path / "dev.jsonl", scored_texts(300, seed=6))
     out = tmp_path / "q"
     assert main(["quantize", str(trained), "--calib", str(calib), "--eval", str(gold), "--out", str(out),
                  "--mode", "dynamic", "--formats", "tflite", "--max-seq-len", str(MAX_SEQ_LEN), "--rounds", "3",
@@ -207,11 +170,12 @@ def test_quantize_judges_correlation_against_gold_and_reports_it(trained, tmp_pa
     assert chosen["drift"]["drop"] <= 2
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_bench_drift_and_report_section_come_from_the_task(converted, tmp_path):
     from albert_edge.bench_latency.drift import measure_drift
     from albert_edge.bench_latency.report_md import _drift_sections
 
-    gold = _write_scores(tmp_path / "test.jsonl", _texts(120, seed=7))
+    gold = write_scores(tmp_path / "test.jsonl", scored_texts(120, seed=7))
     files = [("fp32", _model(converted, ".tflite")), ("onnx", _model(converted, ".onnx"))]
     entries = measure_drift(files, "fp32", gold, threads=1)
     assert [e["task"] for e in entries] == ["sequence_regression"] * 2
@@ -221,7 +185,7 @@ def test_bench_drift_and_report_section_come_from_the_task(converted, tmp_path):
     assert section[0] == "## Score drift (sequence regression; correlation against gold)"
     assert section[4].startswith("| fp32 | 120 | 0.9") and section[5].startswith("| onnx | 120 |")
     texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(t for t, _ in _texts(30, seed=8)) + "\n", encoding="utf-8")
+    texts.write_text("\n".join(t for t, _ in scored_texts(30, seed=8)) + "\n", encoding="utf-8")
     unlabelled = measure_drift(files, "fp32", texts, threads=1)
     assert unlabelled[0]["against"] == "baseline scores" and unlabelled[0]["pearson"] == pytest.approx(1.0)
     with pytest.raises(DataError, match="score"):
@@ -240,11 +204,12 @@ def test_no_module_outside_the_task_names_it():
     assert naming == ["tasks/__init__.py", "tasks/sequence_regression.py"]
 
 
+@pytest.mark.slow  # trains the regressor (the module's trained fixture)
 def test_bench_real_lengths_come_from_the_tasks_eval_format(converted, tmp_path):
     from albert_edge.bench_latency.runner import describe_variants, real_lengths
 
-    rows = _texts(10, seed=11)
+    rows = scored_texts(10, seed=11)
     [variant] = describe_variants([_model(converted, ".tflite")])
     expected = [len(t.split()) + 2 for t, _ in rows]  # every word is in the vocab; + [CLS] and [SEP]
-    assert real_lengths(variant, _write_scores(tmp_path / "s.jsonl", rows)) == expected
+    assert real_lengths(variant, write_scores(tmp_path / "s.jsonl", rows)) == expected
     assert real_lengths(variant, _write_text(tmp_path / "t.txt", "\n".join(t for t, _ in rows) + "\n")) == expected

@@ -25,7 +25,7 @@ from albert_edge.tasks import SequenceClassification, TokenClassification, detec
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
+from tests.support.tiny_hf import saved_checkpoint, tiny_hf_model  # needs torch: after the importorskips
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 

@@ -1,7 +1,7 @@
 """Standard TFLite metadata: written into every .tflite, read back without TensorFlow, held to the graph.
 
 The MediaPipe client itself is judged in test_mediapipe_compat.py; these tests cover the writer and
-our reader on the tiny fixture model (tests/test_runtime_support.py), including the two old/foreign
+our reader on the tiny fixture model (tests/support/runtime_models.py), including the two old/foreign
 layouts a reader meets: an albert-edge pack without standard metadata (the format before it) and a
 Model-Maker-style file with standard metadata but no albert_edge.json.
 """
@@ -19,7 +19,7 @@ import pytest
 from albert_edge.errors import ModelFileError
 from albert_edge.runtime.pack import attach_tflite_pack, read_pack_bytes, strip_tflite_pack
 from albert_edge.runtime.tflite_metadata import metadata_problems, read_standard_metadata
-from test_runtime_support import LABELS, make_pack, numpy_logits, tflite_bytes, weights
+from tests.support.runtime_models import LABELS, make_pack, numpy_logits, tflite_bytes, weights
 
 TEXTS = ["这家酒店服务很好", "房间太脏了，非常失望", "hello worlds"]
 

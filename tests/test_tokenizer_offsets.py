@@ -19,9 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from test_tokenizer_wordpiece_hf_parity import Judges, fuzz_texts, generated_vocab, load_corpus, rust_divergence
-
 pytest.importorskip("transformers")
+
+from tests.support.wordpiece_judges import (  # noqa: E402 - needs transformers: after the importorskip
+    Judges,
+    fuzz_texts,
+    generated_vocab,
+    load_corpus,
+    rust_divergence,
+)
 
 
 def marks_out_of_canonical_order(text: str) -> bool:
@@ -93,7 +99,7 @@ def test_sentencepiece_offsets_equal_hf_albert_where_pieces_agree(do_lower_case,
     import sentencepiece as spm
 
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
-    from test_tokenizer_sentencepiece import albert_layout, corpus_texts, hf_albert, training_sentences
+    from tests.support.sentencepiece_corpus import albert_layout, corpus_texts, hf_albert, training_sentences
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
@@ -126,7 +132,7 @@ def test_sentencepiece_offsets_cut_words_out_of_the_original_text():
     import sentencepiece as spm
 
     from albert_edge.tokenizer.spiece import SentencePieceTokenizer
-    from test_tokenizer_sentencepiece import albert_layout, training_sentences
+    from tests.support.sentencepiece_corpus import albert_layout, training_sentences
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(

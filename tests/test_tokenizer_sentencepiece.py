@@ -27,7 +27,6 @@ Against sentencepiece itself we are exact on every text without a digit-comma pi
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -44,62 +43,19 @@ from albert_edge.tokenizer import Preprocessor, SentencePieceTokenizer, load_tok
 spm = pytest.importorskip("sentencepiece")
 model_pb2 = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "data" / "tokenizer_corpus.jsonl"
+from tests.support.sentencepiece_corpus import (  # noqa: E402 - needs sentencepiece: after the importorskips
+    ENGLISH,
+    albert_layout,
+    corpus_texts,
+    digit_sentences,
+    hf_albert,
+    training_sentences,
+)
+
 SP_VERSION = "0.2.3"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "albert-edge" / f"sentencepiece-{SP_VERSION}-test"
 REAL_MODELS = ("botchan_en_unigram_1000.model", "kyoto_ja_unigram_8000.model")
 REAL_FILES = (*REAL_MODELS, "botchan.txt")
-
-ENGLISH = [
-    "The quick brown fox jumps over the lazy dog.",
-    "ALBERT shares one set of weights across all of its layers.",
-    "She said ``hello'' and then ''goodbye'' to everyone.",
-    "We paid 1,250 dollars on day 12, then 3, 4, and 5,000 more.",
-    "In 2019, 18,000 people attended; by 2020, 21,500 did.",
-    "Résumé, naïve café, Zoë and Ångström façade.",
-    "  Extra   spaces\tand\ttabs\nand newlines  ",
-    "Numbers 3.14, 2,71 and 1,2,3,4 in a row.",
-    "don't can't won't it's we're they've",
-    "Emoji 😂 and symbols © ® ™ ½ ① ﬁ ＡＢＣ",
-]
-
-
-def digit_sentences() -> list[str]:
-    """Numbers with thousands separators, so the trained model learns pieces like "▁12," and "9,"."""
-    return [f"on day {d}, we counted {d * 37 % 1000},{d * 91 % 1000:03d},{d * 7 % 1000:03d} items, then {d % 10}, {d % 7}, done {d},"
-            for d in range(1, 400)]
-
-
-def training_sentences() -> list[str]:
-    return ENGLISH * 30 + digit_sentences() + [json.loads(line)["a"] for line in CORPUS.read_text("utf-8").split("\n") if line] * 5
-
-
-def albert_layout(proto_bytes: bytes) -> bytes:
-    """Reorder a real model's pieces into ALBERT's layout: <pad> <unk> [CLS] [SEP] [MASK], then the rest.
-
-    Segmentation depends on the scores only, so the model tokenizes exactly as before;
-    the ids move. Hugging Face's AlbertTokenizer assumes <unk> is id 1, as in ALBERT.
-    """
-    m = model_pb2.ModelProto()
-    m.ParseFromString(proto_bytes)
-    kind = model_pb2.ModelProto.SentencePiece
-    old = list(m.pieces)
-    unk = old[m.trainer_spec.unk_id]
-    head = []
-    for name, ptype in (("<pad>", kind.CONTROL), (unk.piece, kind.UNKNOWN), ("[CLS]", kind.CONTROL),
-                        ("[SEP]", kind.CONTROL), ("[MASK]", kind.CONTROL)):
-        piece = kind()
-        piece.piece, piece.score, piece.type = name, 0.0, ptype
-        head.append(piece)
-    rest = [p for p in old if p.piece not in {h.piece for h in head}]
-    del m.pieces[:]
-    m.pieces.extend(head + rest)
-    names = [p.piece for p in m.pieces]
-    m.trainer_spec.pad_id, m.trainer_spec.unk_id = 0, 1
-    m.trainer_spec.bos_id = names.index("<s>") if "<s>" in names else -1
-    m.trainer_spec.eos_id = names.index("</s>") if "</s>" in names else -1
-    return m.SerializeToString()
 
 
 @pytest.fixture(scope="module")
@@ -146,12 +102,6 @@ def real_models() -> Path:
     return found
 
 
-def hf_albert(model: bytes, tmp: Path, do_lower_case: bool = True):
-    transformers = pytest.importorskip("transformers")
-    (tmp / "spiece.model").write_bytes(model)
-    return transformers.AlbertTokenizer.from_pretrained(str(tmp), do_lower_case=do_lower_case, split_special_tokens=True)
-
-
 def raw_pieces(tok: SentencePieceTokenizer, text: str) -> list[str]:
     """What sentencepiece alone returns for the preprocessed text."""
     pre = tok.preprocess(text)
@@ -181,11 +131,6 @@ def v5_divergence(tok: SentencePieceTokenizer, text: str, hf_ids: list[int]) -> 
     if abs(sum(map(tok._sp.get_score, ours)) - sum(map(tok._sp.get_score, hf_ids))) < 1e-4:
         return "equal-score segmentations, tie broken differently"
     return None
-
-
-def corpus_texts() -> list[str]:
-    rows = [json.loads(line) for line in CORPUS.read_text("utf-8").split("\n") if line]
-    return ENGLISH + [r["a"] for r in rows] + [r["b"] for r in rows if r["b"] is not None]
 
 
 def assert_parity(tok: SentencePieceTokenizer, hf, texts: list[str]) -> int:

@@ -11,7 +11,7 @@ Regenerate with ``python -m albert_edge.android_qa`` (tests/test_android_qa_gold
 committed file equals a fresh regeneration).
 
 ``golden_qa.jsonl`` goes end to end from strings on a real QA model file (``qa_model.tflite``,
-written by ``tests/android_fixtures.py --qa``): question and context as typed, the tokens with
+written by ``tests/support/android_fixtures.py --qa``): question and context as typed, the tokens with
 offsets, the windows, LiteRT's start/end logits per window, and the answer, checked against
 ``QuestionAnswerer`` before it is written. ``QuestionAnswerer.java`` must tokenize, cut windows and
 answer identically from those logits; ``albert-edge android-assets`` writes the same file for the

@@ -68,7 +68,7 @@ def import_arm_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[s
 
 
 def import_peers_report(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> BenchReport:
-    """Fold a ``benchmarks/peers.py`` JSON into ``out_dir``/report.json (created if absent).
+    """Fold a ``benchmarks/suites/peers.py`` JSON into ``out_dir``/report.json (created if absent).
 
     The peers replace any earlier import; host, device and ARM rows are kept as they are. The peers
     stay in their own section: their ratios are to albert-edge's fp32 file timed in the peers run.

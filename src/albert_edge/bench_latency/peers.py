@@ -1,6 +1,6 @@
-"""The peers comparison (``benchmarks/peers.py``'s JSON) as a part of the bench report.
+"""The peers comparison (``benchmarks/suites/peers.py``'s JSON) as a part of the bench report.
 
-``benchmarks/peers.py`` times albert-edge's files beside other tools' (Optimum's TFLite export,
+``benchmarks/suites/peers.py`` times albert-edge's files beside other tools' (Optimum's TFLite export,
 optimum-onnx + ONNX Runtime, ExecuTorch) in one interleaved run of its own and prints a JSON
 document; ``albert-edge bench --import-peers peers.json --out DIR`` stores it under the report's
 optional ``peers`` key, and report.md / report.png show it in a section of their own. It is kept
@@ -107,7 +107,7 @@ def validate_peers(data: object, source: str = "<peers>") -> None:
 
 
 def load_peers(path: str | Path) -> dict:
-    """Read and validate a peers JSON file (the stdout of ``benchmarks/peers.py``, or its peers.json)."""
+    """Read and validate a peers JSON file (the stdout of ``benchmarks/suites/peers.py``, or its peers.json)."""
     path = Path(path)
     data = read_json_file(path, "peers JSON file")
     validate_peers(data, str(path))

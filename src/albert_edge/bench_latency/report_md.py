@@ -280,7 +280,7 @@ def _load_and_memory(report: BenchReport) -> list[str]:
     lines = ["## Load time and model memory", "",
              "Init is the model load (file read, interpreter built, delegate applied); first inference includes "
              "tensor allocation for its shape; cold start is their sum (what an app waits for its first answer; "
-             "benchmarks/cold_start.py times it in fresh processes, with and without XNNPACK's weight cache); "
+             "benchmarks/suites/cold_start.py times it in fresh processes, with and without XNNPACK's weight cache); "
              "medians over every configuration. Model memory is the worker's "
              "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
              "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "

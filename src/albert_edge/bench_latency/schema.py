@@ -46,7 +46,7 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      [str] (comparisons whose bursts waited for a CPU), groups [{seq_len, rounds,
                      calls_per_round, stopped, seconds, load_average_before, load_average_during
                      {median,max}, logical_cores}]
-    peers            optional: the benchmarks/peers.py JSON last folded in with ``bench --import-peers``
+    peers            optional: the benchmarks/suites/peers.py JSON last folded in with ``bench --import-peers``
                      (other tools' files of the same checkpoint, timed in a run of their own; see
                      albert_edge.bench_latency.peers)
 

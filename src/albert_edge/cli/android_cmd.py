@@ -77,7 +77,7 @@ def _run_golden_only(args: argparse.Namespace, android) -> int:
     from albert_edge import android_ner
 
     # Offsets and tag decoding (token classification); the NER model's own golden is rebuilt with
-    # tests/android_fixtures.py, which trains that model.
+    # tests/support/android_fixtures.py, which trains that model.
     for path in android_ner.write_offset_goldens(out):
         print(f"wrote {path}")
     return 0

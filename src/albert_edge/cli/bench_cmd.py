@@ -53,7 +53,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--import-arm", metavar="FILE",
                         help="fold an arm_check.json (albert-edge arm-check) into --out/report.json instead of benchmarking")
     parser.add_argument("--import-peers", metavar="FILE",
-                        help="fold a benchmarks/peers.py JSON into --out/report.json instead of benchmarking")
+                        help="fold a benchmarks/suites/peers.py JSON into --out/report.json instead of benchmarking")
     parser.add_argument("--variant", help="with --import-device-log: the variant name (default: the graph's stem)")
     parser.add_argument("--device", help="with --import-device-log: a device label, e.g. 'Pixel 7'")
     parser.set_defaults(run=run)

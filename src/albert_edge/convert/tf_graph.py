@@ -10,7 +10,7 @@ as little work as possible per token:
 - the 1/sqrt(head_dim) score scale is folded into the query kernel and bias, so no op scales
   the ``[batch, heads, seq, seq]`` scores;
 - Q, K and V are three FULLY_CONNECTEDs by default: one fused ``[H, 3H]`` projection plus SPLIT
-  measured ~5% slower in LiteRT at seq 128 (benchmarks/tflite_graph_choices.py), so it is an option;
+  measured ~5% slower in LiteRT at seq 128 (benchmarks/records/tflite_graph_choices.py), so it is an option;
 - dense layers are 2-D matmuls on ``[batch*seq, in]`` so they lower to FULLY_CONNECTED;
 - GELU is the builtin GELU op (``tf.nn.gelu``) in the approximation the checkpoint was trained with.
 
@@ -50,7 +50,7 @@ _SEQ = object()  # GraphOptions.batch_one: "the sequence axis", written -1 in co
 
 @dataclass(frozen=True)
 class GraphOptions:
-    """Graph choices weighed in benchmarks/tflite_graph_choices.py; defaults are the faster ones.
+    """Graph choices weighed in benchmarks/records/tflite_graph_choices.py; defaults are the faster ones.
 
     fused_qkv: one [H, 3H] projection + SPLIT for Q, K, V instead of three [H, H] ones (off: the
         SPLIT copy costs more than the two saved op dispatches; ratio 1.05 at batch 1, seq 128, 2 threads).
@@ -61,7 +61,7 @@ class GraphOptions:
         emits the same op census for both and they time alike (ratio 1.00 with rotated order).
     batch_one: a [1, seq] signature whose reshapes take constant shapes with a single -1, so they
         need no SHAPE/STRIDED_SLICE/PACK ops and XNNPACK can take them (fewer partitions); the file
-        then accepts batch 1 only (benchmarks/real_length_tax.py weighs it).
+        then accepts batch 1 only (benchmarks/suites/real_length_tax.py weighs it).
     """
 
     fused_qkv: bool = False

@@ -7,7 +7,7 @@ LayerNorm, so ``write_hf_checkpoint`` refuses such weights. ``LN(word @ P + pos 
 (E == H) that the writer emits as Hugging Face ALBERT with an identity mapping. The function is
 unchanged (float32 rounding of one matmul aside); the cost is a larger word table: V x H floats
 instead of V x E + E x H (ALBERT-Tiny: 6.6 M instead of 2.7 M parameters). Peers that start from a
-Hugging Face checkpoint (``benchmarks/peers.py``) therefore carry that larger table.
+Hugging Face checkpoint (``benchmarks/suites/peers.py``) therefore carry that larger table.
 """
 
 from __future__ import annotations

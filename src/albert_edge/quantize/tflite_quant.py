@@ -3,7 +3,7 @@
 All variants are converted from CONVERT's serving graph through its ``converter_hook``, so the
 float graph, the op choices and the Flex check are shared with ``albert-edge convert``.
 
-Why ``int8_fc`` exists (measured on this machine, see benchmarks/quantize_speed.py): the stock
+Why ``int8_fc`` exists (measured on this machine, see benchmarks/suites/quantize_speed.py): the stock
 full-integer model puts every op in int8, but XNNPACK has no int8 kernel for BATCH_MATMUL,
 SOFTMAX, GELU, RSQRT, SQUARED_DIFFERENCE or broadcast ADD, so those ~50 ops fall back to the
 slow builtin int8 kernels and split the graph into ~30 delegate partitions; the result is slower

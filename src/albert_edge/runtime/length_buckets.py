@@ -1,7 +1,7 @@
 """Length buckets: one interpreter per padded width, so a new text length never reshapes a graph.
 
 Why: an interpreter fed [1, 46] after [1, 31] re-prepares its XNNPACK runtime for the new shape,
-and that costs more than the work it saves on short texts (benchmarks/speed_goals.py: the
+and that costs more than the work it saves on short texts (benchmarks/suites/speed_goals.py: the
 sample's int8 file at the test set's real lengths ran at ~0.5x of its pad-to-128 time while the
 same length repeated ran at ~0.38x). A text is instead padded up to the smallest bucket width
 that holds it and runs on that bucket's own interpreter, whose shape never changes after its
