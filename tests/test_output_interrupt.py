@@ -128,8 +128,7 @@ KILLED_WRITER = textwrap.dedent("""
 
 def test_a_writer_killed_mid_swap_is_rolled_back_by_the_next_run(tmp_path):
     write_set(tmp_path, OLD)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path)], env=env, check=False,
+    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path)], check=False,
                            capture_output=True, text=True)
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert hidden(tmp_path), "the killed writer left its staging folder"
@@ -142,8 +141,7 @@ def test_a_writer_killed_mid_swap_is_rolled_back_by_the_next_run(tmp_path):
 
 def test_the_roll_back_leaves_a_file_the_user_put_there_after_the_kill(tmp_path):
     write_set(tmp_path, {"report.json": b"old report"})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path)], env=env, check=False,
+    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path)], check=False,
                            capture_output=True, text=True)
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert (tmp_path / "model_fp32.tflite").read_bytes() == b"new model_fp32.tflite"  # placed, then killed
