@@ -102,7 +102,9 @@ class QADrift(TaskDrift):
 
     columns: ClassVar[tuple[Column, ...]] = (
         Column("EM", "exact_match", ".4f"), Column("F1", "f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
-        Column("agree %", "agreement", ".1f", percent=True), Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
         Column("max|dlogit|", "max_abs_logit", ".4f"))
 
     def budget_failures(self, budget: Budget) -> list[str]:

@@ -50,7 +50,10 @@ class ClassificationDrift(TaskDrift):
 
     columns: ClassVar[tuple[Column, ...]] = (
         Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
-        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
+        Column("max|dlogit|", "max_abs_logit", ".4f"))
 
     def relax_hints(self, budget: Budget) -> list[str]:
         what = []

@@ -110,7 +110,9 @@ class TokenDrift(TaskDrift):
     columns: ClassVar[tuple[Column, ...]] = (
         Column("ent F1", "entity_f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
         Column("ent agree %", "entity_agreement", ".1f", percent=True),
-        Column("agree %", "agreement", ".1f", percent=True), Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
         Column("max|dlogit|", "max_abs_logit", ".4f"))
 
     def judged_agreement(self) -> tuple[float, int, str]:
