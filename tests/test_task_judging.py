@@ -230,3 +230,12 @@ def test_classification_shortfall_is_zero_when_the_near_tie_rule_passes_the_gate
     budget = Budget(max_drop=5.0, min_agreement=0.99, tie_margin=0.1)
     assert d.agreement_verdict(budget)[0] and d.shortfall(budget) == 0.0
     assert d.shortfall(Budget(max_drop=5.0, min_agreement=0.99, tie_margin=0.0)) > 0
+
+
+def test_bench_classification_entries_count_near_ties_from_the_baseline_logits():
+    from albert_edge.bench_latency.task_drift import classification_near_ties
+
+    base = np.array([[0.05, 0.0], [3.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    got = np.array([[0.0, 0.05], [0.0, 3.0], [3.0, 0.0], [0.0, 3.0]])
+    assert classification_near_ties(got, base) == {"near_tie_margin": 0.1, "changed": 2, "near_tie_changes": 1,
+                                                   "confident": 3, "confident_agreement": 2 / 3}

@@ -14,6 +14,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -64,6 +66,14 @@ def near_tie_accounting(flip_margins: list[float], margins: list[float],
     return {"near_tie_margin": threshold, "changed": len(flip_margins),
             "near_tie_changes": len(flip_margins) - confident_flips, "confident": confident,
             "confident_agreement": (confident - confident_flips) / confident if confident else 1.0}
+
+
+def top2_margins(logits: np.ndarray) -> np.ndarray:
+    """Top-1 minus top-2 logit of each row of ``logits`` [N, C] (0 with one class): how sure the row is."""
+    if logits.shape[-1] < 2 or not len(logits):
+        return np.zeros(len(logits))
+    top2 = np.sort(logits, axis=-1)[:, -2:]
+    return top2[:, 1] - top2[:, 0]
 
 
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:

@@ -37,6 +37,7 @@ from albert_edge.tasks.metrics import (
     f1_and_agreement_hints,
     f1_and_agreement_shortfall,
     near_tie_accounting,
+    top2_margins,
 )
 from albert_edge.tasks.sequence_classification import flips_by_margin
 
@@ -258,11 +259,3 @@ def token_drift(values: np.ndarray, baseline: np.ndarray, names: Sequence[str] |
     return TokenDrift(len(texts_v), total, agreement, float(delta.max()) if delta.size else 0.0,
                       float(delta.mean()) if delta.size else 0.0, f1, base_f1, drop, entity_agreement, union, f1_fp32,
                       flip_margins, margins)
-
-
-def top2_margins(logits: np.ndarray) -> np.ndarray:
-    """Top-1 minus top-2 logit of each row of ``logits`` [N, C] (0 with one class): how sure the row is."""
-    if logits.shape[-1] < 2 or not len(logits):
-        return np.zeros(len(logits))
-    top2 = np.sort(logits, axis=-1)[:, -2:]
-    return top2[:, 1] - top2[:, 0]
