@@ -5,7 +5,8 @@ each ``TaskDrift`` reads the fields that apply to its metrics (``budget_failures
 lives with the tasks, below quantize, which builds it from the command line. The statistics
 (Wilson lower bound of an agreement, the normal quantile it needs, the fewest rows that can show
 an agreement) and the failure text of the F1-and-agreement tasks (QA spans, NER tokens, regression
-scores) are shared by several tasks' drifts and belong to none of them.
+scores) are shared by several tasks' drifts and belong to none of them, as are the shortfall
+(distance to passing) of those tasks and the near-tie accounting of changed predictions.
 """
 
 from __future__ import annotations
@@ -40,10 +41,9 @@ class Budget:
         return asdict(self)
 
 
-#: The budget no variant misses by nothing: every point kept, every prediction equal to fp32's,
-#: judged on the raw figures (confidence 0.5 makes the Wilson bound the measured share). A drift's
-#: ``shortfall`` against it is its distance to fp32 itself, the accuracy ``choose`` breaks speed
-#: ties with.
+#: The strictest budget: every point kept, every prediction equal to fp32's, judged on the raw
+#: figures (confidence 0.5 makes the Wilson bound the measured share). A drift's ``shortfall``
+#: against it is its distance to fp32 itself: the accuracy ``choose`` breaks speed ties with.
 PERFECT = Budget(max_drop=0.0, min_agreement=1.0, confidence=0.5, min_cosine=1.0, min_mean_cosine=1.0,
                  tie_margin=0.0)
 
