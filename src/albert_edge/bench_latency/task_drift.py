@@ -21,6 +21,7 @@ from albert_edge.tasks import FeatureExtraction, QuestionAnswering, SequenceClas
 from albert_edge.tasks.base import Column
 from albert_edge.tasks.entities import entity_counts, f1_from_counts
 from albert_edge.tasks.feature_extraction import embedding_drift
+from albert_edge.tasks.metrics import near_tie_accounting, top2_margins
 from albert_edge.tasks.qa_data import QA_JSONL_KIND
 from albert_edge.tasks.qa_spans import exact_match, token_f1
 from albert_edge.tokenizer import batch_one
@@ -76,7 +77,8 @@ def measure_labels(task: Task, variants: Sequence[tuple[str, Any]], baseline: st
                  "accuracy": float(np.mean(logits[name].argmax(1) == truth)),
                  "agreement": d.agreement, "max_abs_logit_diff": d.max_abs_logit_delta,
                  "mean_abs_logit_diff": d.mean_abs_logit_delta, "mean_kl": d.mean_kl,
-                 "labels": labels, "reference": None}
+                 "labels": labels, "reference": None,
+                 "near_ties": classification_near_ties(logits[name], logits[baseline])}
         if ref_logits is not None:
             vs_ref = compare_logits(logits[name], ref_logits)
             entry["reference"] = {"checkpoint": str(reference), "agreement": vs_ref.agreement,
@@ -85,6 +87,14 @@ def measure_labels(task: Task, variants: Sequence[tuple[str, Any]], baseline: st
                                   "accuracy": float(np.mean(ref_logits.argmax(1) == truth))}
         entries.append(entry)
     return entries
+
+
+def classification_near_ties(logits: np.ndarray, baseline: np.ndarray) -> dict[str, Any]:
+    """``metrics.near_tie_accounting`` of a classifier's logits against the baseline's: how many
+    changed labels were baseline near ties, and the agreement on the rows it is sure of."""
+    margins = top2_margins(np.asarray(baseline, np.float64))
+    changed = np.asarray(logits).argmax(1) != np.asarray(baseline).argmax(1)
+    return near_tie_accounting(margins[changed].tolist(), margins.tolist())
 
 
 def measure_embeddings(task: Task, variants: Sequence[tuple[str, Any]], baseline: str, eval_path: Any,
@@ -168,11 +178,16 @@ def measure_entities(task: Task, variants: Sequence[tuple[str, Any]], baseline: 
         judge = gold if gold is not None else found[baseline]
         counts = np.sum([entity_counts(f, g) for f, g in zip(found[name], judge)], axis=0) if texts else (0, 0, 0)
         f1 = f1_from_counts(*(int(c) for c in counts))
+        vs_base = np.sum([entity_counts(f, b) for f, b in zip(found[name], found[baseline])], axis=0) \
+            if texts else np.zeros(3, dtype=int)
+        union = int(vs_base[1] + vs_base[2] - vs_base[0])
         same = sum(a.tag == b.tag for ts, bs in zip(tags[name], tags[baseline]) for a, b in zip(ts, bs))
         total = sum(len(ts) for ts in tags[baseline])
         entries.append({"variant": name, "examples": len(texts), "task": task.name, "accuracy": f1,
                         "entity_f1": f1, "f1_against": "gold" if gold is not None else "baseline entities",
-                        "agreement": same / total if total else 1.0, "tokens": total, "max_abs_logit_diff": None,
+                        "agreement": same / total if total else 1.0, "tokens": total,
+                        "entity_agreement": int(vs_base[0]) / union if union else 1.0, "entities": union,
+                        "entity_f1_vs_baseline": f1_from_counts(*(int(c) for c in vs_base)), "max_abs_logit_diff": None,
                         "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None})
     return entries
 
@@ -207,9 +222,12 @@ def measure_answers(task: Task, variants: Sequence[tuple[str, Any]], baseline: s
         f1 = float(np.mean([token_f1(a.text, g) for a, g in zip(answers[name], golds)]))
         same = float(np.mean([(a.start, a.end) == (b.start, b.end)
                               for a, b in zip(answers[name], answers[baseline])]))
+        em_base = float(np.mean([exact_match(a.text, [b.text]) for a, b in zip(answers[name], answers[baseline])]))
+        f1_base = float(np.mean([token_f1(a.text, [b.text]) for a, b in zip(answers[name], answers[baseline])]))
         entries.append({"variant": name, "examples": len(examples), "task": task.name,
                         "accuracy": f1, "f1": f1, "exact_match": em,
                         "f1_against": "gold" if labelled else "baseline answers", "agreement": same,
+                        "exact_match_vs_baseline": em_base, "f1_vs_baseline": f1_base,
                         "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
                         "labels": None, "reference": None})
     return entries

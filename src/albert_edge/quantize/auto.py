@@ -1,4 +1,5 @@
-"""The accuracy-aware choice: the fastest quantized variant whose drift fits the budget.
+"""The accuracy-aware choice: the fastest quantized variant whose drift fits the budget
+(the most accurate one when several are equally fast within timing noise).
 
 Pure decisions over measured results (``Budget`` itself is ``albert_edge.tasks.metrics``'s: each
 task's drift reads it), so the policy is testable without converting a model.
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from albert_edge.tasks.metrics import Budget, agreement_lower_bound
+from albert_edge.tasks.metrics import PERFECT, Budget, agreement_lower_bound
 
-__all__ = ["Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose", "fallback_steps"]
+__all__ = ["SPEED_TIE_BAND", "Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose",
+           "fallback_steps"]
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:
@@ -28,45 +30,72 @@ def budget_failures(result: Any, budget: Budget) -> list[str]:
     return reasons
 
 
+#: Latency ratios closer than this (relative) are one speed. A fixed band: the timing step
+#: (``measure.interleaved_latency``) records each variant's median and p10/p90 over rounds, not the
+#: spread of the ratio between two variants, so there is no measured noise of a ratio to use yet.
+#: The report's ``timing.speed_tie_band`` records it.
+SPEED_TIE_BAND = 0.05
+
+
 def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str]]:
     """(fastest quantized result meeting ``budget`` or None, decision log lines).
 
     Speed is the median latency ratio against fp32 measured in the same run; results without a
     latency (not runnable) never win. fp32 (TFLite or ONNX) is the reference, never a candidate.
+    Passing variants within ``SPEED_TIE_BAND`` of the fastest passing one are one speed (timing
+    noise would pick among them at random from run to run); among those the most accurate wins,
+    the smallest ``shortfall`` against ``PERFECT`` (distance to fp32 in the task's own units),
+    then the faster, then the name, so the choice is the same on every run.
     """
     log: list[str] = []
     ranked = sorted((r for r in results if r.name != "fp32" and r.ratio_vs_fp32 is not None),
                     key=lambda r: r.ratio_vs_fp32)
-    chosen = None
+    passing = [r for r in ranked if not budget_failures(r, budget)]
+    chosen = _most_accurate_of_fastest(passing)
     for r in ranked:
         failures = budget_failures(r, budget)
         label = f"{r.format} {r.name}"
         if failures:
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32 but rejected: {'; '.join(failures)}")
-        elif chosen is None:
-            chosen = r
+        elif r is chosen:
+            fastest = passing[0]
+            why = ("fastest within budget" if r is fastest else
+                   f"within {100 * SPEED_TIE_BAND:g}% of the fastest ({fastest.name}, timing noise) and closer "
+                   f"to fp32 ({r.drift.shortfall(PERFECT):.3g} vs {fastest.drift.shortfall(PERFECT):.3g})")
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, {r.drift.summary()}, "
-                       f"{r.size_bytes / 1e6:.2f} MB: fastest within budget, CHOSEN")
+                       f"{r.size_bytes / 1e6:.2f} MB: {why}, CHOSEN")
         else:
-            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, within budget but slower than {chosen.name}")
+            why = ("slower than" if r.ratio_vs_fp32 >= chosen.ratio_vs_fp32 else
+                   f"as fast within {100 * SPEED_TIE_BAND:g}% and less accurate than")
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, within budget but {why} {chosen.name}")
     for r in results:
         if r.ratio_vs_fp32 is None and r.name != "fp32":
             log.append(f"{r.format} {r.name}: {'; '.join(budget_failures(r, budget))}")
     return chosen, log
 
 
+def _most_accurate_of_fastest(passing: Sequence[Any]) -> Any | None:
+    """Among ``passing`` (sorted fastest first), the most accurate one as fast as the fastest within noise."""
+    if not passing:
+        return None
+    limit = passing[0].ratio_vs_fp32 * (1 + SPEED_TIE_BAND)
+    tied = [r for r in passing if r.ratio_vs_fp32 <= limit]
+    return min(tied, key=lambda r: (r.drift.shortfall(PERFECT), r.ratio_vs_fp32, r.key))
+
+
 def best_effort(results: Sequence[Any], budget: Budget) -> Any | None:
-    """The quantized variant closest to ``budget`` when none meets it: fewest failed checks, then the
-    smallest shortfall the task's drift reports (``shortfall``; classification: points lost plus
-    agreement points missing), then the fastest. Never fp32, never an unrunnable variant."""
+    """The quantized variant closest to ``budget`` when none meets it: the smallest shortfall the
+    task's drift reports (``TaskDrift.shortfall``, the distance to passing in the task's own
+    units: classification accuracy and agreement points, NER entity F1 and entity agreement, QA
+    F1 and span agreement, cosine points for embeddings), then fewest failed checks (a size
+    limit), then the fastest. Never fp32, never an unrunnable variant."""
     candidates = [r for r in results if r.name != "fp32" and not r.error and r.drift is not None]
     if not candidates:
         return None
 
-    def key(r: Any) -> tuple[int, float, float]:
-        shortfall = getattr(r.drift, "shortfall", None)
-        return (len(budget_failures(r, budget)), shortfall(budget) if shortfall else 0.0,
-                r.ratio_vs_fp32 if r.ratio_vs_fp32 is not None else float("inf"))
+    def key(r: Any) -> tuple[float, int, float, str]:
+        return (r.drift.shortfall(budget), len(budget_failures(r, budget)),
+                r.ratio_vs_fp32 if r.ratio_vs_fp32 is not None else float("inf"), r.key)
     return min(candidates, key=key)
 
 

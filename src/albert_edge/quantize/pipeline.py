@@ -30,7 +30,7 @@ from albert_edge.atomic import ensure_writable_dir
 from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.output_set import OutputSet
-from albert_edge.quantize.auto import Budget, best_effort, budget_failures, choose
+from albert_edge.quantize.auto import SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose
 from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
 from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
@@ -329,7 +329,8 @@ def _time_variants(run: QuantizeRun) -> None:
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(o.seq_len, o.max_seq_len, config.max_position_embeddings)
     run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": o.rounds, "interleaved": True,
-                  "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32"}
+                  "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32",
+                  "speed_tie_band": SPEED_TIE_BAND}
     run.say(f"timing {len(runnable)} variants, {o.rounds} interleaved rounds")
     latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds)
     base = latency["tflite:fp32"]["median_ms"]

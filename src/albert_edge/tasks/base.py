@@ -91,6 +91,16 @@ class TaskDrift(ABC):
         """Budget flags (``--max-drop 0.8``) that would accept this drift; empty when none can be named."""
         return []
 
+    def shortfall(self, budget: Budget) -> float:
+        """How far this drift is from passing ``budget``, >= 0 in the task's own units (0: it passes).
+
+        Comparable across the variants of one task, so ``quantize``'s best effort can name the
+        closest miss and ``choose`` can break speed ties by accuracy (the shortfall against
+        ``metrics.PERFECT``). Every task must say it: 0 here would make the fastest variant the
+        "closest" however far it is, so the base refuses.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not define shortfall(budget)")
+
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """The report's ``drift`` object."""

@@ -123,6 +123,13 @@ class EmbeddingDrift(TaskDrift):
             what.append(f"--min-mean-cosine {math.floor(bound * 1e4) / 1e4:g} (or judge on more texts)")
         return what
 
+    def shortfall(self, budget: Budget) -> float:
+        """Cosine points (x100) the worst text misses ``min_cosine`` by plus those the mean's lower
+        bound misses ``min_mean_cosine`` by; 0 when both pass."""
+        worst = budget.min_cosine - self.min_cosine
+        mean = budget.min_mean_cosine - self.mean_cosine_bound(getattr(budget, "confidence", 0.95))
+        return 100.0 * ((worst if worst > 1e-12 else 0.0) + (mean if mean > 1e-12 else 0.0))
+
     def summary(self) -> str:
         return (f"cosine mean {self.mean_cosine:.5f} min {self.min_cosine:.5f}, "
                 f"top-{self.neighbours_k} neighbours {100 * self.neighbour_agreement:.1f}%")

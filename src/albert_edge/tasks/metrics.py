@@ -5,7 +5,8 @@ each ``TaskDrift`` reads the fields that apply to its metrics (``budget_failures
 lives with the tasks, below quantize, which builds it from the command line. The statistics
 (Wilson lower bound of an agreement, the normal quantile it needs, the fewest rows that can show
 an agreement) and the failure text of the F1-and-agreement tasks (QA spans, NER tokens, regression
-scores) are shared by several tasks' drifts and belong to none of them.
+scores) are shared by several tasks' drifts and belong to none of them, as are the shortfall
+(distance to passing) of those tasks and the near-tie accounting of changed predictions.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,41 @@ class Budget:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: The strictest budget: every point kept, every prediction equal to fp32's, judged on the raw
+#: figures (confidence 0.5 makes the Wilson bound the measured share). A drift's ``shortfall``
+#: against it is its distance to fp32 itself: the accuracy ``choose`` breaks speed ties with.
+PERFECT = Budget(max_drop=0.0, min_agreement=1.0, confidence=0.5, min_cosine=1.0, min_mean_cosine=1.0,
+                 tie_margin=0.0)
+
+#: fp32 margin (top-1 minus top-2 logit; for QA best minus second-best span logit) under which a
+#: changed prediction counts as a near tie in the reports; the default of ``Budget.tie_margin``.
+NEAR_TIE_MARGIN = Budget.tie_margin
+
+
+def near_tie_accounting(flip_margins: list[float], margins: list[float],
+                        threshold: float = NEAR_TIE_MARGIN) -> dict[str, Any]:
+    """How many changed predictions were near ties, and the agreement on the confident rest.
+
+    ``flip_margins``: fp32's margin of every prediction the variant changed; ``margins``: fp32's
+    margin of every judged prediction. A flip of a prediction fp32 itself barely made is rounding
+    noise; ``confident_agreement`` (predictions with margin >= ``threshold``) says whether the
+    variant also changes the answers fp32 is sure of, which a raw agreement mixes in with them.
+    """
+    confident = sum(1 for m in margins if m >= threshold)
+    confident_flips = sum(1 for m in flip_margins if m >= threshold)
+    return {"near_tie_margin": threshold, "changed": len(flip_margins),
+            "near_tie_changes": len(flip_margins) - confident_flips, "confident": confident,
+            "confident_agreement": (confident - confident_flips) / confident if confident else 1.0}
+
+
+def top2_margins(logits: np.ndarray) -> np.ndarray:
+    """Top-1 minus top-2 logit of each row of ``logits`` [N, C] (0 with one class): how sure the row is."""
+    if logits.shape[-1] < 2 or not len(logits):
+        return np.zeros(len(logits))
+    top2 = np.sort(logits, axis=-1)[:, -2:]
+    return top2[:, 1] - top2[:, 0]
 
 
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
@@ -90,6 +128,15 @@ def f1_and_agreement_failures(budget: Budget, f1_drop: float | None, f1_name: st
         reasons.append(f"{unit} agreement {100 * agreement:.2f}% of {n} (lower bound "
                        f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
     return reasons
+
+
+def f1_and_agreement_shortfall(budget: Budget, f1_drop: float | None, agreement: float, n: int) -> float:
+    """Distance to passing ``f1_and_agreement_failures``, in points: the drop beyond ``max_drop``
+    plus the agreement points the Wilson lower bound misses; 0 exactly when both checks pass."""
+    drop = f1_drop - budget.max_drop if f1_drop is not None and f1_drop > budget.max_drop + 1e-9 else 0.0
+    bound = agreement_lower_bound(agreement, n, budget.confidence)
+    missing = budget.min_agreement - bound
+    return drop + (100.0 * missing if missing > 1e-9 else 0.0)
 
 
 def f1_and_agreement_hints(budget: Budget, f1_drop: float | None, agreement: float, n: int) -> list[str]:

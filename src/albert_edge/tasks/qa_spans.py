@@ -15,8 +15,10 @@ twice from two overlapping windows.
 **Best span.** Over all windows, the span (start <= end, both in the context, at most
 ``max_answer_tokens`` tokens: run_squad's ``max_answer_length``, 30) with the largest
 ``start_logit + end_logit``, which run_squad compares across windows. Its score is
-``p_start * p_end`` with softmaxes over the context tokens of its window (Hugging Face's
-pipeline score, in [0, 1]).
+``p_start * p_end`` with each softmax over the context tokens of its own window only (in [0, 1]).
+That is not the Hugging Face pipeline's formula: its softmax also keeps [CLS] unmasked (for
+unanswerable questions) and it compares windows by that score, not by the summed logits, so the
+two scores differ for the same logits and need not pick the same window.
 
 **Metrics.** SQuAD v1.1's ``normalize_answer`` (lower case, punctuation and English articles
 removed, whitespace collapsed) and its exact match and bag-of-tokens F1, max over gold answers;
@@ -145,9 +147,10 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum())
 
 
-def best_in_window(start_logits: np.ndarray, end_logits: np.ndarray, w: QAWindow, index: int,
-                   max_answer_tokens: int) -> Span | None:
-    """The best span of one window from its [seq] start/end logits; None without context tokens."""
+def _span_totals(start_logits: np.ndarray, end_logits: np.ndarray, w: QAWindow,
+                 max_answer_tokens: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(start logits, end logits, [length, length] start + end logit of every allowed span, -inf
+    elsewhere) of one window's context; None when it allows no span."""
     if w.length == 0:
         return None
     ctx = slice(w.offset, w.offset + w.length)
@@ -157,7 +160,22 @@ def best_in_window(start_logits: np.ndarray, end_logits: np.ndarray, w: QAWindow
     valid = (j >= i) & (j - i < max_answer_tokens) & w.max_context[:, None]
     if not valid.any():
         return None
-    total = np.where(valid, s[:, None] + e[None, :], -np.inf)
+    return s, e, np.where(valid, s[:, None] + e[None, :], -np.inf)
+
+
+def best_in_window(start_logits: np.ndarray, end_logits: np.ndarray, w: QAWindow, index: int,
+                   max_answer_tokens: int) -> Span | None:
+    """The best span of one window from its [seq] start/end logits; None without context tokens.
+
+    Its ``score`` is ``p_start * p_end`` with each softmax taken over this window's context
+    tokens only ([CLS], the question and the [SEP]s excluded); Hugging Face's pipeline keeps [CLS]
+    in its softmax, so this is a score to threshold this model's answers, in [0, 1], not a number
+    comparable with the pipeline's.
+    """
+    totals = _span_totals(start_logits, end_logits, w, max_answer_tokens)
+    if totals is None:
+        return None
+    s, e, total = totals
     a, b = np.unravel_index(int(np.argmax(total)), total.shape)
     score = float(np.exp(_log_softmax(s)[a] + _log_softmax(e)[b]))
     return Span(w.first + int(a), w.first + int(b), float(total[a, b]), score, index)
@@ -172,6 +190,20 @@ def best_span(window_logits: Sequence[tuple[np.ndarray, np.ndarray]], windows: S
         if span is not None and (best is None or span.logit > best.logit):
             best = span
     return best
+
+
+def span_margin(window_logits: Sequence[tuple[np.ndarray, np.ndarray]], windows: Sequence[QAWindow],
+                max_answer_tokens: int = MAX_ANSWER_TOKENS) -> float:
+    """Best minus second-best start + end logit over every allowed span of every window: how sure
+    the model is of its answer (inf with a single candidate). A quantized model that changes an
+    answer whose margin was a hair is breaking a near tie, not the model."""
+    totals = [t[2][np.isfinite(t[2])] for (s, e), w in zip(window_logits, windows)
+              if (t := _span_totals(s, e, w, max_answer_tokens)) is not None]
+    flat = np.concatenate(totals) if totals else np.zeros(0)
+    if len(flat) < 2:
+        return float("inf")
+    top2 = np.partition(flat, len(flat) - 2)[-2:]
+    return float(top2.max() - top2.min())
 
 
 def span_text(context: str, tokens: Sequence[Token], span: Span | None) -> tuple[str, int, int]:

@@ -21,7 +21,7 @@ bound over questions), as for the other label tasks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,7 +29,13 @@ import numpy as np
 from albert_edge.errors import ConversionError
 from albert_edge.tasks.base import Column, Task, TaskDrift, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
-from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
+from albert_edge.tasks.metrics import (
+    Budget,
+    f1_and_agreement_failures,
+    f1_and_agreement_hints,
+    f1_and_agreement_shortfall,
+    near_tie_accounting,
+)
 from albert_edge.tasks.qa_spans import (
     MAX_ANSWER_TOKENS,
     MAX_QUESTION_TOKENS,
@@ -39,6 +45,7 @@ from albert_edge.tasks.qa_spans import (
     encode_windows,
     exact_match,
     question_ids,
+    span_margin,
     span_text,
     span_token_f1,
     token_f1,
@@ -65,6 +72,9 @@ class QADrift(TaskDrift):
     ``f1``: SQuAD EM and token F1 of the variant's answers against ``against`` ("gold", "baseline
     answers", or "baseline spans" for texts without questions); ``baseline_*`` is fp32's against
     gold (labelled only). ``f1_drop``: F1 points lost vs the baseline (unlabelled: 100 * (1 - f1)).
+    ``exact_match_vs_baseline`` / ``f1_vs_baseline``: against fp32's answers, also when gold is
+    given. ``flip_margins``: fp32's best minus second-best span logit (start + end) of every
+    question whose span changed (near-tie accounting, ``to_dict``'s ``near_ties``).
     """
 
     examples: int
@@ -77,13 +87,25 @@ class QADrift(TaskDrift):
     against: str
     max_abs_logit: float
     mean_abs_logit: float
+    exact_match_vs_baseline: float | None = None
+    f1_vs_baseline: float | None = None
+    flip_margins: list[float] = field(default_factory=list, repr=False)
+    #: fp32's margin of every question, kept only to count the confident ones.
+    margins: list[float] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["margins"]
+        d["flip_margins"] = [round(m, 4) for m in self.flip_margins]
+        d["near_ties"] = near_tie_accounting(self.flip_margins, self.margins)
+        return d
 
     columns: ClassVar[tuple[Column, ...]] = (
         Column("EM", "exact_match", ".4f"), Column("F1", "f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
-        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
+        Column("max|dlogit|", "max_abs_logit", ".4f"))
 
     def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.f1_drop, "answer", self.agreement, self.examples, "span")
@@ -91,9 +113,16 @@ class QADrift(TaskDrift):
     def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.examples)
 
+    def shortfall(self, budget: Budget) -> float:
+        """Answer F1 points lost beyond ``max_drop`` plus the points the span agreement's lower bound
+        misses ``min_agreement`` by: 53 % span agreement is far, 96.7 % is close."""
+        return f1_and_agreement_shortfall(budget, self.f1_drop, self.agreement, self.examples)
+
     def summary(self) -> str:
+        near = near_tie_accounting(self.flip_margins, self.margins)
         return (f"span agreement {100 * self.agreement:.1f}%, EM {100 * self.exact_match:.1f}, "
-                f"F1 {100 * self.f1:.1f} vs {self.against}")
+                f"F1 {100 * self.f1:.1f} vs {self.against}, {near['near_tie_changes']} of {near['changed']} "
+                f"changed spans near ties")
 
 
 class SquadJsonlFormat(EvalFormat):
@@ -186,31 +215,42 @@ def _sequences(values: np.ndarray) -> list[np.ndarray]:
     return [values[a:b] for a, b in zip(starts, list(starts[1:]) + [len(values)])]
 
 
-def _text_spans(blocks: Sequence[np.ndarray], max_answer_tokens: int) -> list[tuple[int, int]]:
-    """Best span of each plain text sample ([CLS] text [SEP], every inner token a candidate)."""
+def _text_spans(blocks: Sequence[np.ndarray], max_answer_tokens: int) -> list[tuple[tuple[int, int], float]]:
+    """Best span of each plain text sample ([CLS] text [SEP], every inner token a candidate) and
+    its margin over the second best."""
     out = []
     for block in blocks:
         n = max(0, len(block) - 2)
         window = QAWindow(tuple(range(len(block))), (0,) * len(block), 1, 0, n, np.ones(n, dtype=bool))
-        span = best_span([(block[:, 1], block[:, 2])], [window], max_answer_tokens)
-        out.append((-1, -1) if span is None else (span.start, span.end))
+        logits = [(block[:, 1], block[:, 2])]
+        span = best_span(logits, [window], max_answer_tokens)
+        out.append(((-1, -1) if span is None else (span.start, span.end),
+                    span_margin(logits, [window], max_answer_tokens)))
     return out
 
 
 def _answers(blocks: Sequence[np.ndarray], judged: Sequence[JudgedWindow],
-             max_answer_tokens: int) -> list[tuple[tuple[int, int], str]]:
-    """((start, end) token span, answer text) per question, from its windows' logits."""
+             max_answer_tokens: int) -> list[tuple[tuple[int, int], str, float]]:
+    """((start, end) token span, answer text, margin over the second-best span) per question,
+    from its windows' logits."""
     by_question: dict[int, list[tuple[np.ndarray, JudgedWindow]]] = {}
     for block, j in zip(blocks, judged):
         by_question.setdefault(j.question, []).append((block, j))
     out = []
     for question in sorted(by_question):
         parts = by_question[question]
-        span = best_span([(b[:, 1], b[:, 2]) for b, _ in parts], [j.window for _, j in parts], max_answer_tokens)
+        logits = [(b[:, 1], b[:, 2]) for b, _ in parts]
+        windows = [j.window for _, j in parts]
+        span = best_span(logits, windows, max_answer_tokens)
         first = parts[0][1]
         text, _, _ = span_text(first.context, first.tokens, span)
-        out.append(((-1, -1) if span is None else (span.start, span.end), text))
+        out.append(((-1, -1) if span is None else (span.start, span.end), text,
+                    span_margin(logits, windows, max_answer_tokens)))
     return out
+
+
+def _mean(scores: Sequence[float]) -> float:
+    return float(np.mean(scores)) if len(scores) else 1.0
 
 
 def qa_drift(values: np.ndarray, baseline: np.ndarray, judged: np.ndarray | None,
@@ -224,10 +264,11 @@ def qa_drift(values: np.ndarray, baseline: np.ndarray, judged: np.ndarray | None
     base_em = base_f1 = None
     if judged is None:
         spans_v, spans_b = _text_spans(blocks_v, max_answer_tokens), _text_spans(blocks_b, max_answer_tokens)
-        em = [float(a == b) for a, b in zip(spans_v, spans_b)]
-        f1 = [span_token_f1(a, b) for a, b in zip(spans_v, spans_b)]
+        em = em_fp32 = [float(a[0] == b[0]) for a, b in zip(spans_v, spans_b)]
+        f1 = f1_fp32 = [span_token_f1(a[0], b[0]) for a, b in zip(spans_v, spans_b)]
         agree, against = em, "baseline spans"
         drop = 100.0 * (1.0 - float(np.mean(f1))) if f1 else 0.0
+        margins = [b[1] for b in spans_b]
     else:
         if len(judged) != len(blocks_v):
             raise ValueError(f"{len(judged)} judged windows for {len(blocks_v)} samples")
@@ -235,6 +276,9 @@ def qa_drift(values: np.ndarray, baseline: np.ndarray, judged: np.ndarray | None
         answers_b = _answers(blocks_b, judged, max_answer_tokens)
         golds = {j.question: j.answers for j in judged}
         agree = [float(a[0] == b[0]) for a, b in zip(answers_v, answers_b)]
+        em = em_fp32 = [exact_match(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
+        f1 = f1_fp32 = [token_f1(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
+        margins = [b[2] for b in answers_b]
         if all(golds.values()):
             gold = [golds[q] for q in sorted(golds)]
             em = [exact_match(a[1], g) for a, g in zip(answers_v, gold)]
@@ -244,10 +288,9 @@ def qa_drift(values: np.ndarray, baseline: np.ndarray, judged: np.ndarray | None
             against = "gold"
             drop = 100.0 * (base_f1 - float(np.mean(f1)))
         else:
-            em = [exact_match(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
-            f1 = [token_f1(a[1], [b[1]]) for a, b in zip(answers_v, answers_b)]
             against = "baseline answers"
             drop = 100.0 * (1.0 - float(np.mean(f1))) if f1 else 0.0
-    return QADrift(len(agree), float(np.mean(agree)) if agree else 1.0, float(np.mean(em)) if em else 1.0,
-                   float(np.mean(f1)) if f1 else 1.0, base_em, base_f1, drop, against,
-                   float(delta.max()) if delta.size else 0.0, float(delta.mean()) if delta.size else 0.0)
+    flips = [m for m, a in zip(margins, agree) if not a]
+    return QADrift(len(agree), _mean(agree), _mean(em), _mean(f1), base_em, base_f1, drop, against,
+                   float(delta.max()) if delta.size else 0.0, float(delta.mean()) if delta.size else 0.0,
+                   _mean(em_fp32), _mean(f1_fp32), flips, margins)

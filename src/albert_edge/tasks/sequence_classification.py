@@ -18,7 +18,7 @@ import numpy as np
 from albert_edge.model.skeleton import POOLER_SITE
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
-from albert_edge.tasks.metrics import Budget, agreement_lower_bound, min_judge_rows
+from albert_edge.tasks.metrics import Budget, agreement_lower_bound, min_judge_rows, near_tie_accounting
 from albert_edge.tokenizer import batch_one
 
 
@@ -50,7 +50,10 @@ class ClassificationDrift(TaskDrift):
 
     columns: ClassVar[tuple[Column, ...]] = (
         Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
-        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
+        Column("max|dlogit|", "max_abs_logit", ".4f"))
 
     def relax_hints(self, budget: Budget) -> list[str]:
         what = []
@@ -66,6 +69,8 @@ class ClassificationDrift(TaskDrift):
         del d["margins"]
         d["flip_margins"] = [round(m, 4) for m in self.flip_margins]
         d["flips_by_margin"] = flips_by_margin(self.flip_margins)
+        if self.margins:
+            d["near_ties"] = near_tie_accounting(self.flip_margins, self.margins)
         return d
 
     def decisive(self, tie_margin: float) -> tuple[int, int]:
@@ -114,8 +119,13 @@ class ClassificationDrift(TaskDrift):
         return reasons
 
     def shortfall(self, budget: Budget) -> float:
-        """How far from ``budget``, in points: accuracy lost beyond max_drop plus agreement missing."""
-        return max(0.0, self.accuracy_drop - budget.max_drop) + 100 * max(0.0, budget.min_agreement - self.agreement)
+        """How far from ``budget``, in points: accuracy lost beyond max_drop plus, when the agreement
+        gate fails (``agreement_verdict``), the points its Wilson lower bound misses; 0 when it passes."""
+        drop = self.accuracy_drop - budget.max_drop if self.accuracy_drop > budget.max_drop + 1e-9 else 0.0
+        if self.agreement_verdict(budget)[0]:
+            return drop
+        bound = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
+        return drop + 100 * max(0.0, budget.min_agreement - bound)
 
     def summary(self) -> str:
         return f"drop {self.accuracy_drop:.2f} pt, agreement {100 * self.agreement:.1f}%"

@@ -31,7 +31,12 @@ import numpy as np
 
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
-from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
+from albert_edge.tasks.metrics import (
+    Budget,
+    f1_and_agreement_failures,
+    f1_and_agreement_hints,
+    f1_and_agreement_shortfall,
+)
 from albert_edge.tasks.sequence_classification import SequenceClassification
 from albert_edge.tokenizer import batch_one
 
@@ -98,6 +103,10 @@ class RegressionDrift(TaskDrift):
 
     def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.drop, self.agreement, self.examples)
+
+    def shortfall(self, budget: Budget) -> float:
+        """Pearson points lost beyond ``max_drop`` plus score-agreement points under the budget's bound."""
+        return f1_and_agreement_shortfall(budget, self.drop, self.agreement, self.examples)
 
     def summary(self) -> str:
         return f"Pearson {self.pearson:.4f} vs {self.against}, drop {self.drop:.2f} pt, agreement {100 * self.agreement:.1f}%"

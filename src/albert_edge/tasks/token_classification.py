@@ -7,9 +7,10 @@ BERT's unused ``bert/pooler`` which the graph then leaves out). The signature's 
 Post-processing (runtime ``TokenClassifier``): softmax, argmax, BIO/BIOES decoding
 (``tasks.entities``) to spans with character offsets, overlapping windows for long texts.
 
-Drift: token-label agreement with the baseline over real tokens, |Δlogit|, and entity-level F1 of
-the variant's decoded entities against the baseline's (``labels`` bound) or, with gold per-token
-label ids, both against the gold ones.
+Drift: token-label agreement with the baseline over real tokens, |Δlogit|, entity-level F1 and
+agreement of the variant's decoded entities against the baseline's (``labels`` bound) and, with
+gold per-token label ids, both models' entity F1 against the gold ones. The gate judges entities
+(what an app shows), not tags; changed tags are counted by fp32's own top-2 margin (near ties).
 
 Detection: the classifier without a pooler (all HF token classifiers), or config.json
 ``architectures`` naming ``*ForTokenClassification``. A TF1 NER checkpoint has the same variable
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,7 +31,15 @@ import numpy as np
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, check_same_shape
 from albert_edge.tasks.entities import decode_tags, entity_counts, f1_from_counts
 from albert_edge.tasks.eval_format import EvalFormat, Samples
-from albert_edge.tasks.metrics import Budget, f1_and_agreement_failures, f1_and_agreement_hints
+from albert_edge.tasks.metrics import (
+    Budget,
+    f1_and_agreement_failures,
+    f1_and_agreement_hints,
+    f1_and_agreement_shortfall,
+    near_tie_accounting,
+    top2_margins,
+)
+from albert_edge.tasks.sequence_classification import flips_by_margin
 
 #: Gold label id of a token that is not judged (HF's ignore index), e.g. a ## continuation.
 IGNORE = -100
@@ -68,6 +77,13 @@ class TokenDrift(TaskDrift):
     baseline's. ``entity_f1``: the variant's entities against the baseline's (unlabelled) or against
     gold (labelled, then ``baseline_entity_f1`` is fp32's own); None when label names are unknown.
     ``f1_drop``: points lost vs the baseline (unlabelled: 100 * (1 - entity_f1)).
+
+    What a user sees is entities, not tags: one changed tag can split an entity or drop it, so
+    the gate judges ``entity_agreement``, the share of the ``entities`` found by either model
+    (exact span and type) that both found, by its Wilson lower bound; tag agreement decides only
+    when there are no label names or no entity at all. ``entity_f1_vs_baseline`` is the variant's
+    entities against fp32's also when gold is given. ``flip_margins``: fp32's top-1 minus top-2
+    logit of every changed tag (near-tie accounting, ``to_dict``'s ``near_ties``).
     """
 
     examples: int
@@ -78,23 +94,55 @@ class TokenDrift(TaskDrift):
     entity_f1: float | None
     baseline_entity_f1: float | None
     f1_drop: float | None
+    entity_agreement: float | None = None
+    entities: int = 0
+    entity_f1_vs_baseline: float | None = None
+    flip_margins: list[float] = field(default_factory=list, repr=False)
+    #: fp32's margin of every judged tag, kept only to count the confident ones.
+    margins: list[float] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["flip_margins"], d["margins"]
+        d["near_ties"] = near_tie_accounting(self.flip_margins, self.margins)
+        d["flips_by_margin"] = flips_by_margin(self.flip_margins)
+        return d
 
     columns: ClassVar[tuple[Column, ...]] = (
         Column("ent F1", "entity_f1", ".4f"), Column("drop pt", "f1_drop", ".2f"),
-        Column("agree %", "agreement", ".1f", percent=True), Column("max|dlogit|", "max_abs_logit", ".4f"))
+        Column("ent agree %", "entity_agreement", ".1f", percent=True),
+        Column("agree %", "agreement", ".1f", percent=True),
+        Column("near-tie flips", "near_ties.near_tie_changes", "d"),
+        Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
+        Column("max|dlogit|", "max_abs_logit", ".4f"))
+
+    def judged_agreement(self) -> tuple[float, int, str]:
+        """(agreement, units, unit name) the gate judges: entities when any were decoded, else tags."""
+        if self.entity_agreement is not None and self.entities > 0:
+            return self.entity_agreement, self.entities, "entity"
+        return self.agreement, self.tokens, "token"
 
     def budget_failures(self, budget: Budget) -> list[str]:
-        return f1_and_agreement_failures(budget, self.f1_drop, "entity", self.agreement, self.tokens, "token")
+        agreement, n, unit = self.judged_agreement()
+        return f1_and_agreement_failures(budget, self.f1_drop, "entity", agreement, n, unit)
 
     def relax_hints(self, budget: Budget) -> list[str]:
-        return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.tokens)
+        agreement, n, _ = self.judged_agreement()
+        return f1_and_agreement_hints(budget, self.f1_drop, agreement, n)
+
+    def shortfall(self, budget: Budget) -> float:
+        """Entity F1 points lost beyond ``max_drop`` plus the points the entity agreement's lower
+        bound misses ``min_agreement`` by (tag agreement when no entity is decoded)."""
+        agreement, n, _ = self.judged_agreement()
+        return f1_and_agreement_shortfall(budget, self.f1_drop, agreement, n)
 
     def summary(self) -> str:
         f1 = "" if self.entity_f1 is None else f", entity F1 {100 * self.entity_f1:.1f}"
-        return f"token agreement {100 * self.agreement:.1f}%{f1}"
+        ents = "" if self.entity_agreement is None else (f"entity agreement {100 * self.entity_agreement:.1f}% "
+                                                         f"of {self.entities}, ")
+        near = near_tie_accounting(self.flip_margins, self.margins)
+        return (f"{ents}token agreement {100 * self.agreement:.1f}%{f1}, {near['near_tie_changes']} of "
+                f"{near['changed']} changed tags near ties")
 
 
 class EntityJsonlFormat(EvalFormat):
@@ -170,34 +218,44 @@ def token_drift(values: np.ndarray, baseline: np.ndarray, names: Sequence[str] |
     texts_v, texts_b = sequences(values), sequences(baseline)
     gold_texts = np.split(np.asarray(gold), np.flatnonzero(values[:, 0] == 0)[1:]) if gold is not None else None
     agree = total = 0
-    counts = np.zeros(3, dtype=np.int64)
-    base_counts = np.zeros(3, dtype=np.int64)
+    counts = np.zeros(3, dtype=np.int64)  # variant vs gold (labelled) or vs fp32
+    base_counts = np.zeros(3, dtype=np.int64)  # fp32 vs gold
+    vs_fp32 = np.zeros(3, dtype=np.int64)  # variant vs fp32, always
+    margins: list[float] = []
+    flip_margins: list[float] = []
     for i, (v, b) in enumerate(zip(texts_v, texts_b)):
         inner = slice(1, max(1, len(v) - 1))  # drop [CLS] and the final [SEP]
         pv, pb = v[inner, 1:].argmax(-1), b[inner, 1:].argmax(-1)
+        margin = top2_margins(b[inner, 1:])
+        margins += margin.tolist()
+        flip_margins += margin[pv != pb].tolist()
         agree += int(np.sum(pv == pb))
         total += len(pv)
         if names is None:
             continue
-        ents_v = decode_tags([names[k] for k in pv])
-        ents_b = decode_tags([names[k] for k in pb])
+        ents_v, ents_b = decode_tags([names[k] for k in pv]), decode_tags([names[k] for k in pb])
+        vs_fp32 += entity_counts(ents_v, ents_b)
         if gold_texts is None:
-            counts += entity_counts(ents_v, ents_b)
-        else:
-            g = np.asarray(gold_texts[i])[inner]
-            judged = g != IGNORE
-            ents_g = decode_tags([names[k] for k in g[judged]])
-            counts += entity_counts(decode_tags([names[k] for k in pv[judged]]), ents_g)
-            base_counts += entity_counts(decode_tags([names[k] for k in pb[judged]]), ents_g)
+            continue
+        g = np.asarray(gold_texts[i])[inner]
+        judged = g != IGNORE
+        ents_g = decode_tags([names[k] for k in g[judged]])
+        counts += entity_counts(decode_tags([names[k] for k in pv[judged]]), ents_g)
+        base_counts += entity_counts(decode_tags([names[k] for k in pb[judged]]), ents_g)
     delta = np.abs(values[:, 1:] - baseline[:, 1:])
     agreement = agree / total if total else 1.0
-    f1 = base_f1 = drop = None
+    f1 = base_f1 = drop = f1_fp32 = entity_agreement = None
+    union = 0
     if names is not None:
-        f1 = f1_from_counts(*counts)
+        f1_fp32 = f1_from_counts(*vs_fp32)
+        union = int(vs_fp32[1] + vs_fp32[2] - vs_fp32[0])
+        entity_agreement = float(vs_fp32[0]) / union if union else 1.0
         if gold is not None:
-            base_f1 = f1_from_counts(*base_counts)
+            f1, base_f1 = f1_from_counts(*counts), f1_from_counts(*base_counts)
             drop = 100.0 * (base_f1 - f1)
         else:
+            f1 = f1_fp32
             drop = 100.0 * (1.0 - f1)
     return TokenDrift(len(texts_v), total, agreement, float(delta.max()) if delta.size else 0.0,
-                      float(delta.mean()) if delta.size else 0.0, f1, base_f1, drop)
+                      float(delta.mean()) if delta.size else 0.0, f1, base_f1, drop, entity_agreement, union, f1_fp32,
+                      flip_margins, margins)
