@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "data": "data_cmd",
     "android-assets": "android_cmd",
     "arm-check": "arm_cmd",
+    "card": "card_cmd",
 }
 
 
