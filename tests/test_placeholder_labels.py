@@ -103,8 +103,13 @@ def test_quantize_warns_once_about_default_labels(tmp_path, capsys, names):
         assert warnings == []
 
 
-def test_convert_points_at_a_labels_txt_it_does_not_read(tmp_path, capsys):
+def test_convert_reads_a_labels_txt_beside_the_checkpoint_as_quantize_does(tmp_path, capsys):
     checkpoint = _hf_checkpoint(tmp_path / "hf")
     (checkpoint / "labels.txt").write_text("sad\ncalm\nglad\n", encoding="utf-8")
     err, _ = _convert(capsys, checkpoint, tmp_path / "out")
-    assert len(err) == 1 and f"paste -sd, {checkpoint / 'labels.txt'}" in err[0], err
+    assert err == []
+    assert read_pack(tmp_path / "out" / "model_fp32.onnx").labels == ("sad", "calm", "glad")
+    # A labels.txt of another width is not this classifier's: placeholders, and the warning says so.
+    (checkpoint / "labels.txt").write_text("sad\nglad\n", encoding="utf-8")
+    err, _ = _convert(capsys, checkpoint, tmp_path / "out2")
+    assert len(err) == 1 and "no labels.txt, no real config.json id2label" in err[0], err

@@ -16,7 +16,7 @@ from albert_edge.convert.pipeline import (
 )
 from albert_edge.convert.source import ModelSource
 from albert_edge.convert.tf_graph import GraphOptions
-from albert_edge.tasks import TASK_NAMES
+from albert_edge.tasks import TASK_NAMES, canonical_task_name
 from albert_edge.tasks.feature_extraction import POOLING_MODES
 
 
@@ -37,11 +37,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--config", metavar="PATH", help="config JSON to use instead of the one beside the checkpoint")
     parser.add_argument("--cased", action="store_true", help="do not lower-case text (default: tokenizer_config.json, else lower-case)")
-    parser.add_argument("--task", choices=TASK_NAMES,
+    parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name,
                         help="default: question answering for a span head (HF qa_outputs, TF1 cls/squad/...), "
                              "token classification for a classifier without a pooler (HF "
                              "*ForTokenClassification), classification for one with; a TF1 NER head looks like a "
-                             "classifier, so pass token_classification")
+                             "classifier, so pass token_classification; Hugging Face task names (text-classification, token-classification, question-answering, feature-extraction) are accepted")
     parser.add_argument("--batch-one", action="store_true",
                         help="TFLite: a [1, seq] graph with constant reshapes and no dynamic tensors (one XNNPACK "
                              "partition; faster at real lengths and to load); batches then run row by row")

@@ -11,7 +11,7 @@ from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
 from albert_edge.errors import DataError, QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
-from albert_edge.tasks import TASK_NAMES
+from albert_edge.tasks import TASK_NAMES, canonical_task_name
 
 
 def add_parser(subparsers) -> None:
@@ -57,7 +57,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--max-seq-len", type=int, default=128, metavar="N", help="tokenizer max length (default 128)")
-    parser.add_argument("--task", choices=TASK_NAMES, help="default: detected from the checkpoint (see convert --task)")
+    parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
     add_pooling_arguments(parser)

@@ -141,6 +141,20 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
 
 
+def labels_txt_beside(checkpoint: str | os.PathLike[str], width: int) -> tuple[list[str], str] | None:
+    """The names of a ``labels.txt`` beside the checkpoint (one per line, class-id order) and its path,
+    when it holds exactly ``width`` names; convert and quantize both read it, so the same checkpoint gets
+    the same names from either command."""
+    from albert_edge.convert.assets import checkpoint_dir
+    from albert_edge.data import read_text_lines  # one line naming the file if it is not UTF-8
+
+    path = checkpoint_dir(checkpoint) / "labels.txt"
+    if not path.is_file():
+        return None
+    names = [str(line) for line in read_text_lines(path)]
+    return (names, str(path)) if len(names) == width else None
+
+
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
     """Labels for the pack (tasks that need them); their count must equal the classifier width."""
     if not get_task(task, weights).needs_labels:
@@ -169,21 +183,15 @@ def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "con
     """The one warning line ``convert`` / ``quantize`` print when the pack records placeholder labels, else None.
 
     The pack keeps them (a classifier needs one name per output), but an app would show "LABEL_1" to
-    its users, so the line says where real names come from. convert reads no labels.txt (quantize
-    does), so for convert a labels.txt beside ``checkpoint`` is named in the hint.
+    its users, so the line says where real names come from (both commands read config.json's id2label
+    and a labels.txt beside the checkpoint).
     """
     if not placeholder_labels(labels):
         return None
     assert labels is not None
     shown = ",".join(labels) if len(labels) <= 3 else f"{labels[0]},...,{labels[-1]}"
-    found = "no labels.txt, no real config.json id2label" if command == "quantize" else "no real config.json id2label"
+    found = "no labels.txt, no real config.json id2label"
     hint = f"`albert-edge {command} ... --labels NAME0,NAME1,...`"
-    if command == "convert" and checkpoint is not None:
-        from albert_edge.convert.assets import checkpoint_dir
-
-        beside = checkpoint_dir(checkpoint) / "labels.txt"
-        if beside.is_file():
-            hint += f" (convert does not read {beside}; e.g. --labels \"$(paste -sd, {beside})\")"
     return (f"warning: the {len(labels)} class labels {shown} are placeholders ({found}); the files record "
             f"them as they are; pass real names in class-id order with {hint}")
 
@@ -302,8 +310,10 @@ def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
     task = source.task(options.task)
     labels = options.labels
     if labels is None and task.needs_labels:
+        width = task.num_labels(weights)
         named = hf_labels(checkpoint)
-        labels = named if named and len(named) == task.num_labels(weights) else None
+        beside = labels_txt_beside(checkpoint, width)
+        labels = named if named and len(named) == width else beside[0] if beside else None
     resolved = resolve_labels(weights, labels, task)
     return _Model(source, task, resolved, max_seq_len, source.tokenizer_asset(options.vocab, options.do_lower_case))
 

@@ -148,8 +148,7 @@ def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: 
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
     a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
     ``LABEL_i``."""
-    from albert_edge.convert.assets import checkpoint_dir
-    from albert_edge.convert.pipeline import hf_labels, resolve_labels
+    from albert_edge.convert.pipeline import hf_labels, labels_txt_beside, resolve_labels
 
     width = task.num_labels(weights)
     if labels:
@@ -157,13 +156,9 @@ def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: 
     named = hf_labels(checkpoint)
     if named and len(named) == width:
         return named, "config.json id2label"
-    labels_txt = checkpoint_dir(checkpoint) / "labels.txt"
-    if labels_txt.is_file():
-        from albert_edge.data import read_text_lines  # one line naming the file if it is not UTF-8
-
-        names = [str(line) for line in read_text_lines(labels_txt)]
-        if len(names) == width:
-            return names, str(labels_txt)
+    beside = labels_txt_beside(checkpoint, width)
+    if beside is not None:
+        return beside
     if eval_labels is not None and len(eval_labels) == width:
         # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
         return list(eval_labels), f"sorted labels of {eval_path}"

@@ -25,11 +25,21 @@ _REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (QuestionAnswering,
                                                               SequenceRegression, SequenceClassification,
                                                               FeatureExtraction)}
 TASK_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+#: The Hugging Face pipeline / Optimum task names a user coming from them types, and ours they mean.
+HF_TASK_NAMES: dict[str, str] = {
+    "text-classification": SequenceClassification.name,
+    "sentiment-analysis": SequenceClassification.name,
+    "token-classification": TokenClassification.name,
+    "ner": TokenClassification.name,
+    "question-answering": QuestionAnswering.name,
+    "feature-extraction": FeatureExtraction.name,
+    "sentence-similarity": FeatureExtraction.name,
+}
 
-__all__ = ["ENCODER_PREFIXES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift", "EmbeddingDrift",
+__all__ = ["ENCODER_PREFIXES", "HF_TASK_NAMES", "PARITY_KEYS", "TASK_NAMES", "ClassificationDrift", "EmbeddingDrift",
            "FeatureExtraction", "QADrift", "QuestionAnswering", "SequenceClassification", "Task", "TaskDrift",
            "TokenClassification", "TokenDrift",
-           "detect_task", "get_task",
+           "canonical_task_name", "detect_task", "get_task",
            "task_class", "task_classes", "task_of_pack"]
 
 
@@ -38,8 +48,15 @@ def task_classes() -> tuple[type[Task], ...]:
     return tuple(_REGISTRY.values())
 
 
+def canonical_task_name(name: str) -> str:
+    """Our task name for ``name``, which may be a Hugging Face task name (``token-classification``);
+    unknown names are returned as they are, for the caller's own "expected one of" error."""
+    return HF_TASK_NAMES.get(name, name)
+
+
 def task_class(name: str, error: type[Exception] = ConversionError, source: str = "task") -> type[Task]:
-    """The Task class registered as ``name``; ``error`` names ``source`` when there is none."""
+    """The Task class registered as ``name`` (or its Hugging Face name); ``error`` names ``source`` when there is none."""
+    name = canonical_task_name(name)
     if name not in _REGISTRY:
         raise error(f"{source} {name!r}: expected one of {', '.join(TASK_NAMES)}")
     return _REGISTRY[name]
