@@ -90,3 +90,14 @@ def test_without_tqdm_a_terminal_bar_is_one_redrawn_line(monkeypatch):
         bar.close()
     text = terminal.getvalue()
     assert "rounds: 1/2 round" in text and "rounds: 2/2 round" in text and "\n" not in text
+
+
+def test_clear_wipes_the_status_line_before_results_are_printed(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with progress.session("convert"):
+        progress.step("write files")
+        progress.clear()
+        drawn = terminal.getvalue()
+    assert drawn.endswith("albert-edge convert: write files ...\r\x1b[K")
+    assert terminal.getvalue() == drawn  # nothing left to wipe or report at the end

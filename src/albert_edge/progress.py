@@ -104,6 +104,15 @@ def session(command: str, enabled: bool = True) -> Iterator[None]:
                 print("\n".join(finished.held), file=sys.stderr, flush=True)
 
 
+def clear() -> None:
+    """End the current step and wipe its status line: call before printing results to stdout, which
+    would otherwise continue the status line on the same terminal row."""
+    if _session is None:
+        return
+    _end_step()
+    _wipe()
+
+
 def step(what: str) -> None:
     """Begin the stage ``what`` (the previous one ends). Pass as a pipeline's ``progress`` callback."""
     if not enabled():

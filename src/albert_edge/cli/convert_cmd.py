@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     progress.step(f"read {args.checkpoint}")
     source = ModelSource.load(args.checkpoint, args.config)
     report = convert_checkpoint(source, args.out, options, progress=progress.step)
+    progress.clear()
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")

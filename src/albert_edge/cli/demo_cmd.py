@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     log_path = ensure_writable_dir(args.out) / "demo_chatter.log"
     with quiet_console(log_path, enabled=not getattr(args, "verbose", False)) as console:
         result = run_demo(args.out, sample=args.sample, settings=settings,
-                          log=lambda line: print(line, file=console, flush=True), progress=progress.step)
+                          log=lambda line: _say(line, console), progress=progress.step)
     print()
     print(f"models:            {result.out_dir / 'models'}")
     print(f"conversion report: {result.conversion_report}")
@@ -58,3 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if not getattr(args, "verbose", False):
         print(f"library output:    {log_path} (--verbose shows it)")
     return 0
+
+
+def _say(line: str, console) -> None:
+    """A demo line on the console, after wiping a progress status line it would otherwise continue."""
+    progress.clear()
+    print(line, file=console, flush=True)

@@ -84,12 +84,14 @@ def run(args: argparse.Namespace) -> int:
         progress.step(f"read {args.checkpoint} and {args.calib}")
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options, progress=progress.step)
     except QuantizationError as exc:
+        progress.clear()
         # BudgetNotMetError (exit 3): the report and the over_budget_ best effort are written into over_budget/.
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)
             if exc.report.report_path:
                 print(f"report: {exc.report.report_path}", file=sys.stderr)
         raise
+    progress.clear()
     print(report.table())
     print(f"chosen: {report.chosen or '(none: explicit mode, see budget column)'}")
     print(f"report: {report.report_path}")
