@@ -101,12 +101,14 @@ def _require(sample: Path, name: str) -> Path:
 
 
 def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.PathLike[str] | None = None,
-             settings: DemoSettings | None = None, log: Callable[[str], None] = print) -> DemoResult:
+             settings: DemoSettings | None = None, log: Callable[[str], None] = print,
+             progress: Callable[[str], None] | None = None) -> DemoResult:
     """Run every stage on the sample checkpoint and write the outputs under ``out_dir``.
 
     Layout: ``models/`` (fp32/fp16 TFLite and ONNX, quantized variants, conversion_report.json,
     quantize_report.json), ``report/`` (report.json, report.md, report.png, device_commands.sh),
-    ``predictions.json`` and ``demo.json``.
+    ``predictions.json`` and ``demo.json``. ``progress`` receives convert's and quantize's stage lines
+    (the benchmark draws its own bar, see albert_edge.progress).
     """
     # TensorFlow's C++ INFO lines and its tf.lite deprecation notice would bury the tables.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -133,7 +135,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
     source = ModelSource.load(sample_dir)  # read once: convert and quantize share the weights
-    conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels))
+    conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels), progress=progress)
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
     seconds["convert"] = round(time.perf_counter() - started, 1)
 
@@ -141,7 +143,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     budget = settings.quantize
     log(f"[2/4] quantize ({budget.mode} within {budget.max_drop:g} accuracy points on {dev.name})")
     quantized = quantize_checkpoint(source, models_dir, calib,
-                                    replace(settings.quantize, eval_tsv=dev, labels=labels))
+                                    replace(settings.quantize, eval_tsv=dev, labels=labels), progress=progress)
     log(quantized.table())
     seconds["quantize"] = round(time.perf_counter() - started, 1)
 

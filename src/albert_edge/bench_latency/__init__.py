@@ -11,7 +11,21 @@ Names resolve lazily so that a worker process imports only numpy and its interpr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from albert_edge.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    # The same names for type checkers, which do not see the lazy __getattr__ below.
+    from albert_edge.bench_latency.device import device_commands_script, parse_benchmark_log
+    from albert_edge.bench_latency.importer import import_device_logs
+    from albert_edge.bench_latency.machine import describe_machine
+    from albert_edge.bench_latency.options import BenchOptions
+    from albert_edge.bench_latency.output import write_report
+    from albert_edge.bench_latency.report_md import render_markdown
+    from albert_edge.bench_latency.runner import describe_variants, run_benchmark
+    from albert_edge.bench_latency.schema import BenchReport, SCHEMA_VERSION, load_report, validate_report
+    from albert_edge.bench_latency.stats import summarize
 
 _EXPORTS = {
     "run_benchmark": "albert_edge.bench_latency.runner",
@@ -32,4 +46,6 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:
+    # Hidden from type checkers, so that a misspelt name is an error there rather than Any.
+    __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -16,10 +16,12 @@ which misses transient allocations freed inside a call; the method used is recor
 
 from __future__ import annotations
 
-import resource
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -43,21 +45,46 @@ def _status_kb(key: str) -> float | None:
     return None
 
 
-def _maxrss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def process_usage() -> Any:
+    """``resource.getrusage(RUSAGE_SELF)``; where there is no ``resource`` module (Windows), the same fields
+    from ``os.times()`` (CPU) and psutil (peak working set, if installed), with context switches 0.
+
+    ``resource`` is imported here, not at the top, so that ``bench`` and ``demo`` import on Windows.
+    """
+    try:
+        import resource
+    except ImportError:
+        times = os.times()
+        return SimpleNamespace(ru_utime=times.user, ru_stime=times.system, ru_nivcsw=0, ru_nvcsw=0,
+                               ru_maxrss=_peak_working_set_kb())
+    return resource.getrusage(resource.RUSAGE_SELF)
+
+
+def _peak_working_set_kb() -> int:
+    try:
+        import psutil
+    except ImportError:
+        return 0
+    info = psutil.Process().memory_info()
+    return int(getattr(info, "peak_wset", getattr(info, "rss", 0)) // 1024)
+
+
+def max_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (ru_maxrss is bytes on macOS, KiB elsewhere)."""
+    peak = process_usage().ru_maxrss
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
 
 def rss_mb() -> float:
     """Current resident set size in MiB (the peak so far where /proc is missing)."""
     kb = _status_kb("VmRSS")
-    return kb / 1024.0 if kb is not None else _maxrss_mb()
+    return kb / 1024.0 if kb is not None else max_rss_mb()
 
 
 def hwm_mb() -> float:
     """High-water mark of the resident set in MiB since the last reset (or process start)."""
     kb = _status_kb("VmHWM")
-    return kb / 1024.0 if kb is not None else _maxrss_mb()
+    return kb / 1024.0 if kb is not None else max_rss_mb()
 
 
 def reset_peak() -> bool:

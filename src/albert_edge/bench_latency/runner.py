@@ -594,6 +594,6 @@ def device_lengths(seq_lens: Sequence[int | str], real: dict[str, list[int]]) ->
 
 
 def _progress(total: int, enabled: bool):
-    from tqdm import tqdm
+    from albert_edge import progress as progress_report
 
-    return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True, disable=not enabled)
+    return progress_report.bar(total, desc="bench rounds", unit="round", show=enabled)

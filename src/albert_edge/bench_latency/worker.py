@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules
+from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules, max_rss_mb, process_usage
 
 # "litert_buckets" is LiteRT behind the runtime's length buckets (runtime/length_buckets.py): one
 # interpreter per padded width, so a real-length run never reshapes a graph.
@@ -39,8 +38,7 @@ class WorkerError(Exception):
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+    return max_rss_mb()
 
 
 # Imported before the clock starts: init time is the model load, not the Python import.
@@ -188,7 +186,7 @@ class Session:
         much of the burst the process spent waiting for a CPU that a neighbour held.
         """
         samples = []
-        usage, delay = resource.getrusage(resource.RUSAGE_SELF), _run_delay_ns()
+        usage, delay = process_usage(), _run_delay_ns()
         try:
             for _ in range(runs):
                 feeds = self.pool[self.calls % len(self.pool)]
@@ -199,7 +197,7 @@ class Session:
                 self.probe.sample()
         except Exception as exc:  # noqa: BLE001
             raise WorkerError(f"{self.args.model}: inference failed ({str(exc).splitlines()[0]})") from None
-        after, delay_after = resource.getrusage(resource.RUSAGE_SELF), _run_delay_ns()
+        after, delay_after = process_usage(), _run_delay_ns()
         return {
             "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3,
             "cpu_s": (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime),

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from albert_edge import __version__
+from albert_edge import __version__, progress
 from albert_edge.chatter import chatter_to_log, discard_log, log_has_content, new_log_path
 from albert_edge.cli.failure import describe, log_may_explain
 from albert_edge.cli.hub_args import resolve_hub_sources
@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "data": "data_cmd",
     "android-assets": "android_cmd",
     "arm-check": "arm_cmd",
+    "card": "card_cmd",
 }
 
 
@@ -73,6 +74,9 @@ def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
                         help="on error, show the Python traceback after the one-line message")
     parser.add_argument("--verbose", action="store_true", default=default,
                         help="let TensorFlow / LiteRT / ONNX Runtime messages through to stderr instead of a log file")
+    parser.add_argument("--no-progress", action="store_true", default=default,
+                        help="no progress bar or step lines on stderr (without a terminal they are a summary "
+                             "written when the command succeeds)")
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -84,7 +88,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
     at = argv.index(args.command)
-    top = argparse.Namespace(command=args.command, debug=args.debug, verbose=args.verbose)
+    top = argparse.Namespace(command=args.command, debug=args.debug, verbose=args.verbose,
+                             no_progress=args.no_progress)
     return sub.parse_intermixed_args(argv[at + 1:], namespace=top)
 
 
@@ -103,7 +108,10 @@ def _run(args: argparse.Namespace) -> int:
         # Python sets it to None when fd 1 was closed at start (`cmd >&-`): every result would be lost.
         raise OutputError("standard output is closed; nothing could be printed (redirect it to a file instead)")
     resolve_hub_sources(args)
-    code = int(args.run(args) or 0)
+    # Step lines and bars (albert_edge.progress); held summary lines are written only on success,
+    # so that an error stays one line.
+    with progress.session(args.command, enabled=not args.no_progress):
+        code = int(args.run(args) or 0)
     # Pipes are block-buffered: surface a closed reader (EPIPE) here, not at interpreter exit.
     sys.stdout.flush()
     return code

@@ -47,7 +47,6 @@ def add_parser(subparsers) -> None:
                         help="accuracy budget in percentage points for the recommendation (default 0.5)")
     parser.add_argument("--pin", action="store_true", help="pin each worker to the first N CPUs (sched_setaffinity)")
     parser.add_argument("--out", default="bench_report", help="report directory (default bench_report)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--import-device-log", nargs="+", metavar="FILE",
                         help="parse TFLite benchmark_model output into --out/report.json instead of benchmarking")
     parser.add_argument("--import-arm", metavar="FILE",

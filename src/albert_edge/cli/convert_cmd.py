@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_edge import progress
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import (
     FORMATS,
@@ -55,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
                              vocab=args.vocab, do_lower_case=False if args.cased else None,
                              task=embedding_task(args) or args.task,
                              graph_options=GraphOptions(batch_one=args.batch_one))
-    report = convert_checkpoint(ModelSource.load(args.checkpoint, args.config), args.out, options)
+    progress.step(f"read {args.checkpoint}")
+    source = ModelSource.load(args.checkpoint, args.config)
+    report = convert_checkpoint(source, args.out, options, progress=progress.step)
+    progress.clear()
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from albert_edge import progress
 from albert_edge.cli.arg_types import positive_int, positive_int_list, seq_len_list
 from albert_edge.demo import DemoSettings, run_demo
 from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     log_path = ensure_writable_dir(args.out) / "demo_chatter.log"
     with quiet_console(log_path, enabled=not getattr(args, "verbose", False)) as console:
         result = run_demo(args.out, sample=args.sample, settings=settings,
-                          log=lambda line: print(line, file=console, flush=True))
+                          log=lambda line: _say(line, console), progress=progress.step)
     print()
     print(f"models:            {result.out_dir / 'models'}")
     print(f"conversion report: {result.conversion_report}")
@@ -57,3 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if not getattr(args, "verbose", False):
         print(f"library output:    {log_path} (--verbose shows it)")
     return 0
+
+
+def _say(line: str, console) -> None:
+    """A demo line on the console, after wiping a progress status line it would otherwise continue."""
+    progress.clear()
+    print(line, file=console, flush=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_edge import progress
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
@@ -80,14 +81,17 @@ def run(args: argparse.Namespace) -> int:
                                   max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps)
-        report = quantize_checkpoint(args.checkpoint, out, args.calib, options)
+        progress.step(f"read {args.checkpoint} and {args.calib}")
+        report = quantize_checkpoint(args.checkpoint, out, args.calib, options, progress=progress.step)
     except QuantizationError as exc:
+        progress.clear()
         # BudgetNotMetError (exit 3): the report and the over_budget_ best effort are written into over_budget/.
         if getattr(exc, "report", None) is not None:
             print(exc.report.table(), file=sys.stderr)
             if exc.report.report_path:
                 print(f"report: {exc.report.report_path}", file=sys.stderr)
         raise
+    progress.clear()
     print(report.table())
     print(f"chosen: {report.chosen or '(none: explicit mode, see budget column)'}")
     print(f"report: {report.report_path}")

@@ -10,7 +10,7 @@ import argparse
 
 def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float, embeddings_from: str) -> None:
     """Add ``--config --out --init --init-embeddings --vocab --max-seq-len --batch-size --lr --warmup
-    --weight-decay --dropout --threads --seed --no-progress``; ``lr``/``warmup`` are the defaults."""
+    --weight-decay --dropout --threads --seed`` (``--no-progress`` is global); ``lr``/``warmup`` are the defaults."""
     p.add_argument("--config", default="albert_tiny", help="albert_tiny, or a config JSON (ignored with --init)")
     p.add_argument("--out", required=True, help="output checkpoint directory")
     p.add_argument("--init", help="start from this checkpoint (TF1 prefix/dir or HF dir) instead of random init")
@@ -25,4 +25,3 @@ def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float,
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")

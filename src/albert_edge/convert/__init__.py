@@ -18,7 +18,48 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from albert_edge.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    # The same names for type checkers, which do not see the lazy __getattr__ below.
+    from albert_edge.convert.assets import find_tokenizer_asset
+    from albert_edge.convert.census import census_onnx, census_tflite, non_builtin_tflite_ops
+    from albert_edge.convert.onnx_export import (
+        attach_onnx_pack,
+        deduplicate_initializers,
+        export_onnx,
+        onnx_model_bytes,
+    )
+    from albert_edge.convert.onnx_graph import OnnxGraphBuilder, build_onnx_model
+    from albert_edge.convert.parity import (
+        ParityCase,
+        ParityResult,
+        ParitySamples,
+        TOLERANCES,
+        check_parity,
+        default_cases,
+        make_samples,
+        sample_inputs,
+    )
+    from albert_edge.convert.pipeline import (
+        ConversionReport,
+        ConvertOptions,
+        ExportedFile,
+        build_pack,
+        convert_checkpoint,
+        model_file_name,
+    )
+    from albert_edge.convert.source import ModelSource
+    from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
+    from albert_edge.convert.tflite_export import (
+        apply_fp16,
+        convert_to_tflite_bytes,
+        export_tflite,
+        make_tflite_converter,
+        tflite_model_bytes,
+    )
 
 _EXPORTS = {
     "GraphOptions": "albert_edge.convert.tf_graph",
@@ -57,4 +98,6 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:
+    # Hidden from type checkers, so that a misspelt name is an error there rather than Any.
+    __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

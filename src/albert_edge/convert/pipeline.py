@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -265,6 +265,8 @@ def convert_checkpoint(
     checkpoint: ModelSource | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     options: ConvertOptions | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
 ) -> ConversionReport:
     """Export ``checkpoint`` in each format in fp32 (and fp16), check parity, write the files and the report.
 
@@ -274,15 +276,19 @@ def convert_checkpoint(
     means classification; a sentence-transformers folder's modules.json sets the embedding pooling.
     Raises an AlbertEdgeError subclass (CheckpointError, ConfigError, TokenizerError, ConversionError,
     OutputError) with a one-line message; in that case no model file is written.
+    ``progress`` receives one line per stage (each format x precision exported and checked, writing).
     """
     started = time.perf_counter()
     options = options or ConvertOptions()
+    say = progress or (lambda _line: None)
     # TensorFlow (TF1 reader, converter) would otherwise print pages of C++ INFO logs around the table.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     out = ensure_writable_dir(out_dir)
     model = _resolve_model(ModelSource.of(checkpoint), options)
+    say("numpy reference outputs for the parity samples")
     samples = make_samples(model.weights, default_cases(model.max_seq_len))
-    built = _export_all(model, options, samples)
+    built = _export_all(model, options, samples, say)
+    say("write files")
     report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     with OutputSet(out) as staged:
@@ -312,11 +318,13 @@ def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
     return _Model(source, task, resolved, max_seq_len, source.tokenizer_asset(options.vocab, options.do_lower_case))
 
 
-def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples) -> list[tuple[ExportedFile, bytes]]:
+def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples,
+                say: Callable[[str], None]) -> list[tuple[ExportedFile, bytes]]:
     """Every format x precision, built in memory and parity-checked; the first failure raises."""
     built: list[tuple[ExportedFile, bytes]] = []
     for fmt in options.formats:
         for variant in options.variants:
+            say(f"export and check {fmt} {variant}")
             pack = build_pack(model.weights, model.asset, model.task, model.labels, model.max_seq_len, variant)
             name = model_file_name(fmt, variant)
             data = _export_bytes(fmt, model.weights, pack, variant == "fp16", model.task, options.graph_options)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -322,10 +321,9 @@ def pretrain(
     eval_every = max(1, settings.steps // max(1, settings.evals))
     started = time.perf_counter()
     window = [0.0, 0.0, 0.0]  # loss * targets, hits, targets
-    from tqdm.auto import tqdm
+    from albert_edge import progress as progress_report
 
-    bar = tqdm(total=settings.steps, desc="pretrain", unit="step", disable=not progress, file=sys.stderr,
-               mininterval=1.0 if sys.stderr.isatty() else 30.0, dynamic_ncols=True)
+    bar = progress_report.bar(settings.steps, desc="pretrain", unit="step", show=progress)
     step, cursor = 0, len(rows)
     try:
         while step < settings.steps:

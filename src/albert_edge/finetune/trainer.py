@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -358,15 +357,15 @@ def finetune(
     started = time.perf_counter()
     step, epoch = 0, 0
     window = _Window()
-    from tqdm.auto import tqdm
+    from albert_edge import progress as progress_report
 
     interrupted = False
     try:
         while step < total:
             epoch += 1
             batches = bucketed_batches(lengths, settings.batch_size, rng)
-            bar = tqdm(batches[: total - step], desc=f"epoch {epoch}", unit="batch", disable=not progress,
-                       file=sys.stderr, mininterval=1.0 if sys.stderr.isatty() else 30.0, dynamic_ncols=True)
+            bar = progress_report.bar(desc=f"epoch {epoch}", unit="batch", show=progress,
+                                      iterable=batches[: total - step])
             for index in bar:
                 ids, mask, types = pad_batch(train_set, index, pad_id)
                 lr = learning_rate_at(step, total, settings)

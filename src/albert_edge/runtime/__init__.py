@@ -7,7 +7,28 @@ never TensorFlow or onnx (a test proves it). Names are resolved lazily so that
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from albert_edge.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    # The same names for type checkers, which do not see the lazy __getattr__ below.
+    from albert_edge.runtime.backends import Backend, available_backends, open_backend
+    from albert_edge.runtime.classifier import Prediction, TextClassifier
+    from albert_edge.runtime.embedder import TextEmbedder
+    from albert_edge.runtime.pack import (
+        ModelPack,
+        attach_tflite_pack,
+        pack_from_metadata_props,
+        pack_to_metadata_props,
+        read_pack,
+        read_pack_bytes,
+        read_tflite_pack,
+        strip_tflite_pack,
+    )
+    from albert_edge.runtime.question_answerer import Answer, QuestionAnswerer
+    from albert_edge.runtime.task_model import TaskModel
+    from albert_edge.runtime.token_classifier import Entity, TokenClassifier
 
 _EXPORTS = {
     "ModelPack": "albert_edge.runtime.pack",
@@ -33,4 +54,6 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:
+    # Hidden from type checkers, so that a misspelt name is an error there rather than Any.
+    __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

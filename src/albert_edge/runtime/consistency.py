@@ -17,8 +17,9 @@ at invoke otherwise). A graph where a table cannot be found (a foreign export) s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from albert_edge.errors import ModelFileError
 from albert_edge.runtime.flatbuffer import TfliteGraph, TfliteInfo, read_tflite_graph
@@ -66,7 +67,7 @@ def _op(name: str) -> str:
     return name.upper().replace("_", "")
 
 
-def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[object, _Tensor],
+def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors: Mapping[Any, _Tensor],
            ops: Iterable[tuple[str, tuple, tuple]]) -> GraphFacts:
     """Trace ids and lengths from the inputs through ``ops`` (in topological order) to the tables."""
     ops = [(_op(name), ins, outs) for name, ins, outs in ops]
@@ -118,7 +119,7 @@ def _facts(inputs: dict[str, object], outputs: dict[str, object], tensors: dict[
                 if rows is not None:
                     into.append(rows)
 
-    def described(keys: dict[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    def described(keys: Mapping[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
         out = {}
         for name, key in keys.items():
             t = tensors.get(key)

@@ -82,7 +82,7 @@ def builtin_op_name(code: int) -> str:
 class _Reader:
     """Bounds-checked flatbuffer primitives; every failure names the file and what broke."""
 
-    def __init__(self, data: bytes, source: str) -> None:
+    def __init__(self, data: bytes | memoryview, source: str) -> None:
         self.data = data
         self.size = len(data)
         self.source = source
@@ -147,7 +147,7 @@ class _Reader:
             raise self.fail(f"{what} is not UTF-8") from None
 
 
-def inspect_tflite(data: bytes, source: str = "<bytes>") -> TfliteInfo:
+def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteInfo:
     """Validate the flatbuffer's structure and extents; return its operator codes.
 
     ``data`` is bytes or a memoryview of them (``pack.tflite_flatbuffer_view``: no copy).
@@ -237,7 +237,8 @@ class TfliteGraph:
     info: TfliteInfo | None = None
 
 
-def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
+def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>",
+                      signature: str = "serving_default") -> TfliteGraph:
     """Tensors, operators and signature maps of the subgraph that ``signature`` runs, bounds-checked.
 
     Used to check a model file against its pack before an interpreter is built (see

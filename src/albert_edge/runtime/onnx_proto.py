@@ -150,7 +150,10 @@ def read_onnx_graph(data: bytes, source: str = "<bytes>") -> OnnxGraph:
             graph = (a, b)
     if graph is None:
         raise ModelFileError(f"{source}: ONNX model has no graph")
-    nodes, inits, inputs, outputs = [], {}, {}, {}
+    nodes: list[OnnxNode] = []
+    inits: dict[str, OnnxValue] = {}
+    inputs: dict[str, OnnxValue] = {}
+    outputs: dict[str, OnnxValue] = {}
     for number, wire, a, b in p.fields(*graph):
         if wire != 2:
             continue

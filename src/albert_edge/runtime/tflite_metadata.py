@@ -83,7 +83,7 @@ def _schemas() -> tuple[Any, Any]:
     try:
         from ai_edge_litert import schema_py_generated as model_schema
     except ImportError:  # pragma: no cover - only without the runtime extra
-        raise ModelFileError("reading standard TFLite metadata needs ai-edge-litert (pip install 'albert-edge[runtime]')") from None
+        raise ModelFileError("reading standard TFLite metadata needs ai-edge-litert (pip install 'albert-edge[tflite]')") from None
     from albert_edge._vendor import tflite_metadata_schema_py_generated as metadata_schema
 
     return model_schema, metadata_schema

@@ -1,0 +1,226 @@
+"""How every command shows that it is working: one module, so convert, quantize, bench, finetune and demo agree.
+
+Two shapes: *steps* (``step("export tflite fp32")``: a stage of unknown length) and *bars*
+(``bar(total, desc)``: a counted loop, e.g. benchmark rounds or training batches). Where they go
+depends on stderr and on the command's ``session``:
+
+* stderr is a terminal: one status line redrawn in place (steps) or a tqdm bar (bars; a plain
+  redrawn line when tqdm is not installed). The status line is wiped when the session ends, so an
+  error line that follows starts on a line of its own.
+* stderr is a file or pipe (CI logs): no redrawing; each finished step or bar becomes one line
+  ``albert-edge CMD: <step> (<seconds> s)``. Inside a ``session`` those lines are held and written
+  when the command *succeeds*; when it fails they are dropped, so that an error stays the one
+  line on stderr the CLI promises (cli.failure). Outside a session (a library caller) they are
+  written as each step ends.
+* ``--no-progress`` (``session(enabled=False)``): nothing at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+_CLEAR = "\r\x1b[K"
+
+
+@dataclass
+class _Session:
+    """What one command reports: its name, whether it may report, and the held summary lines."""
+
+    command: str
+    enabled: bool = True
+    held: list[str] = field(default_factory=list)
+    current: tuple[str, float] | None = None  # the step under way and when it began
+    drawn: bool = False  # a status line is on the terminal
+
+
+_session: _Session | None = None
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _emit(line: str) -> None:
+    """A finished step's summary line: held inside a session, written at once outside one."""
+    if _session is not None:
+        _session.held.append(line)
+        return
+    print(line, file=sys.stderr, flush=True)
+
+
+def _summary(session: _Session | None, what: str, seconds: float) -> str:
+    prefix = f"albert-edge {session.command}: " if session is not None and session.command else ""
+    return f"{prefix}{what} ({seconds:.1f} s)"
+
+
+def _end_step() -> None:
+    session = _session
+    if session is None or session.current is None:
+        return
+    what, began = session.current
+    session.current = None
+    if not _stderr_is_terminal():
+        _emit(_summary(session, what, time.perf_counter() - began))
+
+
+def _wipe() -> None:
+    if _session is not None and _session.drawn:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(_CLEAR)
+            sys.stderr.flush()
+        _session.drawn = False
+
+
+def enabled() -> bool:
+    """Whether progress may be shown now (False under ``--no-progress``)."""
+    return _session is None or _session.enabled
+
+
+@contextlib.contextmanager
+def session(command: str, enabled: bool = True) -> Iterator[None]:
+    """Report progress for one command: held summary lines are written only if the block succeeds."""
+    global _session
+    outer, _session = _session, _Session(command, enabled)
+    succeeded = False
+    try:
+        yield
+        succeeded = True
+    finally:
+        finished = _session
+        if succeeded:
+            _end_step()
+        _wipe()
+        _session = outer
+        if succeeded and finished.enabled and finished.held:
+            with contextlib.suppress(OSError, ValueError):
+                print("\n".join(finished.held), file=sys.stderr, flush=True)
+
+
+def clear() -> None:
+    """End the current step and wipe its status line: call before printing results to stdout, which
+    would otherwise continue the status line on the same terminal row."""
+    if _session is None:
+        return
+    _end_step()
+    _wipe()
+
+
+def step(what: str) -> None:
+    """Begin the stage ``what`` (the previous one ends). Pass as a pipeline's ``progress`` callback."""
+    if not enabled():
+        return
+    if _session is None:
+        # A library caller without a session: one line per stage as it begins.
+        print(what, file=sys.stderr, flush=True)
+        return
+    _end_step()
+    _session.current = (what, time.perf_counter())
+    if _stderr_is_terminal():
+        prefix = f"albert-edge {_session.command}: " if _session.command else ""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{_CLEAR}{prefix}{what} ...")
+            sys.stderr.flush()
+        _session.drawn = True
+
+
+class _PlainBar:
+    """A counted loop without a terminal (or without tqdm): one summary line at close, or a redrawn line."""
+
+    def __init__(self, total: int | None, desc: str, unit: str, redraw: bool) -> None:
+        self.total, self.desc, self.unit, self.redraw = total, desc, unit, redraw
+        self.n = 0
+        self.began = time.perf_counter()
+        self.closed = False
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if self.redraw:
+            of = f"/{self.total}" if self.total else ""
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"{_CLEAR}{self.desc}: {self.n}{of} {self.unit}")
+                sys.stderr.flush()
+
+    def set_postfix(self, refresh: bool = True, **values: Any) -> None:  # noqa: ARG002 - tqdm's signature
+        """Accepted for tqdm compatibility; the summary line does not carry it."""
+
+    def set_description(self, desc: str, refresh: bool = True) -> None:  # noqa: ARG002 - tqdm's signature
+        """Redrawn lines show the latest description; the summary line keeps the first (the loop's name)."""
+        if self.redraw:
+            self.desc = desc
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.redraw:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(_CLEAR)
+                sys.stderr.flush()
+            return
+        of = f"/{self.total}" if self.total else ""
+        _emit(_summary(_session, f"{self.desc}: {self.n}{of} {self.unit}", time.perf_counter() - self.began))
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("wrap the iterable with bar(..., iterable=...)")
+
+
+class _IterBar(_PlainBar):
+    def __init__(self, iterable: Any, total: int | None, desc: str, unit: str, redraw: bool) -> None:
+        super().__init__(total, desc, unit, redraw)
+        self.iterable = iterable
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.iterable:
+            yield item
+            self.update()
+        self.close()
+
+
+class _NoBar(_PlainBar):
+    def __init__(self, iterable: Any = None) -> None:
+        super().__init__(None, "", "", redraw=False)
+        self.iterable = iterable if iterable is not None else ()
+        self.closed = True
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.iterable
+
+
+def bar(total: int | None = None, desc: str = "", unit: str = "it", show: bool = True, iterable: Any = None) -> Any:
+    """A progress bar with tqdm's ``update``/``close``/``set_postfix_str`` (and iteration with ``iterable``).
+
+    ``show=False`` (a caller's own switch) or ``--no-progress`` gives a bar that draws nothing.
+    """
+    if iterable is not None and total is None:
+        with contextlib.suppress(TypeError):
+            total = len(iterable)
+    if not show or not enabled():
+        return _NoBar(iterable)
+    if _session is not None:
+        _end_step()  # a counted loop is a stage of its own
+        _wipe()
+    if _stderr_is_terminal():
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            pass
+        else:
+            return tqdm(iterable, total=total, desc=desc or None, unit=unit, file=sys.stderr, dynamic_ncols=True,
+                        leave=False)
+        redraw = True
+    else:
+        redraw = False
+    if iterable is not None:
+        return _IterBar(iterable, total, desc, unit, redraw)
+    return _PlainBar(total, desc, unit, redraw)

@@ -1,0 +1,30 @@
+"""Commands import without POSIX-only modules (``resource``, ``fcntl``, ``termios``), as on Windows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)}
+
+SCRIPT = """
+import sys
+for name in ("resource", "fcntl", "termios"):
+    sys.modules[name] = None  # `import resource` now raises ImportError, as on Windows
+import albert_edge.bench_latency.runner, albert_edge.bench_latency.worker, albert_edge.demo
+import albert_edge.cli.bench_cmd, albert_edge.cli.demo_cmd, albert_edge.cli.predict_cmd
+from albert_edge.bench_latency.memory import max_rss_mb, process_usage
+usage = process_usage()
+assert usage.ru_utime + usage.ru_stime > 0 and usage.ru_nivcsw == 0, usage
+assert max_rss_mb() >= 0
+print("ok")
+"""
+
+
+def test_bench_and_demo_import_without_posix_only_modules():
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+                          env=ENV)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

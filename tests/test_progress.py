@@ -1,0 +1,103 @@
+"""Progress on stderr: step lines without a terminal (only on success), nothing with --no-progress, a
+redrawn line on a terminal that is wiped before an error, and errors still one line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from tests.support.bench_models import shared_models
+
+from albert_edge import progress
+from albert_edge.cli import main
+from albert_edge.model import AlbertConfig, random_weights
+from albert_edge.model.tf1 import write_tf1_checkpoint
+
+SMALL = AlbertConfig(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=24, max_position_embeddings=32, embedding_order="project_then_add")
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"tok{i}" for i in range(35)]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("progress_ckpt")
+    write_tf1_checkpoint(random_weights(SMALL, num_labels=2, seed=3), directory / "model.ckpt", scheme="brightmart")
+    (directory / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    return directory / "model.ckpt"
+
+
+def test_convert_without_a_terminal_prints_one_line_per_step(checkpoint, tmp_path, capsys):
+    assert main(["convert", str(checkpoint), "--out", str(tmp_path / "out"), "--formats", "tflite,onnx",
+                 "--max-seq-len", "16", "--labels", "neg,pos"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        f"albert-edge convert: read {checkpoint}",
+        "albert-edge convert: numpy reference outputs for the parity samples",
+        "albert-edge convert: export and check tflite fp32",
+        "albert-edge convert: export and check onnx fp32",
+        "albert-edge convert: write files",
+    ]
+    assert all(line.endswith(" s)") for line in lines)
+
+
+def test_no_progress_prints_nothing_on_stderr(checkpoint, tmp_path, capsys):
+    assert main(["convert", str(checkpoint), "--out", str(tmp_path / "out"), "--formats", "tflite",
+                 "--max-seq-len", "16", "--labels", "neg,pos", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_an_error_after_some_steps_is_still_one_line(checkpoint, tmp_path, capsys):
+    # The labels are refused after the checkpoint was read (a step that began): the held lines are dropped.
+    assert main(["convert", str(checkpoint), "--out", str(tmp_path / "out"), "--labels", "a,b,c"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("albert-edge convert: error:"), lines
+
+
+def test_bench_reports_its_rounds_as_one_line(tmp_path, capsys):
+    models = shared_models()
+    assert main(["bench", str(models["fp32"]), "--threads", "1", "--seq-len", "6", "--runs", "2", "--warmup", "0",
+                 "--rounds", "2", "--out", str(tmp_path / "report")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("albert-edge bench: bench rounds: 2/2 round ("), lines
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_status_line_is_redrawn_and_wiped_before_an_error(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with pytest.raises(ValueError), progress.session("convert"):
+        progress.step("export tflite fp32")
+        progress.step("write files")
+        raise ValueError("boom")
+    text = terminal.getvalue()
+    assert "\r\x1b[Kalbert-edge convert: export tflite fp32 ..." in text
+    assert text.endswith("\r\x1b[K") and "\n" not in text  # the error line will start on a clean line
+
+
+def test_without_tqdm_a_terminal_bar_is_one_redrawn_line(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setitem(__import__("sys").modules, "tqdm", None)  # import tqdm -> ImportError
+    with progress.session("bench"):
+        bar = progress.bar(2, desc="rounds", unit="round")
+        bar.update()
+        bar.update()
+        bar.close()
+    text = terminal.getvalue()
+    assert "rounds: 1/2 round" in text and "rounds: 2/2 round" in text and "\n" not in text
+
+
+def test_clear_wipes_the_status_line_before_results_are_printed(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with progress.session("convert"):
+        progress.step("write files")
+        progress.clear()
+        drawn = terminal.getvalue()
+    assert drawn.endswith("albert-edge convert: write files ...\r\x1b[K")
+    assert terminal.getvalue() == drawn  # nothing left to wipe or report at the end
