@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_edge.cli import arg_types
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import (
     FORMATS,
@@ -28,7 +29,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     parser.add_argument("--formats", default=",".join(FORMATS), help=f"comma list of {', '.join(FORMATS)} (default: all)")
-    parser.add_argument("--max-seq-len", type=int, metavar="N",
+    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, metavar="N",
                         help="tokenizer max length stored in the pack and the longest parity sample "
                              "(default 128, or max_position_embeddings if smaller)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
