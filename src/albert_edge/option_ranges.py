@@ -107,9 +107,11 @@ LOGIT_MARGIN = NumberRange(False, 0, 1e6)
 SIZE_MB = NumberRange(False, 0, 1e7, low_open=True)
 #: Seconds of wall time.
 SECONDS = NumberRange(False, 0, 1e7, low_open=True)
-#: AdamW's peak learning rate.
-LEARNING_RATE = NumberRange(False, 0, 10, low_open=True)
+#: AdamW's peak learning rate (0 leaves the weights as they are: a smoke run of the data path).
+LEARNING_RATE = NumberRange(False, 0, 10)
 #: AdamW's decoupled weight decay.
 WEIGHT_DECAY = NumberRange(False, 0, 1)
+#: The global gradient norm training clips to.
+CLIP_NORM = NumberRange(False, 0, 1e6, low_open=True)
 #: Training epochs (fractions allowed: 0.5 is half the data once).
 EPOCHS = NumberRange(False, 0, 1e6, low_open=True)

@@ -32,6 +32,7 @@ from albert_edge.convert.tf_graph import (
     activation_kind,
 )
 from albert_edge.errors import ConfigError, ConversionError
+from albert_edge.option_ranges import MODEL_SEQ_LEN, check_optional
 from albert_edge.output_set import OutputSet
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
@@ -229,6 +230,7 @@ class ConvertOptions:
         object.__setattr__(self, "formats", parse_formats(self.formats))
         if self.max_seq_len is not None and (not isinstance(self.max_seq_len, int) or self.max_seq_len < 3):
             raise ConfigError(f"--max-seq-len {self.max_seq_len}: expected an integer >= 3")
+        check_optional("--max-seq-len", self.max_seq_len, MODEL_SEQ_LEN, ConfigError)  # the CLI's range too
         if self.graph_options is None:  # None reads as "the default graph", as it always has
             object.__setattr__(self, "graph_options", GraphOptions())
 
