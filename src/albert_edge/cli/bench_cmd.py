@@ -69,7 +69,19 @@ def _print_table(report) -> None:
         print(f"warning: {warning}")
 
 
+def _refuse_conflicting_modes(args: argparse.Namespace) -> None:
+    """Benchmarking and each import are different runs; given together, one would be silently dropped."""
+    imports = [flag for flag, value in (("--import-device-log", args.import_device_log), ("--import-arm", args.import_arm),
+                                        ("--import-peers", args.import_peers)) if value]
+    if len(imports) > 1:
+        raise DataError(f"bench: {' and '.join(imports)} are separate runs; give one at a time")
+    if imports and args.models:
+        raise DataError(f"bench: {imports[0]} imports instead of benchmarking; drop the MODEL files "
+                        f"({' '.join(args.models)}) or the import")
+
+
 def run(args: argparse.Namespace) -> int:
+    _refuse_conflicting_modes(args)
     if args.import_device_log:
         from albert_edge.bench_latency.importer import import_device_logs
 
