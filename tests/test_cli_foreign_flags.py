@@ -11,9 +11,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.support.tiny_hf import save_with_vocab, tiny_hf_model  # noqa: E402
-
-from albert_edge.cli import main  # noqa: E402
+from albert_edge.cli import main
+from tests.support.tiny_hf import save_with_vocab, tiny_hf_model
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(55)]
 
