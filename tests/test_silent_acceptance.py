@@ -60,3 +60,31 @@ def test_a_garbled_timings_line_is_named_by_file_and_line():
     lines[number - 1] = "INFO: Inference timings in us: Init: ??, First inference: 1"
     with pytest.raises(DataError, match=rf"^phone\.log:{number}: garbled timings line"):
         parse_benchmark_log("\n".join(lines) + "\n", "phone.log")
+
+
+def test_a_400_digit_score_is_a_data_error_not_an_overflow(tmp_path):
+    """#27 cause 13: np.isfinite of a huge JSON integer raised OverflowError, reported as an internal error."""
+    from albert_edge.tasks.sequence_regression import SequenceRegression
+    from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
+
+    path = tmp_path / "scores.jsonl"
+    path.write_text('{"text": "a b", "score": ' + "9" * 400 + "}\n", encoding="utf-8")
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+    with pytest.raises(DataError, match='"score" must be a finite number'):
+        SequenceRegression.eval_format.labelled_samples(path, tokenizer, 16)
+
+
+@pytest.mark.parametrize("target", ["missing", "loop"])
+def test_a_dangling_or_looping_out_symlink_is_named_as_such(tmp_path, target):
+    """#27 cause 17: mkdir on such a link says only "File exists"."""
+    from albert_edge.atomic import ensure_writable_dir
+    from albert_edge.errors import OutputError
+
+    link = tmp_path / "out"
+    if target == "missing":
+        link.symlink_to(tmp_path / "nowhere")
+    else:
+        link.symlink_to(tmp_path / "other")
+        (tmp_path / "other").symlink_to(link)
+    with pytest.raises(OutputError, match="does not resolve to a directory"):
+        ensure_writable_dir(link)

@@ -144,9 +144,11 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
 
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
     """Labels for the pack (tasks that need them); their count must equal the classifier width."""
-    if not get_task(task, weights).needs_labels:
+    resolved = get_task(task, weights)
+    if not resolved.needs_labels:
         if labels:
-            raise ConversionError(f"{weights.source}: --labels given but the checkpoint has no classifier head")
+            # A regressor has a (one-output) classifier head: say which task takes no labels, not "no head".
+            raise ConversionError(f"{weights.source}: --labels given, but a {resolved.name} model has no class names")
         return None
     width = SequenceClassification.num_labels(weights)
     if labels is None:

@@ -143,7 +143,9 @@ class ScoreJsonlFormat(EvalFormat):
                 else (None, None, None)
             if not isinstance(text, str) or not text.strip() or (text_b is not None and not isinstance(text_b, str)):
                 raise DataError(f"{where}: expected {{\"text\": str, \"text_b\": str (optional), \"score\": number}}")
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
+            # abs() first: np.isfinite of a 400-digit JSON integer raises OverflowError (an exit-1 "bug").
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or abs(score) > 1e300 \
+                    or not np.isfinite(score):
                 raise DataError(f"{where}: \"score\" must be a finite number, got {score!r}")
             try:
                 enc = preprocessor.encode(text, text_b)
