@@ -88,3 +88,14 @@ def test_a_dangling_or_looping_out_symlink_is_named_as_such(tmp_path, target):
         (tmp_path / "other").symlink_to(link)
     with pytest.raises(OutputError, match="does not resolve to a directory"):
         ensure_writable_dir(link)
+
+
+def test_constant_gold_gets_one_verdict_from_pearson_and_spearman():
+    """#27 cause 14: constant gold scores read as Pearson 0.0 but Spearman 1.0."""
+    import numpy as np
+
+    from albert_edge.tasks.sequence_regression import pearson, spearman
+
+    gold, scores = np.full(5, 2.0), np.full(5, 0.5)
+    assert pearson(scores, gold) == spearman(scores, gold) == 0.0
+    assert spearman(gold, gold) == 1.0 and spearman(np.arange(5.0), np.arange(5.0) ** 3) == pytest.approx(1.0)

@@ -60,7 +60,12 @@ def ranks(x: np.ndarray) -> np.ndarray:
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho: Pearson r of the average ranks."""
+    """Spearman's rho: Pearson r of the average ranks. A constant side has no ranking: it gets
+    ``pearson``'s verdict on the values (the ranks of any two constants are equal, which read as 1.0
+    beside a Pearson of 0.0 for constant gold)."""
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    if a.std() == 0 or b.std() == 0:
+        return pearson(a, b)
     return pearson(ranks(a), ranks(b))
 
 
