@@ -223,7 +223,7 @@ def test_a_converted_file_with_standard_metadata_runs_under_emulation(arm_env, t
     code = main(["arm-check", str(model), "--eval", str(eval_path), "--cpu", "cortex-a72", "--count", "0",
                  "--count-padded", "0", "--out", str(tmp_path / "arm")])
     assert code == 0, capsys.readouterr().err
-    host, arm = load(tmp_path / "arm" / "arm_check.json")["rows"]
+    _, arm = load(tmp_path / "arm" / "arm_check.json")["rows"]
     assert arm["agreement_vs_x86"] == 1.0 and not arm.get("error")
 
 

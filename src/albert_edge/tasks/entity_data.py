@@ -10,6 +10,7 @@ characters overlap the span.
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def read_entity_jsonl(path: str | os.PathLike[str]) -> list[Example]:
 def _refuse_overlaps(spans: Sequence[tuple[int, int, str]], where: str) -> None:
     """BIO tags give each character one entity: of two overlapping gold spans, one was silently lost."""
     ordered = sorted(spans)
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in pairwise(ordered):
         if after[0] < before[1]:
             raise DataError(f"{where}: entities {list(before)!r} and {list(after)!r} overlap; BIO tags give each "
                             "character at most one entity")
