@@ -99,3 +99,19 @@ def test_constant_gold_gets_one_verdict_from_pearson_and_spearman():
     gold, scores = np.full(5, 2.0), np.full(5, 0.5)
     assert pearson(scores, gold) == spearman(scores, gold) == 0.0
     assert spearman(gold, gold) == 1.0 and spearman(np.arange(5.0), np.arange(5.0) ** 3) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bad", [[], "", 0, False])
+def test_a_task_config_of_the_wrong_type_is_named_as_such(bad):
+    """#27 cause 17: a falsy task_config of the wrong type read as {} and failed later as a missing graph output."""
+    from tests.support.bench_models import shared_models
+
+    from albert_edge.errors import ModelFileError
+    from albert_edge.runtime.pack import SETTINGS_MEMBER, pack_from_metadata_props, pack_to_metadata_props, read_pack
+
+    props = pack_to_metadata_props(read_pack(shared_models()["fp32"]))
+    settings = json.loads(props[SETTINGS_MEMBER])
+    settings["task_config"] = bad
+    props[SETTINGS_MEMBER] = json.dumps(settings)
+    with pytest.raises(ModelFileError, match="pack task_config is .*expected a JSON object"):
+        pack_from_metadata_props(props, "m.onnx")
