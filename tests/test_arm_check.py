@@ -70,6 +70,38 @@ def test_lock_pins_every_wheel_and_deb_with_a_sha256():
     assert {"python3.11-minimal", "libpython3.11-stdlib", "libc6"} <= {d["package"] for d in lock["debs"]}
 
 
+def test_the_guest_environment_pins_every_package_of_the_runtime_extra():
+    """#27 cause 5: the guest lacked flatbuffers, which reading any convert-written file's standard
+    metadata needs; the runtime extra is what the runtime imports, so the lock must pin all of it."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    needed = {re.split(r"[<>=!~\[ ]", spec)[0].lower() for spec in pyproject["project"]["optional-dependencies"]["runtime"]}
+    assert needed <= {w["name"].lower() for w in load_lock()["wheels"]}
+
+
+def test_a_missing_module_under_the_metadata_reader_is_named(monkeypatch):
+    """#27 cause 5: a missing flatbuffers was reported as a missing ai-edge-litert."""
+    import sys
+
+    from albert_edge.errors import ModelFileError
+    from albert_edge.runtime.tflite_metadata import _schemas
+
+    for name in [m for m in sys.modules if m.startswith(("flatbuffers", "ai_edge_litert.schema_py_generated",
+                                                         "albert_edge._vendor.tflite_metadata"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "flatbuffers", None)
+    import ai_edge_litert
+
+    import albert_edge._vendor
+
+    # A package keeps an imported submodule as an attribute, which `from package import name` finds first.
+    monkeypatch.delattr(ai_edge_litert, "schema_py_generated", raising=False)
+    monkeypatch.delattr(albert_edge._vendor, "tflite_metadata_schema_py_generated", raising=False)
+    with pytest.raises(ModelFileError, match="needs the Python module 'flatbuffers'"):
+        _schemas()
+
+
 def _arm_report(tmp_path: Path) -> Path:
     data = {"tool": "albert-edge arm-check", "created_utc": "2026-12-03T12:00:00Z", "eval": "eval.tsv", "examples": 2,
             "count_limit": 2, "fp32_reference": "fp32 (tflite)",
@@ -170,6 +202,29 @@ def test_smoke_int8_model_on_an_emulated_dot_product_cpu(arm_env, tmp_path, caps
     assert real["max"] - real["min"] < 20_000 and padded["count"] == 2 and padded["max"] - padded["min"] < 20_000
     assert padded["median"] > real["min"]   # 128 tokens cost more than the short texts' real lengths
     assert np.isfinite(arm["accuracy"])
+
+
+@pytest.mark.slow  # qemu-aarch64 emulation of a convert-written file
+def test_a_converted_file_with_standard_metadata_runs_under_emulation(arm_env, tmp_path, capsys):
+    """#27 cause 5: every file convert writes carries standard TFLite metadata, which the guest must read."""
+    pytest.importorskip("transformers")
+    from tests.support.tiny_hf import save_with_vocab, tiny_hf_model
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(55)]
+    save_with_vocab(tiny_hf_model("bert", "SequenceClassification", num_labels=2), tmp_path / "ckpt", words)
+    assert main(["convert", str(tmp_path / "ckpt"), "--out", str(tmp_path / "c"), "--formats", "tflite",
+                 "--max-seq-len", "32"]) == 0
+    [model] = (tmp_path / "c").glob("*fp32*.tflite")
+    from albert_edge.runtime.tflite_metadata import read_standard_metadata
+
+    assert read_standard_metadata(model.read_bytes(), str(model)) is not None
+    eval_path = tmp_path / "eval.tsv"
+    eval_path.write_text("LABEL_0\tw1 w2 w3\nLABEL_1\tw4 w5\n", encoding="utf-8")
+    code = main(["arm-check", str(model), "--eval", str(eval_path), "--cpu", "cortex-a72", "--count", "0",
+                 "--count-padded", "0", "--out", str(tmp_path / "arm")])
+    assert code == 0, capsys.readouterr().err
+    _, arm = load(tmp_path / "arm" / "arm_check.json")["rows"]
+    assert arm["agreement_vs_x86"] == 1.0 and not arm.get("error")
 
 
 @pytest.mark.slow  # qemu-aarch64 emulation

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.benchmark_logs import PLAIN_LOG, PROFILED_LOG
 from tests.support.bench_models import shared_models
 
@@ -62,3 +64,16 @@ def test_importing_twice_replaces_rather_than_duplicates(tmp_path, capsys):
     assert [(r["variant"], r["threads"], r["seq_len"]) for r in report["results"]] == [("int8_dynamic", 4, 128)]
     assert report["results"][0]["op_profile"][0]["node_type"] == "TfLiteXNNPackDelegate"
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--import-peers", "peers.json", "--import-arm", "arm.json"],
+    ["model.tflite", "--import-arm", "arm.json"],
+    ["model.tflite", "--import-device-log", "log.txt"],
+])
+def test_conflicting_bench_modes_are_refused_with_one_line(argv, capsys, tmp_path):
+    """#27 cause 16: an import given with another import, or with models, silently dropped one of them."""
+    assert main(["bench", *argv, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bench:" in err[0] and "--import-" in err[0]
+    assert not (tmp_path / "r").exists()

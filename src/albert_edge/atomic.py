@@ -23,6 +23,9 @@ def ensure_writable_dir(directory: str | os.PathLike[str]) -> Path:
         probe = tempfile.NamedTemporaryFile(dir=path, prefix=".albert-edge-probe-", delete=True)
         probe.close()
     except OSError as exc:
+        if path.is_symlink() and not path.exists():  # dangling or looping: mkdir says only "File exists"
+            raise OutputError(f"{path}: output directory is a symlink to {os.readlink(path)!r}, which does not "
+                              "resolve to a directory (missing or a symlink loop); fix or remove the link") from None
         raise OutputError(f"{path}: output directory is not writable ({exc.strerror or exc})") from None
     return path
 

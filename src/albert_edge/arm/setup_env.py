@@ -272,14 +272,15 @@ def ensure_plugin(root: Path, qemu: Path, sysroot: Path) -> tuple[Path, tuple[in
 
 
 def check_imports(env: ArmEnv, workdir: Path) -> None:
-    """The emulated Python imports numpy and both interpreters (needs a matching fake cpuinfo)."""
+    """The emulated Python imports numpy, both interpreters and what reading a file's standard metadata
+    needs (flatbuffers, LiteRT's schema): every file convert/quantize write carries that metadata."""
     from albert_edge.arm.cpus import make_root, probe
 
     root = make_root(env, probe(env, "cortex-a72"), workdir / "check-cortex-a72")
-    _run("importing numpy, ai_edge_litert and onnxruntime under qemu-aarch64", [
+    _run("importing numpy, flatbuffers, ai_edge_litert and onnxruntime under qemu-aarch64", [
         str(env.qemu), "-cpu", "cortex-a72", "-L", str(root), str(root / PYTHON), "-I", "-c",
         f"import sys; sys.path.insert(0, {str(env.site_packages)!r}); "
-        "import numpy, ai_edge_litert.interpreter, onnxruntime",
+        "import numpy, flatbuffers, ai_edge_litert.interpreter, ai_edge_litert.schema_py_generated, onnxruntime",
     ])
 
 

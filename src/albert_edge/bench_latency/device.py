@@ -30,6 +30,8 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 DEVICE_DIR = "/data/local/tmp/albert_edge"
 NIGHTLY_BINARY = ("https://storage.googleapis.com/tensorflow-nightly-public/prod/tensorflow/release/lite/"
                   "tools/nightly/latest/android_aarch64_benchmark_model")
+#: The longest time a log may report, in microseconds (a day): 1e308 is a garbled log, not a slow phone.
+MAX_MICROSECONDS = 86_400e6
 # Random ids for timing only; the same range as the host worker, valid for any vocab >= 100.
 ID_RANGE = (1, 99)
 
@@ -96,13 +98,16 @@ def _parse_type_summary(lines: list[str]) -> list[dict] | None:
     return rows or None
 
 
-def _parse_one(text: str, source: str) -> DeviceRun:
+def _parse_one(text: str, source: str, first_line: int = 1) -> DeviceRun:
     lines = [_SEVERITY.sub("", line.rstrip("\r")) for line in text.splitlines()]
     params: dict[str, str] = {}
     stats: list[dict[str, float]] = []
     timings = memory = None
-    for raw in lines:
+    for number, raw in enumerate(lines, start=first_line):
         line = raw.strip()
+        if timings is None and "Inference timings in us" in line and not _TIMINGS.search(line):
+            raise DataError(f"{source}:{number}: garbled timings line {line[:80]!r}: expected 'Inference timings "
+                            "in us: Init: N, First inference: N, Warmup (avg): N, Inference (avg): N'")
         param = _PARAM.match(line)
         if param and param.group(1) not in params:
             params[param.group(1)] = param.group(2)
@@ -118,6 +123,9 @@ def _parse_one(text: str, source: str) -> DeviceRun:
                         f"Warmup (avg): ..., Inference (avg): ...' line; is this benchmark_model output?")
     if not stats:
         raise DataError(f"{source}: no 'count=... min=... max=... avg=...' line before the timings")
+    if not all(0 <= t <= MAX_MICROSECONDS for t in timings):
+        raise DataError(f"{source}: 'Inference timings in us' {', '.join(f'{t:g}' for t in timings)}: expected "
+                        f"microseconds between 0 and {MAX_MICROSECONDS:g}")
     threads = params.get("Num threads") or params.get("#threads used for CPU inference")
     batch = seq_len = None
     if params.get("Input shapes"):
@@ -146,7 +154,7 @@ def _check_counts(stats: dict[str, float], threads: str | None, batch: int | Non
         raise DataError(f"{source}: count={stats['count']:g}: a benchmark_model run times at least one inference")
     needed = ("min", "max", "avg") if "min" in stats else ("curr",)
     missing = [k for k in needed if k not in stats]
-    if missing or not all(0 <= v < 1e15 for v in stats.values()):
+    if missing or not all(0 <= v <= MAX_MICROSECONDS for k, v in stats.items() if k != "count"):
         raise DataError(f"{source}: count={stats['count']:g} line lacks {'='.join(missing) or 'sane values'}: "
                         "is this benchmark_model output?")
     if threads and threads.lstrip("-").isdigit() and not 1 <= int(threads) <= 4096:
@@ -159,7 +167,11 @@ def _check_counts(stats: dict[str, float], threads: str | None, batch: int | Non
 def parse_benchmark_log(text: str, source: str = "<log>") -> list[DeviceRun]:
     """Parse one or more concatenated benchmark_model outputs (split at their 'STARTING!' line)."""
     chunks = re.split(r"^\s*(?:INFO: )?STARTING!\s*$", text, flags=re.MULTILINE)
-    runs = [_parse_one(chunk, source) for chunk in chunks if "Inference timings in us" in chunk]
+    runs, first_line = [], 1
+    for chunk in chunks:
+        if "Inference timings in us" in chunk:
+            runs.append(_parse_one(chunk, source, first_line))
+        first_line += chunk.count("\n")  # the STARTING! line's own newline starts the next chunk
     if not runs:
         _parse_one(text, source)  # raises the precise error
     return runs

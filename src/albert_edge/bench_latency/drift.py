@@ -102,7 +102,11 @@ def measure_judged_drift(task: Any, variants: Sequence[tuple[str, Path]], baseli
     entries = []
     for name, _ in variants:
         drift = task.drift(values[name], values[baseline], gold).to_dict()
-        entries.append({"variant": name, "task": task.name, "accuracy": None, "agreement": None,
+        # The keys every report.json accuracy entry carries (schema.ACCURACY_KEYS), None where the
+        # task's drift has no such number (a regressor has no logits to diff): their absence
+        # failed the report check for every task without a runtime of its own.
+        entries.append({"variant": name, "task": task.name, "examples": len(samples), "accuracy": None,
+                        "agreement": None, "max_abs_logit_diff": None, "mean_abs_logit_diff": None,
                         "labels": list(base.labels) if base.labels is not None else None, "reference": None,
                         **{k: (float(v) if isinstance(v, np.floating) else v) for k, v in drift.items()}})
     return entries

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from albert_edge import option_ranges as ranges
 from albert_edge.errors import DataError
 
 DEFAULT_SEQ_LENS: tuple[int, ...] = (16, 32, 64, 128)
@@ -71,5 +72,14 @@ class BenchOptions:
         for s in self.seq_lens:
             if s != "real" and (isinstance(s, bool) or not isinstance(s, int) or s < 1):
                 raise DataError(f"--seq-len {s!r}: expected a positive int or 'real'")
+        for flag, value, allowed in (
+                ("--batch", self.batch, ranges.BATCH_SIZE), ("--runs", self.runs, ranges.COUNT),
+                ("--warmup", self.warmup, ranges.COUNT_OR_ZERO), ("--rounds", self.rounds, ranges.COUNT),
+                ("--max-drop", self.max_drop, ranges.ACCURACY_POINTS), ("--seed", self.seed, ranges.SEED),
+                ("--target-precision", self.target_precision, ranges.OPEN_SHARE),
+                ("--max-seconds", self.max_seconds, ranges.SECONDS),
+                *(("--threads", n, ranges.THREADS) for n in self.threads or ()),
+                *(("--seq-len", n, ranges.SEQ_LEN) for n in self.seq_lens if n != "real")):
+            ranges.check_optional(flag, value, allowed, DataError)  # the ranges the CLI checks too
         if "real" in self.seq_lens and self.eval_path is None:
             raise DataError("--seq-len real needs --eval data.tsv to draw token lengths from")

@@ -160,9 +160,10 @@ def measure_entities(task: Task, variants: Sequence[tuple[str, Any]], baseline: 
         if list(model.labels) != labels:
             raise ModelFileError(f"{model.source}: labels {list(model.labels)} differ from the baseline's {labels}")
     if str(eval_path).lower().endswith(".jsonl"):
-        from albert_edge.tasks.entity_data import read_entity_jsonl
+        from albert_edge.tasks.entity_data import check_entity_types, read_entity_jsonl
 
         examples = read_entity_jsonl(eval_path)
+        check_entity_types(examples, labels, str(eval_path))
         texts, gold = [text for text, _ in examples], [set(ents) for _, ents in examples]
     else:
         from albert_edge.quantize.calibration import read_calibration_texts

@@ -46,9 +46,21 @@ def _load(name: str):
     return importlib.import_module(f"albert_edge.cli.{COMMANDS[name]}")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one stderr line, like every other error of the command.
+
+    The stock parser prints the whole usage block first; a script reading stderr then has to find
+    the line that matters. Subparsers inherit the class, so every subcommand behaves alike.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only`` set, import just that subcommand's module."""
-    parser = argparse.ArgumentParser(prog="albert-edge", description="ALBERT from checkpoint to phone.")
+    parser = OneLineParser(prog="albert-edge", description="ALBERT from checkpoint to phone.")
     parser.add_argument("--version", action="version", version=f"albert-edge {__version__}")
     _add_global_flags(parser, default=False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from albert_edge.arm.cpus import DEFAULT_CPUS
+from albert_edge.cli import arg_types
 
 
 def _cpu_list(text: str) -> list[str]:
@@ -40,10 +41,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--cpu", type=_cpu_list, default=list(DEFAULT_CPUS),
                         help="qemu CPU models, comma-separated (default: neoverse-n1,cortex-a76,cortex-a72); "
                              "'max' only as max,sme=off")
-    parser.add_argument("--limit", type=int, default=None, help="use the first N eval texts (default: all)")
-    parser.add_argument("--count", type=int, default=20,
+    parser.add_argument("--limit", type=arg_types.positive_int, default=None, help="use the first N eval texts (default: all)")
+    parser.add_argument("--count", type=arg_types.count_or_zero, default=20,
                         help="texts whose instructions per inference are counted at their real length (default 20)")
-    parser.add_argument("--count-padded", type=int, default=3, help="texts counted padded to 128 (default 3)")
+    parser.add_argument("--count-padded", type=arg_types.count_or_zero, default=3, help="texts counted padded to 128 (default 3)")
     parser.add_argument("--out", default="arm_check", help="output directory (default arm_check)")
     parser.set_defaults(run=run)
 

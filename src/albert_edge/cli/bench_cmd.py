@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli import arg_types
 from albert_edge.cli.arg_types import positive_int_list, seq_len_list
 from albert_edge.errors import DataError
 
@@ -23,17 +24,17 @@ def add_parser(subparsers) -> None:
                         help="thread counts (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--runs", type=int, default=200,
+    parser.add_argument("--batch", type=arg_types.batch_size, default=1)
+    parser.add_argument("--runs", type=arg_types.positive_int, default=200,
                         help="timed calls per configuration over the first --rounds rounds (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per worker process first (default 20)")
-    parser.add_argument("--rounds", type=int, default=None,
+    parser.add_argument("--warmup", type=arg_types.count_or_zero, default=20, help="untimed calls per worker process first (default 20)")
+    parser.add_argument("--rounds", type=arg_types.positive_int, default=None,
                         help="paired rounds: every configuration times a short burst per round in its own "
                              f"long-lived process (default {DEFAULT_ROUNDS}, then more until --target-precision "
                              f"or --max-seconds; an explicit --rounds N runs exactly N unless --max-seconds is given)")
-    parser.add_argument("--target-precision", type=float, default=0.03,
+    parser.add_argument("--target-precision", type=arg_types.open_share, default=0.03,
                         help="relative half-width every paired ratio's 95%% interval should reach (default 0.03)")
-    parser.add_argument("--max-seconds", type=float, default=None,
+    parser.add_argument("--max-seconds", type=arg_types.seconds, default=None,
                         help=f"time cap for the extra rounds over the whole sweep (default {DEFAULT_MAX_SECONDS:g} "
                              "when --rounds is not given)")
     parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
@@ -43,7 +44,7 @@ def add_parser(subparsers) -> None:
                              "length bucket), tflite_runtime, tf, onnxruntime (default: litert for .tflite, "
                              "onnxruntime for .onnx)")
     parser.add_argument("--baseline", help="variant name or path the others are compared with (default: fp32)")
-    parser.add_argument("--max-drop", type=float, default=0.5,
+    parser.add_argument("--max-drop", type=arg_types.accuracy_points, default=0.5,
                         help="accuracy budget in percentage points for the recommendation (default 0.5)")
     parser.add_argument("--pin", action="store_true", help="pin each worker to the first N CPUs (sched_setaffinity)")
     parser.add_argument("--out", default="bench_report", help="report directory (default bench_report)")
@@ -67,7 +68,19 @@ def _print_table(report) -> None:
         print(f"warning: {warning}")
 
 
+def _refuse_conflicting_modes(args: argparse.Namespace) -> None:
+    """Benchmarking and each import are different runs; given together, one would be silently dropped."""
+    imports = [flag for flag, value in (("--import-device-log", args.import_device_log), ("--import-arm", args.import_arm),
+                                        ("--import-peers", args.import_peers)) if value]
+    if len(imports) > 1:
+        raise DataError(f"bench: {' and '.join(imports)} are separate runs; give one at a time")
+    if imports and args.models:
+        raise DataError(f"bench: {imports[0]} imports instead of benchmarking; drop the MODEL files "
+                        f"({' '.join(args.models)}) or the import")
+
+
 def run(args: argparse.Namespace) -> int:
+    _refuse_conflicting_modes(args)
     if args.import_device_log:
         from albert_edge.bench_latency.importer import import_device_logs
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from albert_edge import progress
+from albert_edge.cli import arg_types
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import (
     FORMATS,
@@ -29,7 +31,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     parser.add_argument("--formats", default=",".join(FORMATS), help=f"comma list of {', '.join(FORMATS)} (default: all)")
-    parser.add_argument("--max-seq-len", type=int, metavar="N",
+    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, metavar="N",
                         help="tokenizer max length stored in the pack and the longest parity sample "
                              "(default 128, or max_position_embeddings if smaller)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
@@ -53,11 +55,13 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     labels = [label for label in args.labels.split(",")] if args.labels else None
     options = ConvertOptions(formats=args.formats, max_seq_len=args.max_seq_len, labels=labels, fp16=args.fp16,
-                             vocab=args.vocab, do_lower_case=False if args.cased else None,
-                             task=embedding_task(args) or args.task,
+                             vocab=args.vocab, do_lower_case=False if args.cased else None, task=args.task,
                              graph_options=GraphOptions(batch_one=args.batch_one))
     progress.step(f"read {args.checkpoint}")
     source = ModelSource.load(args.checkpoint, args.config)
+    pooled = embedding_task(args, source)
+    if pooled is not None:
+        options = replace(options, task=pooled)
     report = convert_checkpoint(source, args.out, options, progress=progress.step)
     progress.clear()
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
@@ -80,12 +84,31 @@ def add_pooling_arguments(parser: argparse.ArgumentParser) -> None:
                         help="return hidden states and pool in the runtime instead of in the graph")
 
 
-def embedding_task(args: argparse.Namespace):
-    """The FeatureExtraction task the pooling flags ask for, or None to let the checkpoint decide."""
-    if args.pooling is None and args.normalize is None and not args.pooling_in_runtime:
+def embedding_task(args: argparse.Namespace, source: ModelSource | None = None):
+    """The FeatureExtraction task the pooling flags ask for, or None to let the checkpoint decide.
+
+    The flags are refused (one line) when the checkpoint carries a head of another task or
+    ``--task`` names one: they used to turn a token classifier into an embedding model silently,
+    dropping its head, where ``predict`` refuses a flag foreign to the model's task. ``--task
+    feature_extraction`` says the encoder alone is wanted. ``source`` is read when not given.
+    """
+    given = [flag for flag, value in (("--pooling", args.pooling), ("--normalize", args.normalize),
+                                      ("--pooling-in-runtime", args.pooling_in_runtime or None)) if value is not None]
+    if not given:
         return None
+    from albert_edge.errors import DataError
     from albert_edge.model.sentence_transformers import read_pooling
-    from albert_edge.tasks import FeatureExtraction
+    from albert_edge.tasks import FeatureExtraction, detect_task
+
+    if args.task is not None and args.task != FeatureExtraction.name:
+        raise DataError(f"{given[0]} is a {FeatureExtraction.name} flag; --task {args.task} has no pooling")
+    if args.task is None:
+        source = source or ModelSource.load(args.checkpoint, getattr(args, "config", None))
+        detected = detect_task(source.weights, source.checkpoint)
+        if not isinstance(detected, FeatureExtraction):
+            raise DataError(f"{args.checkpoint}: {given[0]} is a {FeatureExtraction.name} flag, but the checkpoint "
+                            f"is a {detected.name} model whose head it would drop; pass --task "
+                            f"{FeatureExtraction.name} to export the encoder alone")
 
     found = read_pooling(args.checkpoint)
     pooling = args.pooling or (found.mode if found else "mean")

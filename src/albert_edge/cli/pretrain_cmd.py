@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli import arg_types
 from albert_edge.cli.training_args import add_training_arguments
 
 
@@ -20,9 +21,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--text", action="append", required=True,
                    help="text file (one text per line) or TSV (text columns); repeat for several")
     p.add_argument("--heldout", required=True, help="held-out texts for the MLM loss/accuracy (e.g. dev.tsv)")
-    p.add_argument("--steps", type=int, default=4000)
-    p.add_argument("--mask-prob", type=float, default=0.15)
-    p.add_argument("--evals", type=int, default=10, help="held-out evaluations (and checkpoints) per run")
+    p.add_argument("--steps", type=arg_types.positive_int, default=4000)
+    p.add_argument("--mask-prob", type=arg_types.open_share, default=0.15)
+    p.add_argument("--evals", type=arg_types.positive_int, default=10, help="held-out evaluations (and checkpoints) per run")
     p.set_defaults(run=run)
 
 

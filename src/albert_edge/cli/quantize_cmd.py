@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from albert_edge import progress
+from albert_edge.cli import arg_types
 from albert_edge.cli.convert_cmd import add_pooling_arguments, embedding_task
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
@@ -28,24 +29,24 @@ def add_parser(subparsers) -> None:
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory (float weights)")
     parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
-    parser.add_argument("--max-drop", type=float, default=0.5, metavar="PT",
+    parser.add_argument("--max-drop", type=arg_types.accuracy_points, default=0.5, metavar="PT",
                         help="accuracy points a variant may lose vs fp32 (default 0.5); entity-F1 points for "
                              "token classification, answer-F1 points for question answering")
-    parser.add_argument("--min-agreement", type=float, default=0.99, metavar="F",
+    parser.add_argument("--min-agreement", type=arg_types.share, default=0.99, metavar="F",
                         help="share of predictions that must equal fp32's (default 0.99); tokens' tags for token "
                              "classification, answer spans for question answering")
-    parser.add_argument("--confidence", type=float, default=0.95, metavar="C",
+    parser.add_argument("--confidence", type=arg_types.open_share, default=0.95, metavar="C",
                         help="the agreement's one-sided lower confidence bound must reach --min-agreement (default 0.95)")
-    parser.add_argument("--tie-margin", type=float, default=0.1, metavar="LOGIT",
+    parser.add_argument("--tie-margin", type=arg_types.logit_margin, default=0.1, metavar="LOGIT",
                         help="classifiers: flips of rows whose fp32 top-1 minus top-2 logit is below this are near "
                              "ties; when the agreement over all rows misses --min-agreement, it is judged on the "
                              "other rows instead (default 0.1; 0 turns this rule off). The report says which rule decided")
-    parser.add_argument("--max-fallback-steps", type=int, default=5, metavar="N",
+    parser.add_argument("--max-fallback-steps", type=arg_types.fallback_steps, default=5, metavar="N",
                         help="auto: float-fallback steps per variant (1, 2, 4, ... worst ops float; default 5)")
-    parser.add_argument("--max-size-mb", type=float, metavar="MB", help="reject variants larger than this")
-    parser.add_argument("--min-cosine", type=float, default=0.995, metavar="C",
+    parser.add_argument("--max-size-mb", type=arg_types.size_mb, metavar="MB", help="reject variants larger than this")
+    parser.add_argument("--min-cosine", type=arg_types.cosine, default=0.995, metavar="C",
                         help="embedding models: the worst text's cosine to fp32 must reach this (default 0.995)")
-    parser.add_argument("--min-mean-cosine", type=float, default=0.999, metavar="C",
+    parser.add_argument("--min-mean-cosine", type=arg_types.cosine, default=0.999, metavar="C",
                         help="embedding models: the mean cosine to fp32 must reach this (default 0.999)")
     parser.add_argument("--eval", metavar="FILE",
                         help="labelled label<TAB>text data to judge drift on (embedding models: texts, one per line; "
@@ -56,10 +57,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
-    parser.add_argument("--max-seq-len", type=int, default=128, metavar="N", help="tokenizer max length (default 128)")
+    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128, metavar="N", help="tokenizer max length (default 128)")
     parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
-    parser.add_argument("--threads", type=int, default=2, metavar="N", help="interpreter threads for timing (default 2)")
-    parser.add_argument("--rounds", type=int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
+    parser.add_argument("--threads", type=arg_types.threads, default=2, metavar="N", help="interpreter threads for timing (default 2)")
+    parser.add_argument("--rounds", type=arg_types.positive_int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)

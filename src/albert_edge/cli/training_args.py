@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_edge.cli import arg_types
+
 
 def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float, embeddings_from: str) -> None:
     """Add ``--config --out --init --init-embeddings --vocab --max-seq-len --batch-size --lr --warmup
@@ -17,11 +19,11 @@ def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float,
     p.add_argument("--init-embeddings", choices=("random", "ppmi-svd"), default="random",
                    help=f"without --init: start word embeddings from PPMI-SVD co-occurrence vectors of {embeddings_from}")
     p.add_argument("--vocab", help="vocab.txt (default: the --init directory's)")
-    p.add_argument("--max-seq-len", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=lr, help="peak AdamW learning rate")
-    p.add_argument("--warmup", type=float, default=warmup, help="warmup share of the steps")
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--dropout", type=float, default=0.1)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128)
+    p.add_argument("--batch-size", type=arg_types.batch_size, default=32)
+    p.add_argument("--lr", type=arg_types.learning_rate, default=lr, help="peak AdamW learning rate")
+    p.add_argument("--warmup", type=arg_types.share_below_one, default=warmup, help="warmup share of the steps")
+    p.add_argument("--weight-decay", type=arg_types.weight_decay, default=0.01)
+    p.add_argument("--dropout", type=arg_types.share_below_one, default=0.1)
+    p.add_argument("--threads", type=arg_types.threads, default=2)
+    p.add_argument("--seed", type=arg_types.seed, default=0)

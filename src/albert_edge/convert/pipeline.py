@@ -32,6 +32,7 @@ from albert_edge.convert.tf_graph import (
     activation_kind,
 )
 from albert_edge.errors import ConfigError, ConversionError
+from albert_edge.option_ranges import MODEL_SEQ_LEN, check_optional
 from albert_edge.output_set import OutputSet
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
@@ -157,9 +158,11 @@ def labels_txt_beside(checkpoint: str | os.PathLike[str], width: int) -> tuple[l
 
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
     """Labels for the pack (tasks that need them); their count must equal the classifier width."""
-    if not get_task(task, weights).needs_labels:
+    resolved = get_task(task, weights)
+    if not resolved.needs_labels:
         if labels:
-            raise ConversionError(f"{weights.source}: --labels given but the checkpoint has no classifier head")
+            # A regressor has a (one-output) classifier head: say which task takes no labels, not "no head".
+            raise ConversionError(f"{weights.source}: --labels given, but a {resolved.name} model has no class names")
         return None
     width = SequenceClassification.num_labels(weights)
     if labels is None:
@@ -237,6 +240,7 @@ class ConvertOptions:
         object.__setattr__(self, "formats", parse_formats(self.formats))
         if self.max_seq_len is not None and (not isinstance(self.max_seq_len, int) or self.max_seq_len < 3):
             raise ConfigError(f"--max-seq-len {self.max_seq_len}: expected an integer >= 3")
+        check_optional("--max-seq-len", self.max_seq_len, MODEL_SEQ_LEN, ConfigError)  # the CLI's range too
         if self.graph_options is None:  # None reads as "the default graph", as it always has
             object.__setattr__(self, "graph_options", GraphOptions())
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from albert_edge import option_ranges as ranges
 from albert_edge.data import (
     VOCAB_MD5,
     data_hash,
@@ -38,6 +39,30 @@ from albert_edge.finetune.trainer import (
 INIT_EMBEDDINGS = ("random", "ppmi-svd")
 #: Names accepted by ``--config`` besides a path to a config JSON.
 CONFIG_PRESETS = ("albert_tiny",)
+
+
+#: Each training setting's flag and range (``option_ranges``, shared with the CLI's converters).
+_SETTING_RANGES = {
+    "epochs": ("--epochs", ranges.EPOCHS), "max_seq_len": ("--max-seq-len", ranges.MODEL_SEQ_LEN),
+    "batch_size": ("--batch-size", ranges.BATCH_SIZE), "eval_batch_size": ("eval_batch_size", ranges.BATCH_SIZE),
+    "learning_rate": ("--lr", ranges.LEARNING_RATE), "warmup_ratio": ("--warmup", ranges.SHARE_BELOW_ONE),
+    "weight_decay": ("--weight-decay", ranges.WEIGHT_DECAY), "dropout": ("--dropout", ranges.SHARE_BELOW_ONE),
+    "clip_norm": ("clip_norm", ranges.CLIP_NORM), "seed": ("--seed", ranges.SEED), "threads": ("--threads", ranges.THREADS),
+    "max_steps": ("--max-steps", ranges.COUNT), "evals_per_epoch": ("--evals-per-epoch", ranges.COUNT),
+    "distill_weight": ("--distill-weight", ranges.SHARE), "steps": ("--steps", ranges.COUNT),
+    "mask_prob": ("--mask-prob", ranges.OPEN_SHARE), "evals": ("--evals", ranges.COUNT),
+}
+
+
+def check_settings(settings: object) -> None:
+    """Refuse a training setting outside its range before TensorFlow sees it (``DataError``, one line).
+
+    A NaN learning rate trained "successfully" into a NaN checkpoint, ``threads=-1`` aborted inside
+    TensorFlow's C++ with nothing on stderr, and a batch size of 0 crashed; the Python API must
+    refuse what the CLI refuses. Works for ``FinetuneSettings`` and ``PretrainSettings`` alike.
+    """
+    for name, (flag, allowed) in _SETTING_RANGES.items():
+        ranges.check_optional(flag, getattr(settings, name, None), allowed, DataError)
 
 
 def resolve_config(name_or_path: str):
@@ -115,6 +140,7 @@ def finetune_files(
     from albert_edge.model import load_checkpoint
     from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
 
+    check_settings(settings)
     if init:
         weights = load_checkpoint(init)
         model_config = weights.config
@@ -208,6 +234,7 @@ def pretrain_files(
     from albert_edge.model import load_checkpoint
     from albert_edge.tokenizer import WordPieceTokenizer
 
+    check_settings(settings)
     if init:
         weights = load_checkpoint(init)
         model_config = weights.config

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from albert_edge import option_ranges as ranges
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.auto import Budget
 
@@ -80,6 +81,19 @@ class QuantizeOptions:
         if not (isinstance(self.tie_margin, (int, float)) and self.tie_margin >= 0):
             raise QuantizationError(f"--tie-margin {self.tie_margin!r}: expected a logit margin >= 0 "
                                     "(0 turns the rule off)")
+        self._check_ranges()
+
+    def _check_ranges(self) -> None:
+        """The ranges the CLI's converters check too (``option_ranges``): NaN, 0 rounds, a negative
+        size or fallback count, a confidence of 1.5 are refused here, not deep in a search."""
+        for flag, value, allowed in (
+                ("--max-drop", self.max_drop, ranges.ACCURACY_POINTS), ("--min-agreement", self.min_agreement, ranges.SHARE),
+                ("--confidence", self.confidence, ranges.OPEN_SHARE), ("--tie-margin", self.tie_margin, ranges.LOGIT_MARGIN),
+                ("--max-fallback-steps", self.max_fallback_steps, ranges.FALLBACK_STEPS),
+                ("--max-size-mb", self.max_size_mb, ranges.SIZE_MB), ("--max-seq-len", self.max_seq_len, ranges.MODEL_SEQ_LEN),
+                ("seq_len", self.seq_len, ranges.SEQ_LEN), ("--threads", self.num_threads, ranges.THREADS),
+                ("--rounds", self.rounds, ranges.COUNT), ("max_eval_examples", self.max_eval_examples, ranges.COUNT)):
+            ranges.check_optional(flag, value, allowed, QuantizationError)
 
     @property
     def format_list(self) -> tuple[str, ...]:

@@ -252,7 +252,9 @@ def pack_from_members(members: Mapping[str, bytes], source: str) -> ModelPack:
             source=src if isinstance(src, dict) else {"description": str(src)},
             albert_edge_version=str(settings.get("albert_edge_version", "unknown")),
             extra={k: v for k, v in settings.items() if k not in known},
-            task_config=settings.get("task_config") or {},
+            # Only a missing/null task_config means "the defaults": `or {}` turned [] or "" into {}, and the
+            # wrong type surfaced later as a missing graph output instead of here.
+            task_config={} if settings.get("task_config") is None else settings["task_config"],
         )
     except ModelFileError as exc:
         raise _fail(source, str(exc).split(": ", 1)[1]) from None

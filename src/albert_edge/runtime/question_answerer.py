@@ -72,6 +72,12 @@ class QuestionAnswerer:
         if self.max_question_tokens > self.max_seq_len - 4:
             raise BackendError(f"max_question_tokens {self.max_question_tokens}: leaves no context in "
                                f"max_seq_len {self.max_seq_len}")
+        shortest_window = self.max_seq_len - 3 - self.max_question_tokens  # the longest question's context window
+        if stride is not None and stride >= shortest_window:
+            # Refused as the token classifier refuses it, not clamped per question without a word.
+            raise BackendError(f"stride {stride}: expected an int in [0, {shortest_window}): the context window is "
+                               f"{shortest_window} tokens after a {self.max_question_tokens}-token question "
+                               f"(max_seq_len {self.max_seq_len})")
         self.stride = stride
         self.max_answer_tokens = max_answer_tokens
         self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)

@@ -167,14 +167,14 @@ GENERIC = Serving(predict_generic)
 #: Task name -> its adapter; only tasks with a runtime class of their own have an entry.
 SERVING: dict[str, Serving] = {
     SequenceClassification.name: Serving(predict_labels, {
-        "--batch-size": {"type": "positive_int", "default": 32, "metavar": "N",
+        "--batch-size": {"type": "batch_size", "default": 32, "metavar": "N",
                          "help": "sequence classification: texts per invoke, grouped by length (default: 32)"}}),
     TokenClassification.name: Serving(predict_entities, {
-        "--stride": {"type": int, "default": None, "metavar": "N",
+        "--stride": {"type": "stride", "default": None, "metavar": "N",
                      "help": "token classification: tokens shared by consecutive windows of a long text "
                              "(default: a quarter of the window, at most 32)"}}),
     QuestionAnswering.name: Serving(predict_answers, {
-        "--stride": {"type": int, "default": None, "metavar": "N",
+        "--stride": {"type": "stride", "default": None, "metavar": "N",
                      "help": "question answering: context tokens shared by consecutive windows "
                              "(default: half the window, at most 128)"},
         "--question": {"default": None,

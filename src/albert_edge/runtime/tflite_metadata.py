@@ -82,9 +82,13 @@ def _schemas() -> tuple[Any, Any]:
     """The generated readers; ai-edge-litert (the interpreter of record) ships the model schema."""
     try:
         from ai_edge_litert import schema_py_generated as model_schema
-    except ImportError:  # pragma: no cover - only without the runtime extra
-        raise ModelFileError("reading standard TFLite metadata needs ai-edge-litert (pip install 'albert-edge[tflite]')") from None
-    from albert_edge._vendor import tflite_metadata_schema_py_generated as metadata_schema
+        from albert_edge._vendor import tflite_metadata_schema_py_generated as metadata_schema
+    except ImportError as exc:
+        # Name the module that is missing: LiteRT's schema itself imports flatbuffers, and blaming
+        # ai-edge-litert for a missing flatbuffers sent the aarch64 guest's users the wrong way.
+        missing = getattr(exc, "name", None) or "ai_edge_litert"
+        raise ModelFileError(f"reading standard TFLite metadata needs the Python module {missing!r}, which is not "
+                             "installed (pip install 'albert-edge[runtime]' installs it)") from None
 
     return model_schema, metadata_schema
 

@@ -10,6 +10,7 @@ characters overlap the span.
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,10 +40,31 @@ def read_entity_jsonl(path: str | os.PathLike[str]) -> list[Example]:
                 raise DataError(f"{where}: entity {entity!r}: expected [start, end, label] with "
                                 f"0 <= start < end <= {len(text)}")
             spans.append((entity[0], entity[1], entity[2]))
+        _refuse_overlaps(spans, where)
         out.append((text, spans))
     if not out:
         raise DataError(f"{path}: no labelled texts")
     return out
+
+
+def _refuse_overlaps(spans: Sequence[tuple[int, int, str]], where: str) -> None:
+    """BIO tags give each character one entity: of two overlapping gold spans, one was silently lost."""
+    ordered = sorted(spans)
+    for before, after in pairwise(ordered):
+        if after[0] < before[1]:
+            raise DataError(f"{where}: entities {list(before)!r} and {list(after)!r} overlap; BIO tags give each "
+                            "character at most one entity")
+
+
+def check_entity_types(examples: Sequence[Example], labels: Sequence[str], source: str) -> None:
+    """DataError when a gold entity's type has no tag among the model's ``labels`` (quantize refuses such a
+    file while encoding it; a judge that only compares spans must refuse it too, or F1 silently drops)."""
+    known = {label.split("-", 1)[1] for label in labels if "-" in label}
+    for number, (_, entities) in enumerate(examples, start=1):
+        unknown = sorted({kind for _, _, kind in entities} - known)
+        if unknown:
+            raise DataError(f"{source}: text {number}: entity type {unknown[0]!r} is not one of the model's labels "
+                            f"({', '.join(labels)})")
 
 
 def gold_tags(tokens: Sequence[tuple[str, int, int]], entities: Sequence[tuple[int, int, str]],

@@ -57,7 +57,7 @@ def _answers(value: Any, context: str, where: str) -> tuple[tuple[str, int], ...
         start = item.get("answer_start", item.get("start")) if isinstance(item, dict) else None
         if not isinstance(text, str) or not text.strip() or not isinstance(start, int) or isinstance(start, bool):
             raise DataError(f'{where}: answer {item!r}: expected {{"text": non-empty str, "answer_start": int}}')
-        if context[start:start + len(text)] != text:
+        if start < 0 or context[start:start + len(text)] != text:  # a negative start slices from the end
             raise DataError(f"{where}: answer {text!r} is not at offset {start} of the context "
                             f"(found {context[start:start + len(text)]!r})")
         out.append((text, start))

@@ -65,7 +65,12 @@ def ranks(x: np.ndarray) -> np.ndarray:
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho: Pearson r of the average ranks."""
+    """Spearman's rho: Pearson r of the average ranks. A constant side has no ranking: it gets
+    ``pearson``'s verdict on the values (the ranks of any two constants are equal, which read as 1.0
+    beside a Pearson of 0.0 for constant gold)."""
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    if a.std() == 0 or b.std() == 0:
+        return pearson(a, b)
     return pearson(ranks(a), ranks(b))
 
 
@@ -152,7 +157,9 @@ class ScoreJsonlFormat(EvalFormat):
                 else (None, None, None)
             if not isinstance(text, str) or not text.strip() or (text_b is not None and not isinstance(text_b, str)):
                 raise DataError(f"{where}: expected {{\"text\": str, \"text_b\": str (optional), \"score\": number}}")
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
+            # abs() first: np.isfinite of a 400-digit JSON integer raises OverflowError (an exit-1 "bug").
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or abs(score) > 1e300 \
+                    or not np.isfinite(score):
                 raise DataError(f"{where}: \"score\" must be a finite number, got {score!r}")
             try:
                 enc = preprocessor.encode(text, text_b)
