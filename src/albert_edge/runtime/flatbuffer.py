@@ -79,6 +79,11 @@ def builtin_op_name(code: int) -> str:
     return f"BUILTIN_{code}"
 
 
+# Compiled once: ``struct.unpack_from(fmt, ...)`` re-parses its format on every one of a graph's ~10k reads.
+_STRUCTS: dict[str, struct.Struct] = {fmt: struct.Struct(fmt) for fmt in ("<i", "<H", "<I", "<b", "<B", "<Q", "<q", "<f")}
+_VTABLE_HEADER = struct.Struct("<HH")
+
+
 class _Reader:
     """Bounds-checked flatbuffer primitives; every failure names the file and what broke."""
 
@@ -91,16 +96,17 @@ class _Reader:
         return ModelFileError(f"{self.source}: TFLite flatbuffer is truncated or corrupt ({what})")
 
     def _unpack(self, fmt: str, pos: int, what: str):
-        n = struct.calcsize(fmt)
-        if pos < 0 or pos + n > self.size:
+        packed = _STRUCTS.get(fmt) or struct.Struct(fmt)
+        if pos < 0 or pos + packed.size > self.size:
             raise self.fail(f"{what} at byte {pos} lies outside the {self.size}-byte file")
-        return struct.unpack_from(fmt, self.data, pos)[0]
+        return packed.unpack_from(self.data, pos)[0]
 
     def table(self, pos: int, what: str) -> tuple[int, int, int]:
         """(table_pos, vtable_pos, vtable_len) of the table at ``pos``."""
         vtable = pos - self._unpack("<i", pos, what)
-        vlen = self._unpack("<H", vtable, f"{what} vtable")
-        tlen = self._unpack("<H", vtable + 2, f"{what} vtable")
+        if vtable < 0 or vtable + 4 > self.size:
+            raise self.fail(f"{what} vtable at byte {vtable} lies outside the {self.size}-byte file")
+        vlen, tlen = _VTABLE_HEADER.unpack_from(self.data, vtable)
         if vlen < 4 or vlen % 2 or vtable + vlen > self.size or pos + tlen > self.size:
             raise self.fail(f"{what} vtable has impossible sizes")
         return pos, vtable, vlen
