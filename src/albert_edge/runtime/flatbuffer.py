@@ -91,6 +91,9 @@ class _Reader:
         self.data = data
         self.size = len(data)
         self.source = source
+        # vtable position -> its field offsets: tables of one kind share a vtable (248 tensors, a few
+        # vtables), so each is unpacked once instead of once per field read.
+        self._vtables: dict[int, tuple[int, ...]] = {}
 
     def fail(self, what: str) -> ModelFileError:
         return ModelFileError(f"{self.source}: TFLite flatbuffer is truncated or corrupt ({what})")
@@ -113,10 +116,13 @@ class _Reader:
 
     def field_pos(self, tab: tuple[int, int, int], index: int) -> int | None:
         pos, vtable, vlen = tab
-        slot = 4 + 2 * index
-        if slot + 2 > vlen:
+        offsets = self._vtables.get(vtable)
+        if offsets is None:
+            # table() checked vtable + vlen <= size and that vlen is even and >= 4.
+            offsets = self._vtables[vtable] = struct.unpack_from(f"<{(vlen - 4) // 2}H", self.data, vtable + 4)
+        if index >= len(offsets):
             return None
-        off = self._unpack("<H", vtable + slot, "vtable slot")
+        off = offsets[index]
         return None if off == 0 else pos + off
 
     def scalar(self, tab, index: int, fmt: str, default: int) -> int:
