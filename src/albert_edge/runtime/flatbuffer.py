@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 
 from albert_edge.errors import ModelFileError
+from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
 
 # Model table fields (schema.fbs order).
 _MODEL_VERSION, _MODEL_OPERATOR_CODES, _MODEL_SUBGRAPHS, _MODEL_BUFFERS, _MODEL_SIGNATURE_DEFS = 0, 1, 2, 4, 7
@@ -65,8 +66,6 @@ def builtin_op_name(code: int) -> str:
 
     The table first: importing the generated schema costs 25-55 ms of every app's cold start.
     """
-    from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
-
     if code in BUILTIN_OP_NAMES:
         return BUILTIN_OP_NAMES[code]
     try:
@@ -260,7 +259,9 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
+    # inspect_tflite has just checked every buffer table; read here only those a tensor uses.
+    buffers_pos = r.ref(model, _MODEL_BUFFERS, "buffers")
+    buffers_start, num_buffers = (0, 0) if buffers_pos is None else r.vector(buffers_pos, 4, "buffers")
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -283,9 +284,10 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
 
     def buffer_bytes(buffer_index: int) -> int:
         """Byte length of the weight data behind a tensor (0: none, an activation)."""
-        if not 0 < buffer_index < len(buffers):
+        if not 0 < buffer_index < num_buffers:
             return 0
-        buf = buffers[buffer_index]
+        at = buffers_start + 4 * buffer_index
+        buf = r.table(at + r._unpack("<I", at, "buffers"), f"buffers[{buffer_index}]")
         if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
             return r.scalar(buf, _BUF_SIZE, "<Q", 0)
         pos = r.ref(buf, _BUF_DATA, "buffer data")
