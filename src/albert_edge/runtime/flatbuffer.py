@@ -143,6 +143,11 @@ class _Reader:
             raise self.fail(f"{what} claims {n} elements past the end of the file")
         return start, n
 
+    def table_at(self, start: int, i: int, what: str) -> tuple[int, int, int]:
+        """Table ``i`` of the table vector whose elements start at ``start``."""
+        at = start + 4 * i
+        return self.table(at + self._unpack("<I", at, what), f"{what}[{i}]")
+
     def table_vector(self, tab, index: int, what: str) -> list[tuple[int, int, int]]:
         pos = self.ref(tab, index, what)
         if pos is None:
@@ -259,9 +264,8 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    # inspect_tflite has just checked every buffer table; read here only those a tensor uses.
     buffers_pos = r.ref(model, _MODEL_BUFFERS, "buffers")
-    buffers_start, num_buffers = (0, 0) if buffers_pos is None else r.vector(buffers_pos, 4, "buffers")
+    buffers_start, num_buffers = r.vector(buffers_pos, 4, "buffers") if buffers_pos is not None else (0, 0)
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -283,11 +287,10 @@ def read_tflite_graph(data: bytes, source: str = "<bytes>", signature: str = "se
         return "" if pos is None else r.string(pos, what)
 
     def buffer_bytes(buffer_index: int) -> int:
-        """Byte length of the weight data behind a tensor (0: none, an activation)."""
+        """Bytes of weight data behind a tensor (0: an activation); reads only used buffers (inspect_tflite checked all)."""
         if not 0 < buffer_index < num_buffers:
             return 0
-        at = buffers_start + 4 * buffer_index
-        buf = r.table(at + r._unpack("<I", at, "buffers"), f"buffers[{buffer_index}]")
+        buf = r.table_at(buffers_start, buffer_index, "buffers")
         if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
             return r.scalar(buf, _BUF_SIZE, "<Q", 0)
         pos = r.ref(buf, _BUF_DATA, "buffer data")
