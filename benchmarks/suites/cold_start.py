@@ -144,7 +144,7 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         with open(model, "rb") as handle:
             backend = open_backend(handle.read(), model, "litert", threads, True)
         loaded = time.perf_counter()
-        logits = backend.run(feeds)["logits"]
+        logits = next(iter(backend.run(feeds).values()))   # "logits", or an embedding model's output
     elif mode == "interpreter":
         from ai_edge_litert.interpreter import Interpreter
 
@@ -153,7 +153,7 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         interpreter.allocate_tensors()
         runner = interpreter.get_signature_runner(SIGNATURE)
         loaded = time.perf_counter()
-        logits = runner(**feeds)["logits"]
+        logits = next(iter(runner(**feeds).values()))
     else:
         from ai_edge_litert.compiled_model import CompiledModel
         from ai_edge_litert.cpu_options import CpuOptions
