@@ -41,8 +41,21 @@ def test_worker_prints_one_json_line_with_every_timed_run(key, backend):
     assert code == 0 and result["ok"]
     assert len(result["samples_ms"]) == 7 and all(s > 0 for s in result["samples_ms"])
     assert result["init_ms"] > 0 and result["first_inference_ms"] > 0
+    # The app's figure (task runtime from_file + first answer, in a child) includes the interpreter's load.
+    assert result["first_answer_ms"] > result["init_ms"] * 0.5 > 0
     assert result["peak_rss_mb"] >= result["rss_before_load_mb"] > 0
     assert result["lengths"] == [8]
+
+
+def test_first_answer_mode_times_the_task_runtime_and_refuses_a_file_without_a_pack(tmp_path):
+    code, result = run_worker("--first-answer", "--model", str(shared_models()["fp32"]), "--backend", "litert",
+                              "--threads", "1")
+    assert code == 0 and result["task"] == "sequence_classification"
+    assert result["first_answer_ms"] == pytest.approx(result["open_ms"] + result["first_call_ms"])
+    bare = tmp_path / "bare.tflite"
+    bare.write_bytes(b"\x00" * 4 + b"TFL3" + b"\x00" * 64)
+    code, result = run_worker("--first-answer", "--model", str(bare), "--backend", "litert", "--threads", "1")
+    assert code == 2 and not result["ok"] and "bare.tflite" in result["error"]
 
 
 def test_worker_cycles_through_given_lengths():

@@ -74,6 +74,7 @@ def test_markdown_has_one_table_per_sequence_length_with_the_asked_columns():
         assert column in header
     assert text.count("→ ship ") == 2
     assert "## Load time and model memory" in text and "| fp32 | host | litert |" in text
+    assert "first answer ms" in text and "interpreter cold start ms" in text
     assert "cold start ms" in text and "model peak MB @ 12" in text and "baseline after importing only the runtime" in text
     assert report.recommendation["text"] in text
 

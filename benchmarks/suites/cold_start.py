@@ -1,11 +1,20 @@
-"""Cold start of a .tflite file: model load + first inference, each in a fresh process. Prints JSON.
+"""Cold start of a .tflite file: model file to first answer, each in a fresh process. Prints JSON.
 
-What an app pays before its first answer, four ways, interleaved round by round so a neighbour's
-burst hits every way alike:
+What an app pays before its first answer, interleaved round by round so a neighbour's burst hits
+every way alike:
 
-* ``albert_edge``     -- ``albert_edge.runtime.open_backend`` (what the bench worker and the
-                         TextClassifier run): read the file, validate the flatbuffer in Python,
-                         strip the pack, build a LiteRT ``Interpreter``, apply XNNPACK.
+* ``app``             -- what an app waits for: the pack's task runtime (``TextClassifier``,
+                         ``TextEmbedder``, ``TokenClassifier``, ``QuestionAnswerer``, else
+                         ``TaskModel``) ``from_file`` and its first answer on a sample text
+                         (``albert_edge.bench_latency.worker.open_task_runtime``, as the bench's
+                         ``first_answer_ms``).
+* ``steps``           -- the same path with each step timed: file read, pack (zip members and
+                         settings), standard metadata, tokenizer, pack-vs-graph checks, interpreter
+                         (LiteRT + XNNPACK), the rest of ``from_file``, first answer. The steps are
+                         the runtime's own functions, wrapped by a timer in that process only.
+* ``albert_edge``     -- ``albert_edge.runtime.open_backend`` alone (what the bench worker's
+                         ``init_ms`` times): read the file, validate the flatbuffer in Python, build
+                         a LiteRT ``Interpreter``, apply XNNPACK; then one run on fixed ids.
 * ``interpreter``     -- ai_edge_litert's ``Interpreter(model_path=...)`` alone (LiteRT mmaps the
                          file; no Python-side validation).
 * ``compiled``        -- LiteRT 2.x ``CompiledModel.from_file`` (the newer API), no weight cache.
@@ -16,10 +25,13 @@ burst hits every way alike:
                          ``experimental_delegates``, ``experimental_default_delegate_latest_features``
                          and friends, none a cache path), so the cache is only reachable here.
 
-Every child prints its logits too, so the JSON shows whether a faster way computes the same
-numbers (the weight-cache path can route dynamic-range int8 through different XNNPACK kernels).
+Imports happen before every clock starts (an app imports once; its users wait for the load).
+Several model files (one per task) are measured in one run. Every child of the interpreter ways
+prints its logits too, so the JSON shows whether a faster way computes the same numbers (the
+weight-cache path can route dynamic-range int8 through different XNNPACK kernels).
 
-Usage: python -m benchmarks.suites.cold_start MODEL.tflite [--rounds 15] [--threads 2] [--seq-len 128]
+Usage: python -m benchmarks.suites.cold_start MODEL.tflite [MODEL2.tflite ...] [--rounds 15] [--threads 2]
+       [--seq-len 128] [--modes app,steps,albert_edge,interpreter]
 Run by hand; never timed in CI.
 """
 
@@ -33,11 +45,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-MODES = ("albert_edge", "interpreter", "compiled", "compiled_cache")
+MODES = ("app", "steps", "albert_edge", "interpreter", "compiled", "compiled_cache")
+DEFAULT_MODES = ("app", "steps", "albert_edge", "interpreter")
 SIGNATURE = "serving_default"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
+# Runtime functions timed by the ``steps`` way, by the step they are: wrapped wherever a runtime module
+# imported them, so the task runtimes call the timed versions.
+STEP_FUNCTIONS = {"read_model_bytes": "read", "read_pack_bytes": "pack", "read_standard_metadata": "metadata",
+                  "load_tokenizer": "tokenizer", "check_model_consistency": "checks", "open_backend": "interpreter"}
+STEP_MODULES = ("albert_edge.runtime.pack", "albert_edge.runtime.classifier", "albert_edge.runtime.embedder",
+                "albert_edge.runtime.token_classifier", "albert_edge.runtime.question_answerer",
+                "albert_edge.runtime.task_model")
 
 
 def _feeds(seq_len: int):
@@ -47,21 +68,83 @@ def _feeds(seq_len: int):
     return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
 
 
+def _timed_steps() -> dict[str, float]:
+    """Wrap the STEP_FUNCTIONS in every STEP_MODULES namespace; return the ms each step accumulates.
+
+    ``STEP_cpu`` is the process's CPU time in the step (all threads): the step's cost without neighbours.
+    """
+    import importlib
+
+    spent: dict[str, float] = {step: 0.0 for step in STEP_FUNCTIONS.values()}
+    spent.update({f"{step}_cpu": 0.0 for step in STEP_FUNCTIONS.values()})
+
+    def timed(step: str, func: Callable) -> Callable:
+        def wrapper(*args, **kwargs):
+            cpu, start = time.process_time(), time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent[step] += (time.perf_counter() - start) * 1e3
+                spent[f"{step}_cpu"] += (time.process_time() - cpu) * 1e3
+        return wrapper
+
+    for module_name in STEP_MODULES:
+        module = importlib.import_module(module_name)
+        for name, step in STEP_FUNCTIONS.items():
+            if hasattr(module, name):
+                setattr(module, name, timed(step, getattr(module, name)))
+    return spent
+
+
+def app_child(mode: str, model: str, threads: int) -> dict:
+    """From file to the task's first answer in this (fresh) process; ``steps`` adds each step's time."""
+    from albert_edge.bench_latency.worker import (
+        import_runtime,
+        import_task_runtimes,
+        open_task_runtime,
+    )
+    from albert_edge.runtime.pack import read_pack
+
+    import_runtime("litert")
+    import_task_runtimes()
+    task = read_pack(model).task   # an app knows its task; this also leaves the file in the page cache
+    spent = _timed_steps() if mode == "steps" else {}
+    cpu_start, start = time.process_time(), time.perf_counter()
+    call, _ = open_task_runtime(model, "litert", threads)
+    opened = time.perf_counter()
+    call()
+    done, cpu_done = time.perf_counter(), time.process_time()
+    # CPU time of the process (all its threads): on a shared machine, what the wall time would be
+    # without neighbours, give or take the interpreter's parallel kernels.
+    result = {"mode": mode, "task": task, "open_ms": (opened - start) * 1e3, "first_call_ms": (done - opened) * 1e3,
+              "first_answer_ms": (done - start) * 1e3, "first_answer_cpu_ms": (cpu_done - cpu_start) * 1e3}
+    if spent:
+        # The metadata is read inside the pack step: the pack's own share is the difference.
+        spent["pack"] -= spent["metadata"]
+        spent["pack_cpu"] -= spent["metadata_cpu"]
+        spent["other_from_file"] = result["open_ms"] - sum(v for k, v in spent.items() if not k.endswith("_cpu"))
+        spent["first_call"] = result["first_call_ms"]
+        result["steps_ms"] = spent
+    return result
+
+
 def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict:
     """One cold start in this (fresh) process; imports happen before the clock starts."""
     import numpy as np
 
+    if mode in ("app", "steps"):
+        return app_child(mode, model, threads)
     feeds = _feeds(seq_len)
     if mode == "albert_edge":
-        from albert_edge.runtime.backends import open_backend
-
         import ai_edge_litert.interpreter  # noqa: F401 - imported before the clock, as in the worker
+
+        from albert_edge.runtime.backends import open_backend
 
         start = time.perf_counter()
         with open(model, "rb") as handle:
             backend = open_backend(handle.read(), model, "litert", threads, True)
         loaded = time.perf_counter()
-        logits = backend.run(feeds)["logits"]
+        logits = next(iter(backend.run(feeds).values()))   # "logits", or an embedding model's output
     elif mode == "interpreter":
         from ai_edge_litert.interpreter import Interpreter
 
@@ -70,7 +153,7 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         interpreter.allocate_tensors()
         runner = interpreter.get_signature_runner(SIGNATURE)
         loaded = time.perf_counter()
-        logits = runner(**feeds)["logits"]
+        logits = next(iter(runner(**feeds).values()))
     else:
         from ai_edge_litert.compiled_model import CompiledModel
         from ai_edge_litert.cpu_options import CpuOptions
@@ -111,50 +194,76 @@ def summarize(values: list[float]) -> dict:
             "min": ordered[0], "n": len(ordered)}
 
 
+def _way_summary(mode: str, raws: list[dict], base: float, first_mode: str) -> dict:
+    """Medians and p90 of one way over its fresh processes (steps: of every step too)."""
+    if mode in ("app", "steps"):
+        out = {"task": raws[0]["task"],
+               **{key: summarize([x[key] for x in raws])
+                  for key in ("open_ms", "first_call_ms", "first_answer_ms", "first_answer_cpu_ms")}}
+        if mode == "steps":
+            out["steps_ms"] = {step: summarize([x["steps_ms"][step] for x in raws]) for step in raws[0]["steps_ms"]}
+        total = statistics.median(x["first_answer_ms"] for x in raws)
+    else:
+        out = {key: summarize([x[key] for x in raws]) for key in ("load_ms", "first_inference_ms", "cold_start_ms")}
+        out["logits"] = raws[0]["logits"]
+        total = statistics.median(x["cold_start_ms"] for x in raws)
+    out["ratio_to_" + first_mode] = total / base if base else None
+    return out
+
+
+def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dict:
+    """Every way on one model file, ``args.rounds`` fresh processes each, interleaved round by round."""
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = str(Path(tmp) / (Path(model).stem + ".xnnpack_cache"))
+        warm = run_child("compiled_cache", model, args.threads, args.seq_len, cache) \
+            if "compiled_cache" in modes else None   # writes the cache; timed separately
+        cache_bytes = os.path.getsize(cache) if os.path.exists(cache) else 0
+        raws: dict[str, list[dict]] = {m: [] for m in modes}
+        for r in range(args.rounds):
+            print(f"{Path(model).name}: round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
+            for mode in modes if r % 2 == 0 else list(reversed(modes)):
+                raws[mode].append(run_child(mode, model, args.threads, args.seq_len, cache))
+    key = "first_answer_ms" if modes[0] in ("app", "steps") else "cold_start_ms"
+    base = statistics.median(x[key] for x in raws[modes[0]])
+    logit_ways = [m for m in modes if "logits" in raws[m][0]]
+    reference = raws[logit_ways[0]][0]["logits"] if logit_ways else None
+    ways = {m: _way_summary(m, raws[m], base, modes[0]) for m in modes}
+    for m in logit_ways:
+        ways[m]["max_abs_logit_diff_vs_" + logit_ways[0]] = max(
+            abs(a - b) for a, b in zip(raws[m][0]["logits"], reference))
+    return {"model": model, "size_bytes": os.path.getsize(model), "load_average_start": load_start,
+            "load_average_end": [round(x, 2) for x in os.getloadavg()],
+            "weight_cache": {"bytes": cache_bytes, "first_process_cold_start_ms": warm["cold_start_ms"] if warm else None},
+            "ways": ways}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model")
-    parser.add_argument("--rounds", type=int, default=15, help="fresh processes per way (default 15)")
+    parser.add_argument("models", nargs="+", metavar="MODEL", help="packed .tflite files (one per task, say)")
+    parser.add_argument("--rounds", type=int, default=15, help="fresh processes per way and model (default 15)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--seq-len", type=int, default=128)
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--seq-len", type=int, default=128, help="ids fed by the interpreter-only ways")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.model, args.threads, args.seq_len, args.cache)), flush=True)
+        print(json.dumps(child(args.child, args.models[0], args.threads, args.seq_len, args.cache)), flush=True)
         return
 
     from albert_edge.bench_latency.machine import describe_machine
 
     modes = [m for m in args.modes.split(",") if m]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        parser.error(f"--modes: unknown way(s) {unknown}; choose from {', '.join(MODES)}")
     started = time.time()
     machine = describe_machine()
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = str(Path(tmp) / (Path(args.model).stem + ".xnnpack_cache"))
-        warm = run_child("compiled_cache", args.model, args.threads, args.seq_len, cache) \
-            if "compiled_cache" in modes else None   # writes the cache; timed separately
-        cache_bytes = os.path.getsize(cache) if os.path.exists(cache) else 0
-        raws: dict[str, list[dict]] = {m: [] for m in modes}
-        for r in range(args.rounds):
-            print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            for mode in modes if r % 2 == 0 else list(reversed(modes)):
-                raws[mode].append(run_child(mode, args.model, args.threads, args.seq_len, cache))
-    reference = raws[modes[0]][0]["logits"]
-    base = statistics.median(x["cold_start_ms"] for x in raws[modes[0]])
     result = {
-        "benchmark": "cold_start", "model": args.model, "size_bytes": os.path.getsize(args.model),
-        "threads": args.threads, "seq_len": args.seq_len, "processes_per_way": args.rounds,
+        "benchmark": "cold_start", "threads": args.threads, "seq_len": args.seq_len, "processes_per_way": args.rounds,
         "command": " ".join(["python", "-m", "benchmarks.suites.cold_start", *sys.argv[1:]]),
-        "machine": machine, "load_average_end": [round(x, 2) for x in os.getloadavg()],
-        "weight_cache": {"bytes": cache_bytes, "first_process_cold_start_ms": warm["cold_start_ms"] if warm else None},
-        "ways": {m: {"load_ms": summarize([x["load_ms"] for x in raws[m]]),
-                     "first_inference_ms": summarize([x["first_inference_ms"] for x in raws[m]]),
-                     "cold_start_ms": summarize([x["cold_start_ms"] for x in raws[m]]),
-                     "ratio_to_" + modes[0]: statistics.median(x["cold_start_ms"] for x in raws[m]) / base,
-                     "logits": raws[m][0]["logits"],
-                     "max_abs_logit_diff_vs_" + modes[0]: max(abs(a - b) for a, b in zip(raws[m][0]["logits"], reference))}
-                 for m in modes},
+        "machine": machine, "models": [measure_model(model, modes, args) for model in args.models],
         "elapsed_s": round(time.time() - started, 1),
     }
     print(json.dumps(result, indent=1))

@@ -377,6 +377,7 @@ def _aggregate(cell: _Cell, ready: dict, bursts: list[dict], final: dict, batch:
         "latency_cv": coefficient_of_variation(round_medians),
         "init_ms": ready["init_ms"],
         "first_inference_ms": ready["first_inference_ms"],
+        "first_answer_ms": ready.get("first_answer_ms"),
         "warmup_avg_ms": None,
         "peak_rss_mb": final["peak_rss_mb"],
         "rss_before_load_mb": ready["rss_before_load_mb"],

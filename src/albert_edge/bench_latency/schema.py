@@ -16,6 +16,8 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      latency_ms {count,min,median,mean,p90,p99,std,max} (p90/p99 null for device logs
                      without percentiles), samples_ms [float] (host; [] for device),
                      round_medians_ms [float], init_ms, first_inference_ms, warmup_avg_ms (device),
+                     first_answer_ms (host, optional: the pack's task runtime from_file + its first
+                     answer in a fresh process -- what an app waits for; null for a file without a pack),
                      peak_rss_mb, rss_before_load_mb, oversubscribed (threads > physical cores),
                      lengths {min,median,p90,max,examples} | null (real-length runs),
                      op_profile [{node_type,count,avg_ms,percent,cdf_percent,mem_kb,times_called}] | null;
@@ -166,7 +168,8 @@ def _report_spec():
                   "init_ms": Optional(MS), "first_inference_ms": Optional(MS), "warmup_avg_ms": Optional(MS),
                   "peak_rss_mb": memory_mb, "rss_before_load_mb": memory_mb, "oversubscribed": Optional(Bool()),
                   "lengths": Optional(Json()), "op_profile": Optional(ListOf(Json()))},
-                 {"memory": Optional(Json()), "affinity": Json(), "percentiles_us": Optional(Json())})
+                 {"memory": Optional(Json()), "affinity": Json(), "percentiles_us": Optional(Json()),
+                  "first_answer_ms": Optional(MS)})
     variant = Obj({"name": TEXT, "path": TEXT, "format": TEXT, "size_bytes": Optional(Int(0, 10**13)),
                    "sha256": Optional(TEXT), "pack_variant": Json(), "is_baseline": Bool()})
     accuracy = Obj({"variant": TEXT, "examples": Optional(Int(0, 10**9)), "accuracy": Optional(finite),

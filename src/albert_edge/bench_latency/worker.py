@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules, max_rss_mb, process_usage
+from albert_edge.errors import AlbertEdgeError
 
 # "litert_buckets" is LiteRT behind the runtime's length buckets (runtime/length_buckets.py): one
 # interpreter per padded width, so a real-length run never reshapes a graph.
@@ -94,6 +95,98 @@ def load(path: str, backend: str, threads: int, xnnpack: bool, max_length: int =
     return model.run, _version(model.name), init_ms
 
 
+# What an app asks on its first call, per task (any other task: TaskModel.predict on SAMPLE_TEXT).
+SAMPLE_TEXT = "这家店的菜很好吃，服务也很周到，下次还会再来。"
+SAMPLE_QUESTION = "服务怎么样？"
+
+
+def open_task_runtime(path: str, backend: str = "auto", threads: int | None = None,
+                      xnnpack: bool = True) -> tuple[Callable[[], object], str]:
+    """(first call, task name) after opening ``path`` with its task's runtime, as an app does.
+
+    The runtime is the one an app uses for the pack's task (TextClassifier, TextEmbedder,
+    TokenClassifier, QuestionAnswerer, else TaskModel), so the clock around this call and the first
+    answer covers everything between a model file and an answer: pack, metadata, tokenizer, checks,
+    interpreter. ``litert_buckets`` opens LiteRT with the classifier's length buckets.
+    """
+    from albert_edge.runtime.pack import read_pack
+
+    task = read_pack(path).task
+    chosen = "litert" if backend == "litert_buckets" else backend
+    if task == "sequence_classification":
+        from albert_edge.runtime.classifier import TextClassifier
+
+        clf = TextClassifier.from_file(path, threads, chosen, xnnpack=xnnpack,
+                                       length_buckets=True if backend == "litert_buckets" else None)
+        return (lambda: clf.predict(SAMPLE_TEXT)), task
+    if task == "feature_extraction":
+        from albert_edge.runtime.embedder import TextEmbedder
+
+        embedder = TextEmbedder.from_file(path, threads, chosen, xnnpack=xnnpack)
+        return (lambda: embedder.embed(SAMPLE_TEXT)), task
+    if task == "token_classification":
+        from albert_edge.runtime.token_classifier import TokenClassifier
+
+        ner = TokenClassifier.from_file(path, threads, chosen, xnnpack=xnnpack)
+        return (lambda: ner.predict(SAMPLE_TEXT)), task
+    if task == "question_answering":
+        from albert_edge.runtime.question_answerer import QuestionAnswerer
+
+        qa = QuestionAnswerer.from_file(path, threads, chosen, xnnpack=xnnpack)
+        return (lambda: qa.answer(SAMPLE_QUESTION, SAMPLE_TEXT)), task
+    from albert_edge.runtime.task_model import TaskModel
+
+    model = TaskModel.from_file(path, threads, chosen, xnnpack=xnnpack)
+    return (lambda: model.predict(SAMPLE_TEXT)), task
+
+
+def import_task_runtimes() -> None:
+    """Import every task runtime before a clock starts: the app's figure is its load, not Python's imports."""
+    import importlib
+
+    for name in ("classifier", "embedder", "token_classifier", "question_answerer", "task_model"):
+        importlib.import_module(f"albert_edge.runtime.{name}")
+
+
+def first_answer(path: str, backend: str, threads: int, xnnpack: bool = True) -> dict:
+    """This process's time from a model file to its task's first answer (call it in a fresh process).
+
+    ``read_pack`` for the task name runs before the clock (an app knows its task); the clock then
+    covers ``from_file`` and the first call, each reported.
+    """
+    import_runtime(backend)
+    import_task_runtimes()
+    from albert_edge.runtime.pack import read_pack
+
+    read_pack(path)
+    start = time.perf_counter()
+    call, task = open_task_runtime(path, backend, threads, xnnpack)
+    opened = time.perf_counter()
+    call()
+    done = time.perf_counter()
+    return {"ok": True, "task": task, "open_ms": (opened - start) * 1e3, "first_call_ms": (done - opened) * 1e3,
+            "first_answer_ms": (done - start) * 1e3}
+
+
+def first_answer_in_child(path: str, backend: str, threads: int, xnnpack: bool = True) -> float | None:
+    """``first_answer_ms`` measured in a fresh child process; None for a file no task runtime opens.
+
+    A child, because this worker's own load must stay the first in its process (init_ms and the
+    memory baseline), and a second load here would find warm caches.
+    """
+    import subprocess
+
+    argv = [sys.executable, "-m", "albert_edge.bench_latency.worker", "--first-answer", "--model", path,
+            "--backend", backend, "--threads", str(threads), *([] if xnnpack else ["--no-xnnpack"])]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        reply = json.loads(lines[-1]) if lines else {}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return reply.get("first_answer_ms") if reply.get("ok") else None
+
+
 def _version(backend: str) -> str:
     from importlib import metadata
 
@@ -152,6 +245,9 @@ class Session:
         if args.pin:
             cpus = sorted({int(c) for c in args.pin.split(",")})
             os.sched_setaffinity(0, cpus)
+        # The app's figure first, in a child of its own (see first_answer_in_child).
+        self.first_answer_ms = (first_answer_in_child(args.model, args.backend, args.threads, not args.no_xnnpack)
+                                if args.backend != "tf" else None)
         import_runtime(args.backend)
         self.args = args
         self.probe = MemoryProbe()
@@ -212,6 +308,7 @@ class Session:
         return {"ok": True, "ready": True, "model": args.model, "backend": args.backend,
                 "backend_version": self.version, "threads": args.threads, "batch": args.batch,
                 "lengths": self.lengths, "init_ms": self.init_ms, "first_inference_ms": self.first_ms,
+                "first_answer_ms": self.first_answer_ms,
                 "rss_before_load_mb": self.rss_start, "rss_after_load_mb": self.rss_loaded,
                 "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
                 "pid": os.getpid()}
@@ -270,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--id-low", type=int, default=1)
     parser.add_argument("--id-high", type=int, default=100, help="exclusive upper bound of random token ids")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--first-answer", action="store_true",
+                        help="time only from_file + the first answer of the pack's task runtime, in this process")
     parser.add_argument("--serve", action="store_true",
                         help="stay alive: print a ready line, then answer 'run N' / 'stop' lines on stdin")
     return parser
@@ -280,10 +379,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.threads < 1 or args.runs < 1 or args.batch < 1 or args.warmup < 0:
             raise WorkerError("threads, runs and batch must be >= 1 and warmup >= 0")
+        if args.first_answer:
+            print(json.dumps(first_answer(args.model, args.backend, args.threads, not args.no_xnnpack)), flush=True)
+            return 0
         if args.serve:
             return serve(args)
         result = measure(args)
-    except (WorkerError, OSError, ValueError) as exc:
+    except (WorkerError, OSError, ValueError, AlbertEdgeError) as exc:
         print(json.dumps({"ok": False, "error": str(exc)}), flush=True)
         return 2
     print(json.dumps(result), flush=True)

@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 
 from albert_edge.errors import ModelFileError
+from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
 
 # Model table fields (schema.fbs order).
 _MODEL_VERSION, _MODEL_OPERATOR_CODES, _MODEL_SUBGRAPHS, _MODEL_BUFFERS, _MODEL_SIGNATURE_DEFS = 0, 1, 2, 4, 7
@@ -65,8 +66,6 @@ def builtin_op_name(code: int) -> str:
 
     The table first: importing the generated schema costs 25-55 ms of every app's cold start.
     """
-    from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
-
     if code in BUILTIN_OP_NAMES:
         return BUILTIN_OP_NAMES[code]
     try:
@@ -79,6 +78,11 @@ def builtin_op_name(code: int) -> str:
     return f"BUILTIN_{code}"
 
 
+# Compiled once: ``struct.unpack_from(fmt, ...)`` re-parses its format on every one of a graph's ~10k reads.
+_STRUCTS: dict[str, struct.Struct] = {fmt: struct.Struct(fmt) for fmt in ("<i", "<H", "<I", "<b", "<B", "<Q", "<q", "<f")}
+_VTABLE_HEADER = struct.Struct("<HH")
+
+
 class _Reader:
     """Bounds-checked flatbuffer primitives; every failure names the file and what broke."""
 
@@ -86,31 +90,38 @@ class _Reader:
         self.data = data
         self.size = len(data)
         self.source = source
+        # vtable position -> its field offsets: tables of one kind share a vtable (248 tensors, a few
+        # vtables), so each is unpacked once instead of once per field read.
+        self._vtables: dict[int, tuple[int, ...]] = {}
 
     def fail(self, what: str) -> ModelFileError:
         return ModelFileError(f"{self.source}: TFLite flatbuffer is truncated or corrupt ({what})")
 
     def _unpack(self, fmt: str, pos: int, what: str):
-        n = struct.calcsize(fmt)
-        if pos < 0 or pos + n > self.size:
+        packed = _STRUCTS.get(fmt) or struct.Struct(fmt)
+        if pos < 0 or pos + packed.size > self.size:
             raise self.fail(f"{what} at byte {pos} lies outside the {self.size}-byte file")
-        return struct.unpack_from(fmt, self.data, pos)[0]
+        return packed.unpack_from(self.data, pos)[0]
 
     def table(self, pos: int, what: str) -> tuple[int, int, int]:
         """(table_pos, vtable_pos, vtable_len) of the table at ``pos``."""
         vtable = pos - self._unpack("<i", pos, what)
-        vlen = self._unpack("<H", vtable, f"{what} vtable")
-        tlen = self._unpack("<H", vtable + 2, f"{what} vtable")
+        if vtable < 0 or vtable + 4 > self.size:
+            raise self.fail(f"{what} vtable at byte {vtable} lies outside the {self.size}-byte file")
+        vlen, tlen = _VTABLE_HEADER.unpack_from(self.data, vtable)
         if vlen < 4 or vlen % 2 or vtable + vlen > self.size or pos + tlen > self.size:
             raise self.fail(f"{what} vtable has impossible sizes")
         return pos, vtable, vlen
 
     def field_pos(self, tab: tuple[int, int, int], index: int) -> int | None:
         pos, vtable, vlen = tab
-        slot = 4 + 2 * index
-        if slot + 2 > vlen:
+        offsets = self._vtables.get(vtable)
+        if offsets is None:
+            # table() checked vtable + vlen <= size and that vlen is even and >= 4.
+            offsets = self._vtables[vtable] = struct.unpack_from(f"<{(vlen - 4) // 2}H", self.data, vtable + 4)
+        if index >= len(offsets):
             return None
-        off = self._unpack("<H", vtable + slot, "vtable slot")
+        off = offsets[index]
         return None if off == 0 else pos + off
 
     def scalar(self, tab, index: int, fmt: str, default: int) -> int:
@@ -131,6 +142,11 @@ class _Reader:
         if start + n * elem_size > self.size:
             raise self.fail(f"{what} claims {n} elements past the end of the file")
         return start, n
+
+    def table_at(self, start: int, i: int, what: str) -> tuple[int, int, int]:
+        """Table ``i`` of the table vector whose elements start at ``start``."""
+        at = start + 4 * i
+        return self.table(at + self._unpack("<I", at, what), f"{what}[{i}]")
 
     def table_vector(self, tab, index: int, what: str) -> list[tuple[int, int, int]]:
         pos = self.ref(tab, index, what)
@@ -249,7 +265,8 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>",
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
+    buffers_pos = r.ref(model, _MODEL_BUFFERS, "buffers")
+    buffers_start, num_buffers = r.vector(buffers_pos, 4, "buffers") if buffers_pos is not None else (0, 0)
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -271,10 +288,10 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>",
         return "" if pos is None else r.string(pos, what)
 
     def buffer_bytes(buffer_index: int) -> int:
-        """Byte length of the weight data behind a tensor (0: none, an activation)."""
-        if not 0 < buffer_index < len(buffers):
+        """Bytes of weight data behind a tensor (0: an activation); reads only used buffers (inspect_tflite checked all)."""
+        if not 0 < buffer_index < num_buffers:
             return 0
-        buf = buffers[buffer_index]
+        buf = r.table_at(buffers_start, buffer_index, "buffers")
         if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
             return r.scalar(buf, _BUF_SIZE, "<Q", 0)
         pos = r.ref(buf, _BUF_DATA, "buffer data")

@@ -364,9 +364,11 @@ def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
         raise MissingPackError(f"{source}: model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
     with zf:
         members = _read_members(zf, source)
+        # Where the flatbuffer ends, from the archive already open (tflite_pack_offset would parse it again).
+        end = min((info.header_offset for info in zf.infolist()), default=len(data))
     # Standard TFLite metadata (what MediaPipe reads) is checked against the pack, or stands in
     # for it in a Model-Maker-style file; see albert_edge.runtime.tflite_metadata.
-    return pack_with_standard_metadata(data, members, source)
+    return pack_with_standard_metadata(data, members, source, end)
 
 
 def pack_from_standard_metadata(meta: StandardMetadata, members: Mapping[str, bytes], source: str) -> ModelPack:
@@ -394,15 +396,18 @@ def pack_from_standard_metadata(meta: StandardMetadata, members: Mapping[str, by
         raise ModelFileError(f"{source}: {str(exc).split(': ', 1)[1]}") from None
 
 
-def pack_with_standard_metadata(data: bytes, members: Mapping[str, bytes], source: str) -> ModelPack:
+def pack_with_standard_metadata(data: bytes, members: Mapping[str, bytes], source: str,
+                                flatbuffer_end: int | None = None) -> ModelPack:
     """The file's ModelPack: albert_edge.json checked against the standard metadata, or built from it.
 
     Files without a ``TFLITE_METADATA`` entry (the pack format before standard metadata) read as before.
+    ``flatbuffer_end`` is ``tflite_pack_offset(data)`` when the caller has it already.
     """
     # The entry's name string must occur in the flatbuffer; skipping files without it keeps old
     # packs (and placeholder flatbuffers in fixtures) away from the generated reader. Searched in
     # place: a stripped copy of the flatbuffer cost 2.5 ms (int8) to 10 ms (fp32) of every load.
-    has_meta = data.find(METADATA_NAME.encode(), 0, tflite_pack_offset(data, source)) >= 0
+    end = tflite_pack_offset(data, source) if flatbuffer_end is None else flatbuffer_end
+    has_meta = data.find(METADATA_NAME.encode(), 0, end) >= 0
     meta = read_standard_metadata(data, source) if has_meta else None
     if SETTINGS_MEMBER not in members and meta is not None:
         return pack_from_standard_metadata(meta, members, source)

@@ -4,9 +4,9 @@ MediaPipe Tasks and the TFLite Task Library find a text model's tokenizer, label
 in the metadata flatbuffer of ``metadata_schema.fbs`` (file identifier ``M001``), stored in one of the
 model's buffers and named by a ``Model.metadata`` entry ``TFLITE_METADATA``; its associated files
 (vocab, labels) are members of the ZIP appended to the flatbuffer -- the same ZIP that carries
-albert-edge's pack. This module reads that metadata *without TensorFlow*, with the flatc-generated
-Python code of both schemas (``ai_edge_litert.schema_py_generated`` for the model,
-``albert_edge._vendor`` for the metadata), and
+albert-edge's pack. This module reads that metadata *without TensorFlow* and without the flatc-generated
+Python code (whose import alone cost 11 ms of every load), with the bounds-checked reader
+of ``runtime.flatbuffer``, and
 
 * checks it against the graph (inputs named ``ids``/``mask``/``segment_ids`` bound to the right
   signature inputs, a tokenizer process unit, label files that exist) -- ``metadata_problems``;
@@ -15,17 +15,36 @@ Python code of both schemas (``ai_edge_litert.schema_py_generated`` for the mode
   style (tokenizer + labels, no albert-edge extras): ``runtime.pack`` builds that pack
   (``pack_from_standard_metadata``); it imports this module, never the reverse.
 
-The model file is untrusted: every failure of the generated readers on bad offsets becomes one
+The model file is untrusted: every offset is bounds-checked and a bad one becomes one
 ``ModelFileError`` naming the file.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from albert_edge.errors import ModelFileError
+from albert_edge.runtime.flatbuffer import (
+    _BUF_DATA,
+    _BUF_OFFSET,
+    _BUF_SIZE,
+    _MODEL_BUFFERS,
+    _MODEL_SIGNATURE_DEFS,
+    _MODEL_SUBGRAPHS,
+    _SG_INPUTS,
+    _SG_OUTPUTS,
+    _SG_TENSORS,
+    _SIG_INPUTS,
+    _SIG_OUTPUTS,
+    _T_SHAPE,
+    _T_SHAPE_SIGNATURE,
+    _TMAP_INDEX,
+    _TMAP_NAME,
+    _Reader,
+)
 
 METADATA_NAME = "TFLITE_METADATA"
 METADATA_IDENTIFIER = b"M001"
@@ -36,6 +55,20 @@ PROBABILITIES_OUTPUT = "probabilities"
 # Caps: a text model's metadata is a few KB; refuse absurd sizes before parsing.
 MAX_METADATA_BYTES = 1 << 20
 MAX_ITEMS = 256
+
+# Field numbers (vtable slot order) of the tables read here: schema.fbs for the model,
+# metadata_schema.fbs for the metadata (the same numbers the vendored generated reader uses).
+_MODEL_METADATA = 6  # Model.metadata: [Metadata]
+_META_NAME, _META_BUFFER = 0, 1  # Metadata
+_MM_NAME, _MM_DESCRIPTION, _MM_VERSION, _MM_SUBGRAPH_METADATA, _MM_ASSOCIATED_FILES, _MM_MIN_PARSER_VERSION = 0, 1, 2, 3, 6, 7
+_SGM_INPUT_TENSORS, _SGM_OUTPUT_TENSORS, _SGM_INPUT_PROCESS_UNITS = 2, 3, 5  # SubGraphMetadata
+_TM_NAME, _TM_ASSOCIATED_FILES = 0, 6  # TensorMetadata
+_AF_NAME, _AF_TYPE = 0, 2  # AssociatedFile
+_PU_OPTIONS_TYPE, _PU_OPTIONS = 0, 1  # ProcessUnit (union: type byte, then the table)
+_BERT_VOCAB_FILE = 0  # BertTokenizerOptions.vocab_file
+_SP_MODEL = 0  # SentencePieceTokenizerOptions.sentencePiece_model
+_BERT_TOKENIZER, _SENTENCEPIECE_TOKENIZER = 4, 5  # ProcessUnitOptions
+TENSOR_AXIS_LABELS = 2  # AssociatedFileType
 
 
 @dataclass(frozen=True)
@@ -78,134 +111,165 @@ class StandardMetadata:
         return lines
 
 
-def _schemas() -> tuple[Any, Any]:
-    """The generated readers; ai-edge-litert (the interpreter of record) ships the model schema."""
-    try:
-        from ai_edge_litert import schema_py_generated as model_schema
-        from albert_edge._vendor import tflite_metadata_schema_py_generated as metadata_schema
-    except ImportError as exc:
-        # Name the module that is missing: LiteRT's schema itself imports flatbuffers, and blaming
-        # ai-edge-litert for a missing flatbuffers sent the aarch64 guest's users the wrong way.
-        missing = getattr(exc, "name", None) or "ai_edge_litert"
-        raise ModelFileError(f"reading standard TFLite metadata needs the Python module {missing!r}, which is not "
-                             "installed (pip install 'albert-edge[runtime]' installs it)") from None
+class _MetadataReader(_Reader):
+    """The project's bounds-checked flatbuffer reader, failing with the metadata's own message."""
 
-    return model_schema, metadata_schema
+    def fail(self, what: str) -> ModelFileError:
+        return ModelFileError(f"{self.source}: standard TFLite metadata is unreadable ({what})")
+
+    def text(self, tab: tuple[int, int, int], index: int, what: str) -> str:
+        """A string field as text (invalid UTF-8 replaced, as the generated readers' callers did)."""
+        pos = self.ref(tab, index, what)
+        if pos is None:
+            return ""
+        start, n = self.vector(pos, 1, what)
+        return bytes(self.data[start : start + n]).decode("utf-8", "replace")
+
+    def tables(self, tab: tuple[int, int, int], index: int, what: str) -> list[tuple[int, int, int]]:
+        """A vector of tables, at most MAX_ITEMS of them (a text model's metadata lists a handful)."""
+        pos = self.ref(tab, index, what)
+        if pos is None:
+            return []
+        start, n = self.vector(pos, 4, what)
+        return [self.table(start + 4 * i + self._unpack("<I", start + 4 * i, what), f"{what}[{i}]")
+                for i in range(min(n, MAX_ITEMS))]
+
+    def ints(self, tab: tuple[int, int, int], index: int, what: str) -> tuple[int, ...]:
+        """A vector of int32, at most MAX_ITEMS of them."""
+        pos = self.ref(tab, index, what)
+        if pos is None:
+            return ()
+        start, n = self.vector(pos, 4, what)
+        return tuple(struct.unpack_from(f"<{min(n, MAX_ITEMS)}i", self.data, start))
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _metadata_buffer(model: Any, flatbuffer: bytes, source: str) -> bytes | None:
+def _metadata_buffer(r: _MetadataReader, model: tuple[int, int, int]) -> bytes | None:
     """The bytes of the ``TFLITE_METADATA`` buffer, or None when the model has none."""
-    for i in range(min(model.MetadataLength(), MAX_ITEMS)):
-        entry = model.Metadata(i)
-        if _text(entry.Name()) != METADATA_NAME:
+    for entry in r.tables(model, _MODEL_METADATA, "metadata"):
+        if r.text(entry, _META_NAME, "metadata.name") != METADATA_NAME:
             continue
-        index = entry.Buffer()
-        if not 0 <= index < model.BuffersLength():
-            raise ModelFileError(f"{source}: {METADATA_NAME} points at buffer {index}, the model has {model.BuffersLength()}")
-        buf = model.Buffers(index)
-        offset, size = buf.Offset(), buf.Size()
+        index = r.scalar(entry, _META_BUFFER, "<I", 0)
+        buffers = r.ref(model, _MODEL_BUFFERS, "buffers")
+        count = 0 if buffers is None else r.vector(buffers, 4, "buffers")[1]
+        if not 0 <= index < count:
+            raise ModelFileError(f"{r.source}: {METADATA_NAME} points at buffer {index}, the model has {count}")
+        assert buffers is not None
+        at = buffers + 4 + 4 * index
+        buf = r.table(at + r._unpack("<I", at, "buffers"), f"buffers[{index}]")
+        offset, size = r.scalar(buf, _BUF_OFFSET, "<Q", 0), r.scalar(buf, _BUF_SIZE, "<Q", 0)
         if offset > 1:  # large models keep buffers outside the flatbuffer
-            if size > MAX_METADATA_BYTES or offset + size > len(flatbuffer):
-                raise ModelFileError(f"{source}: {METADATA_NAME} buffer spans bytes {offset}..{offset + size}")
-            return bytes(flatbuffer[offset : offset + size])
-        if buf.DataLength() > MAX_METADATA_BYTES:
-            raise ModelFileError(f"{source}: {METADATA_NAME} is {buf.DataLength()} bytes, the limit is {MAX_METADATA_BYTES}")
-        return buf.DataAsNumpy().tobytes() if buf.DataLength() else b""
+            if size > MAX_METADATA_BYTES or offset + size > r.size:
+                raise ModelFileError(f"{r.source}: {METADATA_NAME} buffer spans bytes {offset}..{offset + size}")
+            return bytes(r.data[offset : offset + size])
+        pos = r.ref(buf, _BUF_DATA, "metadata buffer data")
+        if pos is None:
+            return b""
+        start, n = r.vector(pos, 1, "metadata buffer data")
+        if n > MAX_METADATA_BYTES:
+            raise ModelFileError(f"{r.source}: {METADATA_NAME} is {n} bytes, the limit is {MAX_METADATA_BYTES}")
+        return bytes(r.data[start : start + n])
     return None
 
 
-def _tokenizer(schema: Any, unit: Any) -> tuple[str, str | None]:
-    kind = unit.OptionsType()
-    if kind == schema.ProcessUnitOptions.BertTokenizerOptions:
-        opts = schema.BertTokenizerOptions()
-        opts.Init(unit.Options().Bytes, unit.Options().Pos)
-        files = [_text(opts.VocabFile(i).Name()) for i in range(min(opts.VocabFileLength(), MAX_ITEMS))]
-        return "wordpiece", files[0] if files else None
-    if kind == schema.ProcessUnitOptions.SentencePieceTokenizerOptions:
-        opts = schema.SentencePieceTokenizerOptions()
-        opts.Init(unit.Options().Bytes, unit.Options().Pos)
-        files = [_text(opts.SentencePieceModel(i).Name()) for i in range(min(opts.SentencePieceModelLength(), MAX_ITEMS))]
-        return "sentencepiece", files[0] if files else None
-    return f"process unit type {kind}", None
+def _tokenizer(m: _MetadataReader, unit: tuple[int, int, int]) -> tuple[str, str | None]:
+    kind = m.scalar(unit, _PU_OPTIONS_TYPE, "<B", 0)
+    files_field = {_BERT_TOKENIZER: ("wordpiece", _BERT_VOCAB_FILE),
+                   _SENTENCEPIECE_TOKENIZER: ("sentencepiece", _SP_MODEL)}.get(kind)
+    if files_field is None:
+        return f"process unit type {kind}", None
+    name, field_index = files_field
+    opts_pos = m.ref(unit, _PU_OPTIONS, "process unit options")
+    if opts_pos is None:
+        return name, None
+    opts = m.table(opts_pos, "process unit options")
+    files = m.tables(opts, field_index, "tokenizer files")
+    return name, m.text(files[0], _AF_NAME, "tokenizer file name") if files else None
 
 
-def _labels_file(schema: Any, tensor: Any) -> str | None:
-    for i in range(min(tensor.AssociatedFilesLength(), MAX_ITEMS)):
-        f = tensor.AssociatedFiles(i)
-        if f.Type() == schema.AssociatedFileType.TENSOR_AXIS_LABELS:
-            return _text(f.Name())
+def _labels_file(m: _MetadataReader, tensor: tuple[int, int, int]) -> str | None:
+    for f in m.tables(tensor, _TM_ASSOCIATED_FILES, "tensor associated_files"):
+        if m.scalar(f, _AF_TYPE, "<b", 0) == TENSOR_AXIS_LABELS:
+            return m.text(f, _AF_NAME, "associated file name")
     return None
+
+
+def _signature_names(r: _MetadataReader, model: tuple[int, int, int]) -> dict[int, str]:
+    """Tensor index -> name in the first signature (what our runtime feeds and reads by)."""
+    names: dict[int, str] = {}
+    sigs = r.tables(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
+    if sigs:
+        for field_index in (_SIG_INPUTS, _SIG_OUTPUTS):
+            for entry in r.tables(sigs[0], field_index, "signature tensors"):
+                names[r.scalar(entry, _TMAP_INDEX, "<I", 0)] = r.text(entry, _TMAP_NAME, "signature tensor name")
+    return names
+
+
+def _graph_io(r: _MetadataReader, model: tuple[int, int, int]) -> tuple[list[int], list[int], list[tuple[int, ...]], list[bool]]:
+    """Subgraph 0's input and output tensor indices, and each input's shape and dynamic flag."""
+    subgraphs = r.tables(model, _MODEL_SUBGRAPHS, "subgraphs")
+    if not subgraphs:
+        raise r.fail("the model has no subgraphs")
+    sg = subgraphs[0]
+    in_idx = list(r.ints(sg, _SG_INPUTS, "subgraph inputs"))
+    out_idx = list(r.ints(sg, _SG_OUTPUTS, "subgraph outputs"))
+    pos = r.ref(sg, _SG_TENSORS, "tensors")
+    start, count = (0, 0) if pos is None else r.vector(pos, 4, "tensors")
+    shapes, dynamic = [], []
+    for t in in_idx:
+        if not 0 <= t < count:
+            raise r.fail(f"subgraph input names tensor {t} of {count}")
+        at = start + 4 * t
+        tensor = r.table(at + r._unpack("<I", at, "tensors"), f"tensors[{t}]")
+        shapes.append(r.ints(tensor, _T_SHAPE, "tensor shape"))
+        dynamic.append(any(d == -1 for d in r.ints(tensor, _T_SHAPE_SIGNATURE, "tensor shape_signature")))
+    return in_idx, out_idx, shapes, dynamic
 
 
 def read_standard_metadata(flatbuffer: bytes, source: str = "<bytes>") -> StandardMetadata | None:
     """Parse the standard metadata of ``flatbuffer`` (the model bytes, pack stripped or not).
 
     Returns None when the model carries no ``TFLITE_METADATA``. Bad offsets or a metadata buffer
-    that is not an ``M001`` flatbuffer raise ModelFileError.
+    that is not an ``M001`` flatbuffer raise ModelFileError. Read with the project's own
+    bounds-checked reader (``runtime.flatbuffer``), not the flatc-generated modules: importing
+    those cost 11 ms (with .pyc files) of every app's first load, and they fail on bad offsets
+    with whatever Python error the slice gives.
     """
-    model_schema, schema = _schemas()
-    try:
-        model = model_schema.Model.GetRootAs(flatbuffer, 0)
-        blob = _metadata_buffer(model, flatbuffer, source)
-        if blob is None:
-            return None
-        if len(blob) < 8 or blob[4:8] != METADATA_IDENTIFIER:
-            raise ModelFileError(f"{source}: {METADATA_NAME} is not a metadata flatbuffer (identifier {METADATA_IDENTIFIER.decode()} missing)")
-        meta = schema.ModelMetadata.GetRootAs(blob, 0)
-        sg = model.Subgraphs(0)
-        signature = _signature_names(model)
-        in_idx = [int(sg.Inputs(i)) for i in range(min(sg.InputsLength(), MAX_ITEMS))]
-        out_idx = [int(sg.Outputs(i)) for i in range(min(sg.OutputsLength(), MAX_ITEMS))]
-        shapes, dynamic = [], []
-        for t in in_idx:
-            tensor = sg.Tensors(t)
-            shapes.append(tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ())
-            sig = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else None
-            dynamic.append(sig is not None and any(int(d) == -1 for d in sig))
-        tokenizer = tokenizer_file = None
-        inputs: list[str] = []
-        outputs: list[str] = []
-        labels: list[str | None] = []
-        if meta.SubgraphMetadataLength():
-            sub = meta.SubgraphMetadata(0)
-            if sub.InputProcessUnitsLength():
-                tokenizer, tokenizer_file = _tokenizer(schema, sub.InputProcessUnits(0))
-            inputs = [_text(sub.InputTensorMetadata(i).Name()) for i in range(min(sub.InputTensorMetadataLength(), MAX_ITEMS))]
-            for i in range(min(sub.OutputTensorMetadataLength(), MAX_ITEMS)):
-                tensor = sub.OutputTensorMetadata(i)
-                outputs.append(_text(tensor.Name()))
-                labels.append(_labels_file(schema, tensor))
-        files = tuple(_text(meta.AssociatedFiles(i).Name()) for i in range(min(meta.AssociatedFilesLength(), MAX_ITEMS)))
-        return StandardMetadata(
-            name=_text(meta.Name()), version=_text(meta.Version()), description=_text(meta.Description()),
-            min_parser_version=_text(meta.MinParserVersion()), tokenizer=tokenizer, tokenizer_file=tokenizer_file,
-            input_names=tuple(inputs), graph_inputs=tuple(signature.get(t, "") for t in in_idx),
-            input_shapes=tuple(shapes), input_dynamic=tuple(dynamic), output_names=tuple(outputs),
-            graph_outputs=tuple(signature.get(t, "") for t in out_idx), labels_files=tuple(labels),
-            associated_files=files,
-        )
-    except ModelFileError:
-        raise
-    except Exception as exc:  # generated readers fail with struct/Index/Unicode errors on bad offsets
-        raise ModelFileError(f"{source}: standard TFLite metadata is unreadable ({type(exc).__name__})") from None
-
-
-def _signature_names(model: Any) -> dict[int, str]:
-    """Tensor index -> name in the first signature (what our runtime feeds and reads by)."""
-    names: dict[int, str] = {}
-    if model.SignatureDefsLength():
-        sig = model.SignatureDefs(0)
-        for i in range(min(sig.InputsLength(), MAX_ITEMS)):
-            names[int(sig.Inputs(i).TensorIndex())] = _text(sig.Inputs(i).Name())
-        for i in range(min(sig.OutputsLength(), MAX_ITEMS)):
-            names[int(sig.Outputs(i).TensorIndex())] = _text(sig.Outputs(i).Name())
-    return names
+    r = _MetadataReader(flatbuffer, source)
+    model = r.table(r._unpack("<I", 0, "root offset"), "Model")
+    blob = _metadata_buffer(r, model)
+    if blob is None:
+        return None
+    if len(blob) < 8 or blob[4:8] != METADATA_IDENTIFIER:
+        raise ModelFileError(f"{source}: {METADATA_NAME} is not a metadata flatbuffer (identifier {METADATA_IDENTIFIER.decode()} missing)")
+    signature = _signature_names(r, model)
+    in_idx, out_idx, shapes, dynamic = _graph_io(r, model)
+    m = _MetadataReader(blob, source)
+    meta = m.table(m._unpack("<I", 0, "metadata root offset"), "ModelMetadata")
+    tokenizer = tokenizer_file = None
+    inputs: list[str] = []
+    outputs: list[str] = []
+    labels: list[str | None] = []
+    subs = m.tables(meta, _MM_SUBGRAPH_METADATA, "subgraph_metadata")
+    if subs:
+        sub = subs[0]
+        units = m.tables(sub, _SGM_INPUT_PROCESS_UNITS, "input_process_units")
+        if units:
+            tokenizer, tokenizer_file = _tokenizer(m, units[0])
+        inputs = [m.text(t, _TM_NAME, "input tensor name") for t in m.tables(sub, _SGM_INPUT_TENSORS, "input_tensor_metadata")]
+        for tensor in m.tables(sub, _SGM_OUTPUT_TENSORS, "output_tensor_metadata"):
+            outputs.append(m.text(tensor, _TM_NAME, "output tensor name"))
+            labels.append(_labels_file(m, tensor))
+    files = tuple(m.text(f, _AF_NAME, "associated file name") for f in m.tables(meta, _MM_ASSOCIATED_FILES, "associated_files"))
+    return StandardMetadata(
+        name=m.text(meta, _MM_NAME, "name"), version=m.text(meta, _MM_VERSION, "version"),
+        description=m.text(meta, _MM_DESCRIPTION, "description"),
+        min_parser_version=m.text(meta, _MM_MIN_PARSER_VERSION, "min_parser_version"),
+        tokenizer=tokenizer, tokenizer_file=tokenizer_file,
+        input_names=tuple(inputs), graph_inputs=tuple(signature.get(t, "") for t in in_idx),
+        input_shapes=tuple(shapes), input_dynamic=tuple(dynamic), output_names=tuple(outputs),
+        graph_outputs=tuple(signature.get(t, "") for t in out_idx), labels_files=tuple(labels),
+        associated_files=files,
+    )
 
 
 def metadata_problems(meta: StandardMetadata, members: Mapping[str, bytes]) -> list[str]:
