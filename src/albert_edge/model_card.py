@@ -31,13 +31,6 @@ BENCH_PLOT = "report.png"
 CARD_PLOT = "bench_report.png"
 
 #: The Hub's pipeline_tag for each albert-edge task (sequence regression is a one-output classifier head).
-PIPELINE_TAGS = {
-    "sequence_classification": "text-classification",
-    "sequence_regression": "text-classification",
-    "token_classification": "token-classification",
-    "question_answering": "question-answering",
-    "feature_extraction": "feature-extraction",
-}
 
 # A Hub snapshot in the Hugging Face cache: .../models--ORG--NAME/snapshots/<revision>.
 _HUB_CACHE = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]")
@@ -126,8 +119,9 @@ def front_matter(inputs: CardInputs, license_id: str = "apache-2.0", base_model:
                      {v.get("format") for v in (inputs.quantize or {}).get("variants", []) if v.get("format")})
     tags = ["albert-edge", *formats, *(["quantized"] if inputs.quantize else []), "on-device"]
     lines = ["---", f"license: {license_id}", "library_name: albert-edge", "tags:", *(f"- {t}" for t in tags)]
-    if task in PIPELINE_TAGS:
-        lines.append(f"pipeline_tag: {PIPELINE_TAGS[task]}")
+    tag = _pipeline_tag(task)
+    if tag:
+        lines.append(f"pipeline_tag: {tag}")
     if base:
         lines.append(f"base_model: {base}")
     return "\n".join([*lines, "---"])
@@ -270,3 +264,10 @@ def write_card(out_dir: str | os.PathLike[str], bench_dir: str | os.PathLike[str
             staged.write_bytes(CARD_PLOT, inputs.bench_plot.read_bytes())
         path = staged.write_text(CARD_NAME, text)
     return path
+
+
+def _pipeline_tag(task: str | None) -> str | None:
+    """The task's own Hub pipeline tag (``Task.pipeline_tag``); None for a task this version does not know."""
+    from albert_edge.tasks import TASK_NAMES, task_class
+
+    return task_class(task).pipeline_tag if task in TASK_NAMES else None

@@ -253,8 +253,7 @@ class TfliteGraph:
     info: TfliteInfo | None = None
 
 
-def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>",
-                      signature: str = "serving_default") -> TfliteGraph:
+def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
     """Tensors, operators and signature maps of the subgraph that ``signature`` runs, bounds-checked.
 
     Used to check a model file against its pack before an interpreter is built (see

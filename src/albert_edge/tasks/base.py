@@ -119,6 +119,8 @@ class Task(ABC):
 
     #: The pack's ``task`` string.
     name: ClassVar[str]
+    #: The Hugging Face Hub pipeline tag a model card gives a model of this task (None: no tag).
+    pipeline_tag: ClassVar[str | None] = None
     #: Head weight prefixes (canonical names) the graph needs on top of the encoder.
     head_prefixes: ClassVar[tuple[str, ...]] = ()
     #: Canonical head weights that must be present (``check_weights``).

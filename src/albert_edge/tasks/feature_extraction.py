@@ -149,6 +149,7 @@ class FeatureExtraction(Task):
     """Hidden states, or a pooled (optionally normalised) sentence embedding."""
 
     name: ClassVar[str] = "feature_extraction"
+    pipeline_tag: ClassVar[str | None] = "feature-extraction"
     # An embedding is a mean of hidden states, so it inherits the hidden bound; normalised
     # embeddings are unit vectors and move less than that.
     tolerances: ClassVar[dict[str, dict[str, float]]] = {

@@ -154,6 +154,7 @@ class QuestionAnswering(Task):
     """Start/end logits per token; the answer span is chosen by the runtime."""
 
     name: ClassVar[str] = "question_answering"
+    pipeline_tag: ClassVar[str | None] = "question-answering"
     head_prefixes: ClassVar[tuple[str, ...]] = ("qa_outputs.",)
     required_weights: ClassVar[tuple[str, ...]] = ("qa_outputs.kernel", "qa_outputs.bias")
     eval_format: ClassVar[EvalFormat] = SquadJsonlFormat()

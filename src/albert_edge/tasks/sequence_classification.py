@@ -200,6 +200,7 @@ class SequenceClassification(ClassifierHeadTask):
     """Logits per label for a text or a text pair."""
 
     name: ClassVar[str] = "sequence_classification"
+    pipeline_tag: ClassVar[str | None] = "text-classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
     required_weights: ClassVar[tuple[str, ...]] = ("pooler.kernel", "pooler.bias", "classifier.kernel",
                                                    "classifier.bias")

@@ -176,6 +176,7 @@ class SequenceRegression(ClassifierHeadTask):
     """One score per text (or pair) from the pooled [CLS]: a width-1 classifier head."""
 
     name: ClassVar[str] = "sequence_regression"
+    pipeline_tag: ClassVar[str | None] = "text-classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("pooler.", "classifier.")
     required_weights: ClassVar[tuple[str, ...]] = SequenceClassification.required_weights
     #: A score has no label names (the pack carries none).

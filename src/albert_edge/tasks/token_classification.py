@@ -164,6 +164,7 @@ class TokenClassification(ClassifierHeadTask):
     """Per-token logits; entities are decoded from them by the runtime."""
 
     name: ClassVar[str] = "token_classification"
+    pipeline_tag: ClassVar[str | None] = "token-classification"
     head_prefixes: ClassVar[tuple[str, ...]] = ("classifier.",)
     required_weights: ClassVar[tuple[str, ...]] = ("classifier.kernel", "classifier.bias")
     eval_format: ClassVar[EvalFormat] = EntityJsonlFormat()
