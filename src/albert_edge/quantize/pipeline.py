@@ -64,6 +64,8 @@ TFLITE_MODE_VARIANTS = {
     "int16x8": ("int16x8",),
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
+    # int4 weights are built only when asked: on x86 they buy size, not speed (benchmarks/README.md, #28).
+    "int4": ("dynamic_int8", "dynamic_int4"),
 }
 ONNX_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -71,6 +73,7 @@ ONNX_MODE_VARIANTS = {
     "int16x8": (),
     "fp16": (),
     "auto": ("dynamic_int8", "qdq_int8"),
+    "int4": ("dynamic_int8", "int4"),
 }
 
 
@@ -449,7 +452,10 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants if v != "fp32"]
+    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants
+                                                                 if v != "fp32" and not v.startswith("onnx_")]
+    # ``onnx_<name>`` entries of ``variants`` choose the ONNX variants; without any, the mode's list.
+    onnx_names = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or ONNX_MODE_VARIANTS[mode]
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
@@ -470,7 +476,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
 
         fp32 = onnx_model_bytes(weights, task=task)
         onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for name in ONNX_MODE_VARIANTS[mode]:
+        for name in onnx_names:
             r = VariantResult(name, "onnx")
             try:
                 r.data = onnx_variant(fp32, "onnx_" + name, calibration)
