@@ -10,6 +10,7 @@ import pytest
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.quantize.onnx_int4 import pack_blocks
+from albert_edge.quantize.pipeline import ONNX_MODE_VARIANTS, TFLITE_MODE_VARIANTS
 from albert_edge.quantize.tflite_int4 import pack_int4, quantize_int4, unpack_int4
 
 # 640 words x 32 columns = 20,480 table elements: above the size at which tables are re-stored.
@@ -42,6 +43,15 @@ def test_matmulnbits_blocks_pad_a_width_that_is_no_multiple_of_the_block():
     assert np.abs(values - weight).max() <= scales.max() / 2 + 1e-6
 
 
+def test_int4_variants_are_built_when_asked_and_not_by_auto():
+    from albert_edge.cli import build_parser
+
+    assert "dynamic_int4" in TFLITE_MODE_VARIANTS["int4"] and "int4" in ONNX_MODE_VARIANTS["int4"]
+    assert "dynamic_int4" not in TFLITE_MODE_VARIANTS["auto"] and "int4" not in ONNX_MODE_VARIANTS["auto"]
+    args = build_parser().parse_args(["quantize", "ckpt", "--calib", "c.txt", "--variants", "dynamic_int4, onnx_int4"])
+    assert args.variants == "dynamic_int4, onnx_int4"
+
+
 @pytest.fixture(scope="module")
 def int4_run(tmp_path_factory):
     """The report and output dir of ``quantize --mode int4 --formats tflite,onnx`` on a tiny classifier."""
@@ -58,7 +68,9 @@ def int4_run(tmp_path_factory):
     calib = root / "calib.txt"
     calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
     report = quantize_checkpoint(ckpt, root / "out", calib, mode="int4", formats="tflite,onnx", rounds=2,
-                                 max_seq_len=32, seq_len=32, error_tables=False)
+                                 max_seq_len=32, seq_len=32, error_tables=False,
+                                 variants=[*TFLITE_MODE_VARIANTS["int4"], "onnx_dynamic_int8", "onnx_int4",
+                                           "onnx_dynamic_int8_col"])
     return report, root / "out"
 
 
@@ -106,6 +118,7 @@ def test_tflite_int4_weights_and_word_table_are_int4_in_the_file(int4_run):
         assert len(tensor.quantization.scale) == int(tensor.shape[0])  # per output channel
     tables = [graph.tensors[int(op.inputs[0])] for op in graph.operators if opcode_names[op.opcodeIndex] == "GATHER"]
     assert any(t.type == schema.TensorType.INT4 and list(t.shape) == [len(VOCAB), 32] for t in tables)
+    assert _result(report, "tflite:dynamic_int4").census["ops"].get("FULLY_CONNECTED:f32+w_i4", 0) >= 6
 
 
 @pytest.mark.slow  # the fixture converts and quantizes a checkpoint (about a minute)
@@ -123,3 +136,21 @@ def test_onnx_int4_uses_matmulnbits_and_a_block_quantized_word_table(int4_run):
     assert all(inits[n.input[1]].data_type == onnx.TensorProto.UINT8 for n in nbits)
     assert not any(i.data_type == onnx.TensorProto.FLOAT and len(i.dims) == 2 and i.dims[1] >= 64 and i.dims[0] >= 64
                    for i in model.graph.initializer)  # no float weight matrix left but the classifier's
+
+
+@pytest.mark.slow
+def test_onnx_dynamic_int8_col_stores_the_word_table_int8_per_column(int4_run):
+    import onnx
+    from onnx import numpy_helper
+
+    report, out = int4_run
+    r = _result(report, "onnx:dynamic_int8_col")
+    assert not r.error and r.drift is not None
+    model = onnx.load(str(out / r.file))
+    dequantize = [n for n in model.graph.node if n.op_type == "DequantizeLinear"]
+    inits = {i.name: i for i in model.graph.initializer}
+    tables = {n.input[0] for n in dequantize}
+    assert "embeddings.word_int8_rows" in tables  # gathered as int8, dequantized after the lookup
+    assert numpy_helper.to_array(inits["embeddings.word_int8"]).dtype == np.int8
+    assert numpy_helper.to_array(inits["embeddings.word_int8_scales"]).shape == (32,)  # one scale per column
+    assert r.census["integer_matmuls"] >= 6  # the matmuls stay ORT's dynamic int8
