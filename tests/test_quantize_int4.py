@@ -1,4 +1,4 @@
-"""int4 weights (issue #28): ``quantize --mode int4`` builds TFLite ``dynamic_int4`` (int4 FC weights and
+"""int4 weights (issue #28): ``quantize --variants dynamic_int4,onnx_int4`` builds TFLite ``dynamic_int4`` (int4 FC weights and
 word table in a hybrid model) and ONNX ``int4`` (MatMulNBits + GatherBlockQuantized); both run, keep the
 pack, hold their weights really as 4-bit values, and are judged in the report like every other variant."""
 
@@ -10,6 +10,7 @@ import pytest
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.quantize.onnx_int4 import pack_blocks
+from albert_edge.quantize.options import INT4_VARIANTS, MODES
 from albert_edge.quantize.pipeline import ONNX_MODE_VARIANTS, TFLITE_MODE_VARIANTS
 from albert_edge.quantize.tflite_int4 import pack_int4, quantize_int4, unpack_int4
 
@@ -46,15 +47,15 @@ def test_matmulnbits_blocks_pad_a_width_that_is_no_multiple_of_the_block():
 def test_int4_variants_are_built_when_asked_and_not_by_auto():
     from albert_edge.cli import build_parser
 
-    assert "dynamic_int4" in TFLITE_MODE_VARIANTS["int4"] and "int4" in ONNX_MODE_VARIANTS["int4"]
-    assert "dynamic_int4" not in TFLITE_MODE_VARIANTS["auto"] and "int4" not in ONNX_MODE_VARIANTS["auto"]
+    for mode in MODES:
+        assert "dynamic_int4" not in TFLITE_MODE_VARIANTS[mode] and "int4" not in ONNX_MODE_VARIANTS[mode]
     args = build_parser().parse_args(["quantize", "ckpt", "--calib", "c.txt", "--variants", "dynamic_int4, onnx_int4"])
     assert args.variants == "dynamic_int4, onnx_int4"
 
 
 @pytest.fixture(scope="module")
 def int4_run(tmp_path_factory):
-    """The report and output dir of ``quantize --mode int4 --formats tflite,onnx`` on a tiny classifier."""
+    """The report and output dir of ``quantize --variants ... --formats tflite,onnx`` on a tiny classifier."""
     from albert_edge.quantize import quantize_checkpoint
 
     config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=32, hidden_size=64, num_hidden_layers=2,
@@ -67,10 +68,9 @@ def int4_run(tmp_path_factory):
     rng = np.random.default_rng(2)
     calib = root / "calib.txt"
     calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
-    report = quantize_checkpoint(ckpt, root / "out", calib, mode="int4", formats="tflite,onnx", rounds=2,
+    report = quantize_checkpoint(ckpt, root / "out", calib, mode="dynamic", formats="tflite,onnx", rounds=2,
                                  max_seq_len=32, seq_len=32, error_tables=False,
-                                 variants=[*TFLITE_MODE_VARIANTS["int4"], "onnx_dynamic_int8", "onnx_int4",
-                                           "onnx_dynamic_int8_col"])
+                                 variants=["dynamic_int8", *INT4_VARIANTS, "onnx_dynamic_int8", "onnx_dynamic_int8_col"])
     return report, root / "out"
 
 

@@ -17,7 +17,10 @@ from albert_edge.quantize.auto import Budget
 if TYPE_CHECKING:
     from albert_edge.tasks import Task
 
-MODES = ("dynamic", "int8", "int16x8", "fp16", "auto", "int4")
+MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
+#: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
+#: x86 they buy size, not speed (benchmarks/README.md, "int4 weights and ONNX int8").
+INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
 FORMATS = ("tflite", "onnx")
 
 

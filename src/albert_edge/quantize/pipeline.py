@@ -64,8 +64,6 @@ TFLITE_MODE_VARIANTS = {
     "int16x8": ("int16x8",),
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
-    # int4 weights are built only when asked: on x86 they buy size, not speed (benchmarks/README.md, #28).
-    "int4": ("dynamic_int8", "dynamic_int4"),
 }
 ONNX_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -73,7 +71,6 @@ ONNX_MODE_VARIANTS = {
     "int16x8": (),
     "fp16": (),
     "auto": ("dynamic_int8", "qdq_int8"),
-    "int4": ("dynamic_int8", "int4"),
 }
 
 
