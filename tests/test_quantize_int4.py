@@ -154,3 +154,36 @@ def test_onnx_dynamic_int8_col_stores_the_word_table_int8_per_column(int4_run):
     assert numpy_helper.to_array(inits["embeddings.word_int8"]).dtype == np.int8
     assert numpy_helper.to_array(inits["embeddings.word_int8_scales"]).shape == (32,)  # one scale per column
     assert r.census["integer_matmuls"] >= 6  # the matmuls stay ORT's dynamic int8
+
+
+@pytest.mark.slow  # converts, quantizes and runs the ONNX ranking (a minute or more)
+def test_auto_searches_onnx_dynamic_int8_with_its_most_harmful_matmuls_float(tmp_path):
+    from albert_edge.errors import BudgetNotMetError
+    from albert_edge.quantize import quantize_checkpoint
+
+    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=32, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=128, max_position_embeddings=64,
+                          hidden_act="gelu_tanh", embedding_order="add_then_project")
+    ckpt = write_hf_checkpoint(random_weights(config, num_labels=2, seed=5), tmp_path / "ckpt")
+    (ckpt / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(3)
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
+    # An agreement bound of 100 % cannot be shown on a few rows: every step is searched and none fits.
+    with pytest.raises(BudgetNotMetError) as caught:
+        quantize_checkpoint(ckpt, tmp_path / "out", calib, mode="auto", formats="tflite,onnx", rounds=2,
+                            max_seq_len=32, seq_len=32, error_tables=False, variants=["dynamic_int8"],
+                            min_agreement=1.0, max_fallback_steps=2)
+    report = caught.value.report
+    entry = next(e for e in report.fallback if e["variant"] == "onnx:dynamic_int8")
+    assert entry["ranking"] and "nodes_to_exclude" in entry["method"]
+    assert [s["variant"] for s in entry["steps"]] == ["onnx:dynamic_int8_fb1", "onnx:dynamic_int8_fb2"]
+    base = _result(report, "onnx:dynamic_int8")
+    steps = [_result(report, s["variant"]) for s in entry["steps"]]
+    first = entry["ranking"][0]
+    assert steps[0].float_fallback[0].startswith(f"MatMul {first['weight']}")
+    # Each step leaves more MatMuls float (ALBERT's shared weights: every node reading the weight).
+    counts = [r.census["integer_matmuls"] for r in (base, *steps)]
+    assert counts[0] > counts[1] > counts[2]
+    assert counts[0] - counts[1] == len(first["nodes"])
+    assert all(r.drift is not None and r.ratio_vs_fp32 is not None for r in steps)

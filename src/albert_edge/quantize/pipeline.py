@@ -324,6 +324,12 @@ def _fallback_searches(run: QuantizeRun) -> None:
     run.results += dynamic_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
                                            o.num_threads, run.judge_variant, VariantResult, run.fallback_log,
                                            run.say)
+    if "onnx" in o.format_list:
+        from albert_edge.quantize.onnx_search import onnx_fallback_search
+
+        run.say("ONNX dynamic int8 search (the MatMul weights that gain most back to float)")
+        run.results += onnx_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
+                                            o.num_threads, run.judge_variant, VariantResult, run.fallback_log, run.say)
 
 
 def _time_variants(run: QuantizeRun) -> None:
