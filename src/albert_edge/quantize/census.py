@@ -37,7 +37,8 @@ def tflite_op_dtypes(model: bytes) -> dict[str, int]:
     """``OP:dtype`` -> count over the main subgraph, read from the flatbuffer.
 
     dtype is that of the op's first (activation) input; ``+w_i8`` marks a float op with int8
-    weights (the dynamic-range "hybrid" form), e.g. ``FULLY_CONNECTED:f32+w_i8``.
+    weights (the dynamic-range "hybrid" form), e.g. ``FULLY_CONNECTED:f32+w_i8``; ``+w_i4`` one with int4
+    weights (``dynamic_int4``), which would otherwise read as a float op.
     """
     from ai_edge_litert import schema_py_generated as schema
     from albert_edge.runtime.pack import strip_tflite_pack
