@@ -44,6 +44,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-fallback-steps", type=arg_types.fallback_steps, default=5, metavar="N",
                         help="auto: float-fallback steps per variant (1, 2, 4, ... worst ops float; default 5)")
     parser.add_argument("--max-size-mb", type=arg_types.size_mb, metavar="MB", help="reject variants larger than this")
+    parser.add_argument("--variants", metavar="NAMES",
+                        help="comma list of variants to build instead of the mode's (fp32 is always built): TFLite "
+                             "names such as dynamic_int8,dynamic_int4; onnx_-prefixed ONNX names such as "
+                             "onnx_dynamic_int8_col,onnx_int4")
     parser.add_argument("--min-cosine", type=arg_types.cosine, default=0.995, metavar="C",
                         help="embedding models: the worst text's cosine to fp32 must reach this (default 0.995)")
     parser.add_argument("--min-mean-cosine", type=arg_types.cosine, default=0.999, metavar="C",
@@ -81,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
                                   num_threads=args.threads, rounds=args.rounds, min_agreement=args.min_agreement,
                                   max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
-                                  tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps)
+                                  tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps,
+                                  variants=[v.strip() for v in args.variants.split(",") if v.strip()]
+                                  if args.variants else None)
         progress.step(f"read {args.checkpoint} and {args.calib}")
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options, progress=progress.step)
     except QuantizationError as exc:

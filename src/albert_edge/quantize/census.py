@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: TFLite TensorType enum -> short name.
-_DTYPES = {0: "f32", 1: "f16", 2: "i32", 3: "u8", 4: "i64", 6: "bool", 7: "i16", 9: "i8"}
+_DTYPES = {0: "f32", 1: "f16", 2: "i32", 3: "u8", 4: "i64", 6: "bool", 7: "i16", 9: "i8", 17: "i4"}
 
 
 @dataclass
@@ -37,7 +37,8 @@ def tflite_op_dtypes(model: bytes) -> dict[str, int]:
     """``OP:dtype`` -> count over the main subgraph, read from the flatbuffer.
 
     dtype is that of the op's first (activation) input; ``+w_i8`` marks a float op with int8
-    weights (the dynamic-range "hybrid" form), e.g. ``FULLY_CONNECTED:f32+w_i8``.
+    weights (the dynamic-range "hybrid" form), e.g. ``FULLY_CONNECTED:f32+w_i8``; ``+w_i4`` one with int4
+    weights (``dynamic_int4``), which would otherwise read as a float op.
     """
     from ai_edge_litert import schema_py_generated as schema
     from albert_edge.runtime.pack import strip_tflite_pack
@@ -57,6 +58,8 @@ def tflite_op_dtypes(model: bytes) -> dict[str, int]:
         key = f"{name}:{_DTYPES.get(types[0], types[0]) if types else '-'}"
         if types and types[0] == 0 and 9 in types[1:]:
             key += "+w_i8"  # hybrid (dynamic-range) kernel: float activations, int8 weights
+        elif types and types[0] == 0 and 17 in types[1:]:
+            key += "+w_i4"  # the same with int4 weights (``dynamic_int4``)
         counts[key] += 1
     return dict(sorted(counts.items()))
 
@@ -116,10 +119,12 @@ def census_onnx_variant(model: bytes) -> dict[str, Any]:
     return {"ops": ops, "quantize": ops.get("QuantizeLinear", 0) + ops.get("DynamicQuantizeLinear", 0),
             "dequantize": ops.get("DequantizeLinear", 0),
             "integer_matmuls": sum(n for k, n in ops.items() if "MatMulInteger" in k or "QLinearMatMul" in k
-                                   or "DynamicQuantizeMatMul" in k or "MatMulIntegerToFloat" in k)}
+                                   or "DynamicQuantizeMatMul" in k or "MatMulIntegerToFloat" in k
+                                   or "MatMulNBits" in k)}
 
 
 def is_quantized_tflite(model: bytes) -> bool:
     """True if any op of the model already runs on int8/int16/uint8 inputs or dequantizes weights."""
-    return any(k.split(":")[1].split("+")[0] in ("i8", "i16", "u8") or k.endswith("+w_i8") or k.startswith("DEQUANTIZE:")
+    return any(k.split(":")[1].split("+")[0] in ("i8", "i16", "u8") or k.endswith(("+w_i8", "+w_i4"))
+               or k.startswith("DEQUANTIZE:")
                for k in tflite_op_dtypes(model))

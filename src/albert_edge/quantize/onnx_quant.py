@@ -1,4 +1,4 @@
-"""ONNX variants with onnxruntime.quantization: dynamic int8 and static QDQ int8.
+"""ONNX variants with onnxruntime.quantization (dynamic int8, static QDQ int8) and int4 weights (``onnx_int4``).
 
 Both quantize only MatMul (and Gather, for the size of the word table): LayerNormalization,
 GELU, Softmax and the residual Adds stay float, which is what ORT's maintainers advise for
@@ -17,7 +17,11 @@ from typing import Any, Sequence
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.calibration import CalibrationSet
 
-ONNX_VARIANTS = ("onnx_dynamic_int8", "onnx_qdq_int8")
+ONNX_VARIANTS = ("onnx_dynamic_int8", "onnx_dynamic_int8_col", "onnx_qdq_int8", "onnx_int4")
+#: MatMulNBits block for ``onnx_int4``: measured on the shipped sample (benchmarks/README.md, issue #28),
+#: 32/64/128 drift alike and 64 gives the smallest file; accuracy level 4 (int8 activations) is the fastest.
+INT4_BLOCK_SIZE = 64
+INT4_ACCURACY_LEVEL = 4
 CALIBRATION_METHODS = ("minmax", "percentile", "entropy")
 
 
@@ -36,6 +40,17 @@ def onnx_variant(fp32_model: bytes, variant: str, calibration: CalibrationSet | 
         raise QuantizationError(f"variant {variant!r}: expected one of {', '.join(ONNX_VARIANTS)}")
     if method not in CALIBRATION_METHODS:
         raise QuantizationError(f"calibration method {method!r}: expected one of {', '.join(CALIBRATION_METHODS)}")
+    if variant == "onnx_int4":
+        from albert_edge.quantize.onnx_int4 import onnx_int4
+
+        return onnx_int4(fp32_model, INT4_BLOCK_SIZE, INT4_ACCURACY_LEVEL)
+    if variant == "onnx_dynamic_int8_col":
+        # ORT's dynamic Gather is int8 with one scale per table; the tables get one per column instead.
+        from albert_edge.quantize.onnx_int4 import int8_column_tables
+
+        matmuls = onnx_variant(fp32_model, "onnx_dynamic_int8", per_channel=per_channel, reduce_range=reduce_range,
+                               op_types=[t for t in op_types if t != "Gather"], exclude_nodes=exclude_nodes)
+        return int8_column_tables(matmuls)
     with tempfile.TemporaryDirectory(prefix="albert-edge-onnxq-") as tmp:
         src, dst = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
         src.write_bytes(fp32_model)

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from albert_edge.tasks import Task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
+#: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
+#: x86 they buy size, not speed (benchmarks/README.md, "int4 weights and ONNX int8").
+INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
 FORMATS = ("tflite", "onnx")
 
 
@@ -37,7 +40,8 @@ class QuantizeOptions:
 
     ``mode="auto"`` starts from the fastest quantized variants, falls back the worst-ranked int8
     ops to float until drift fits the budget, and marks the fastest variant within budget as
-    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all);
+    chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all), and
+    its ``onnx_``-prefixed names the ONNX list (``onnx_int4``, ``onnx_dynamic_int8_col``, ...);
     ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
     the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
     classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature

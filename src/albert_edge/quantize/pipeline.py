@@ -319,6 +319,12 @@ def _fallback_searches(run: QuantizeRun) -> None:
     run.results += dynamic_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
                                            o.num_threads, run.judge_variant, VariantResult, run.fallback_log,
                                            run.say)
+    if "onnx" in o.format_list:
+        from albert_edge.quantize.onnx_search import onnx_fallback_search
+
+        run.say("ONNX dynamic int8 search (the MatMul weights that gain most back to float)")
+        run.results += onnx_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
+                                            o.num_threads, run.judge_variant, VariantResult, run.fallback_log, run.say)
 
 
 def _time_variants(run: QuantizeRun) -> None:
@@ -445,7 +451,10 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants if v != "fp32"]
+    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants
+                                                                 if v != "fp32" and not v.startswith("onnx_")]
+    # ``onnx_<name>`` entries of ``variants`` choose the ONNX variants; without any, the mode's list.
+    onnx_names = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or ONNX_MODE_VARIANTS[mode]
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
@@ -466,7 +475,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
 
         fp32 = onnx_model_bytes(weights, task=task)
         onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for name in ONNX_MODE_VARIANTS[mode]:
+        for name in onnx_names:
             r = VariantResult(name, "onnx")
             try:
                 r.data = onnx_variant(fp32, "onnx_" + name, calibration)

@@ -40,24 +40,25 @@ def new_entry(base: Any, ranked_by: str) -> dict[str, Any]:
 
 def step_search(base: Any, ranking: Sequence[Candidate], rebuild: Callable[[list[str]], bytes], entry: dict[str, Any],
                 budget: Budget, max_steps: int, judge: Callable[[Any], None], make_result: Callable[..., Any],
-                say: Callable[[str], None]) -> list[Any]:
+                say: Callable[[str], None], fmt: str = "tflite") -> list[Any]:
     """The variants ``<base>_fb<k>`` built with ``ranking[:k]`` float, judged, up to the first that fits.
 
     ``rebuild(keys)`` returns the model bytes; ``judge(result)`` fills its drift; ``make_result(name,
     format, fallback_of=..., float_fallback=...)`` makes a VariantResult (passed in so this module does
     not import the pipeline). A step whose rebuild fails is kept with its error and the search goes on.
+    ``fmt`` is the variants' format ("tflite", or "onnx" for ``onnx_search``).
     """
-    from albert_edge.quantize.census import census_tflite_variant
+    from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
 
     entry["ranking"] = [c.record for c in ranking[:REPORTED_RANKS]]
     added = []
     for k in fallback_steps(len(ranking), max_steps):
         chosen = list(ranking[:k])
         say(f"  {base.key}: {k} worst op(s) float")
-        r = make_result(f"{base.name}_fb{k}", "tflite", fallback_of=base.key, float_fallback=[c.describe for c in chosen])
+        r = make_result(f"{base.name}_fb{k}", fmt, fallback_of=base.key, float_fallback=[c.describe for c in chosen])
         try:
             r.data = rebuild([c.key for c in chosen])
-            r.census = census_tflite_variant(r.data).to_dict()
+            r.census = census_tflite_variant(r.data).to_dict() if fmt == "tflite" else census_onnx_variant(r.data)
         except AlbertEdgeError as exc:
             r.error = str(exc)
         r.size_bytes = len(r.data)
