@@ -187,3 +187,23 @@ def test_auto_searches_onnx_dynamic_int8_with_its_most_harmful_matmuls_float(tmp
     assert counts[0] > counts[1] > counts[2]
     assert counts[0] - counts[1] == len(first["nodes"])
     assert all(r.drift is not None and r.ratio_vs_fp32 is not None for r in steps)
+
+
+def test_the_onnx_search_skips_a_base_that_misses_only_the_size_budget() -> None:
+    """Keeping MatMul weights float only grows the file: a size-only miss is not searched (it cost the demo
+    a ranking run per weight and five rebuilds, all over budget)."""
+    from albert_edge.quantize.onnx_search import onnx_fallback_search
+    from albert_edge.quantize.report import VariantResult
+    from albert_edge.tasks.metrics import Budget
+
+    class _Passing:
+        def budget_failures(self, budget):
+            return []
+
+    base = VariantResult("dynamic_int8", "onnx", size_bytes=5_000_000, drift=_Passing(), data=b"x")
+    fp32 = VariantResult("fp32", "onnx", size_bytes=17_000_000, data=b"y")
+    said: list[str] = []
+    found = onnx_fallback_search([fp32, base], calibration=None, budget=Budget(max_size_bytes=4_500_000),
+                                 max_steps=5, task=None, num_threads=1, judge=lambda r: None,
+                                 make_result=VariantResult, say=said.append)
+    assert found == [] and "misses only the size budget" in said[0]

@@ -46,7 +46,15 @@ def onnx_fallback_search(results: Sequence[Any], calibration: Any, budget: Budge
 
     base = next((r for r in results if r.format == "onnx" and r.name == BASE_VARIANT), None)
     fp32 = next((r for r in results if r.format == "onnx" and r.name == "fp32"), None)
-    if base is None or fp32 is None or base.error or not budget_failures(base, budget):
+    if base is None or fp32 is None or base.error:
+        return []
+    failures = budget_failures(base, budget)
+    if not failures:
+        return []
+    if all(reason.startswith("size ") for reason in failures):
+        # Float weights only make the file larger: no step of this search can meet a size budget.
+        say(f"  ONNX {BASE_VARIANT} misses only the size budget ({failures[0]}); float fallbacks would grow it: "
+            "not searched")
         return []
     samples = list(calibration.samples[:RANKING_TEXTS])
     reference = variant_values(fp32.data, samples, task, num_threads)
