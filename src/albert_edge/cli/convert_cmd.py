@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{report.checkpoint} ({report.scheme}, {report.num_parameters / 1e6:.2f} M parameters, {report.task})")
     print(report.table())
     print(f"report: {report.report_path}")
-    warning = placeholder_labels_warning(report.labels, "convert", args.checkpoint)
+    warning = placeholder_labels_warning(report.labels, "convert")
     if warning and not labels:  # names the user typed are theirs, whatever they look like
         print(warning, file=sys.stderr)
     return 0

@@ -181,8 +181,7 @@ def placeholder_labels(labels: Sequence[str] | None) -> bool:
     return bool(labels) and list(labels) == [f"LABEL_{i}" for i in range(len(labels))]
 
 
-def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "convert",
-                               checkpoint: str | os.PathLike[str] | None = None) -> str | None:
+def placeholder_labels_warning(labels: Sequence[str] | None, command: str = "convert") -> str | None:
     """The one warning line ``convert`` / ``quantize`` print when the pack records placeholder labels, else None.
 
     The pack keeps them (a classifier needs one name per output), but an app would show "LABEL_1" to

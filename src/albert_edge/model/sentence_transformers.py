@@ -18,9 +18,6 @@ from albert_edge.errors import CheckpointError
 from albert_edge.jsonfile import load_json_file
 
 MODULES_FILE = "modules.json"
-TRANSFORMER = "sentence_transformers.models.Transformer"
-POOLING = "sentence_transformers.models.Pooling"
-NORMALIZE = "sentence_transformers.models.Normalize"
 #: The pooling modes we export; sentence-transformers names more (``mean_sqrt_len_tokens``, ...).
 SUPPORTED_MODES = ("cls", "mean", "max")
 #: The boolean keys older sentence-transformers write, and the mode each names (its own table).
@@ -29,7 +26,6 @@ LEGACY_POOLING_KEYS = {
     "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens": "weightedmean",
     "pooling_mode_lasttoken": "lasttoken",
 }
-POOLING_KEYS = {key: mode for key, mode in LEGACY_POOLING_KEYS.items() if mode in SUPPORTED_MODES}
 
 
 def module_kind(type_name: str) -> str:

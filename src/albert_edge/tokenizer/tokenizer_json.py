@@ -54,12 +54,10 @@ def _lower_case(normalizer: Any) -> bool | None:
     if normalizer.get("type") == "BertNormalizer" and isinstance(normalizer.get("lowercase"), bool):
         return bool(normalizer["lowercase"])
     if normalizer.get("type") == "Sequence" and isinstance(normalizer.get("normalizers"), list):
-        for inner in normalizer["normalizers"]:
+        for inner in normalizer["normalizers"]:  # a Lowercase member answers through the recursion
             found = _lower_case(inner)
             if found is not None:
                 return found
-        if any(isinstance(n, dict) and n.get("type") == "Lowercase" for n in normalizer["normalizers"]):
-            return True
     if normalizer.get("type") == "Lowercase":
         return True
     return None
