@@ -82,3 +82,17 @@ def test_demo_rejects_a_bad_thread_list_with_one_usage_line(capsys: pytest.Captu
         main(["demo", "--threads", "0"])
     assert exit_info.value.code == 2
     assert "argument --threads: '0': expected positive integers" in capsys.readouterr().err
+
+
+def test_the_demo_refuses_at_once_to_replace_a_predictions_file_it_did_not_write(tmp_path: Path) -> None:
+    """The closing pair goes through OutputSet like every stage's files; a foreign predictions.json is
+    refused before the minutes of conversion, not at the end, and is left as it was."""
+    from albert_edge.errors import OutputError
+
+    out = tmp_path / "demo_out"
+    out.mkdir()
+    (out / "predictions.json").write_text("mine\n", encoding="utf-8")
+    with pytest.raises(OutputError, match="predictions.json"):
+        run_demo(out, sample=SAMPLE, settings=quick_settings(), log=lambda line: None)
+    assert (out / "predictions.json").read_text(encoding="utf-8") == "mine\n"
+    assert not (out / "models").exists()

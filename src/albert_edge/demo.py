@@ -16,13 +16,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.atomic import ensure_writable_dir
 from albert_edge.convert.pipeline import ConvertOptions
 from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED, judge_held_out, user_text_lines
 from albert_edge.errors import DataError
+from albert_edge.output_claim import claim_output_dir
+from albert_edge.output_set import OutputSet
 from albert_edge.quantize.options import QuantizeOptions
 
 SAMPLE_NAME = "albert_tiny_zh_sentiment"
+#: What the demo writes into ``--out`` itself (each stage writes its own folder).
+DEMO_FILES = ("predictions.json", "demo.json")
 
 
 def _host_thread_counts() -> list[int]:
@@ -129,6 +133,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     labels = [line.strip() for line in _require(sample_dir, "labels.txt").read_text(encoding="utf-8").splitlines()
               if line.strip()]
     out = ensure_writable_dir(out_dir)
+    # Refused now, not after minutes of work: the closing pair may not replace files albert-edge did not write.
+    claim_output_dir(out, DEMO_FILES)
     models_dir = ensure_writable_dir(out / "models")
     seconds: dict[str, float] = {}
 
@@ -178,13 +184,14 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
         log(line)
     predictions: dict[str, Any] = {**held_out.to_dict(), "model": ship.name,
                                    "texts": user_text_lines(classifier, settings.texts, ship.name, log)}
-    write_text_atomic(out / "predictions.json", json.dumps(predictions, ensure_ascii=False, indent=1) + "\n")
-
     result = DemoResult(out_dir=out, conversion_report=str(models_dir / "conversion_report.json"),
                         quantize_report=str(quantized.report_path), bench_dir=str(bench_dir),
                         models={p.name: str(p) for p in bench_models}, chosen=quantized.chosen,
                         predictions=predictions, seconds=seconds)
-    write_text_atomic(out / "demo.json", json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
+    # The demo's own two files are one set, like every stage's: a failure leaves the previous pair.
+    with OutputSet(out, writer="demo") as staged:
+        staged.write_text(DEMO_FILES[0], json.dumps(predictions, ensure_ascii=False, indent=1) + "\n")
+        staged.write_text(DEMO_FILES[1], json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
     if bench.recommendation:
         recommendation = bench.recommendation
         log(f"recommendation: {recommendation.get('text', recommendation) if isinstance(recommendation, dict) else recommendation}")
