@@ -4,6 +4,7 @@ redrawn line on a terminal that is wiped before an error, and errors still one l
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,25 @@ def test_bench_reports_its_rounds_as_one_line(tmp_path, capsys):
                  "--rounds", "2", "--out", str(tmp_path / "report")]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("albert-edge bench: bench rounds: 2/2 round ("), lines
+
+
+def test_bench_with_no_progress_can_still_add_rounds_until_its_time_cap(tmp_path, capsys):
+    """--no-progress once crashed the adaptive rounds (its silent bar had no total to grow)."""
+    models = shared_models()
+    out = tmp_path / "report"
+    assert main(["bench", str(models["fp32"]), str(models["int8"]), "--threads", "1", "--seq-len", "6", "--runs", "2",
+                 "--warmup", "0", "--rounds", "2", "--max-seconds", "0.5", "--target-precision", "0.000001", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    group = json.loads((out / "report.json").read_text())["stability"]["groups"][0]
+    assert group["rounds"] > 2 and group["stopped"] == "time cap", group
+
+
+def test_a_silent_bar_keeps_and_grows_its_total():
+    silent = progress.bar(3, desc="x", show=False)
+    silent.total += 1
+    silent.update(4)
+    assert (silent.total, silent.n) == (4, 4)
 
 
 class _Terminal(io.StringIO):

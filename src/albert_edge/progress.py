@@ -185,8 +185,10 @@ class _IterBar(_PlainBar):
 
 
 class _NoBar(_PlainBar):
-    def __init__(self, iterable: Any = None) -> None:
-        super().__init__(None, "", "", redraw=False)
+    """Draws nothing, but keeps ``total`` and ``n`` like a drawn bar (a caller may grow ``total``)."""
+
+    def __init__(self, iterable: Any = None, total: int | None = None) -> None:
+        super().__init__(total, "", "", redraw=False)
         self.iterable = iterable if iterable is not None else ()
         self.closed = True
 
@@ -206,7 +208,7 @@ def bar(total: int | None = None, desc: str = "", unit: str = "it", show: bool =
         with contextlib.suppress(TypeError):
             total = len(iterable)
     if not show or not enabled():
-        return _NoBar(iterable)
+        return _NoBar(iterable, total)
     if _session is not None:
         _end_step()  # a counted loop is a stage of its own
         _wipe()
