@@ -77,3 +77,23 @@ def test_conflicting_bench_modes_are_refused_with_one_line(argv, capsys, tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bench:" in err[0] and "--import-" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_a_model_with_a_vocab_under_the_timing_ids_is_benched_within_its_word_table(tmp_path):
+    """The worker's random ids were 1..99 whatever the model: a 40-token vocab failed in GATHER."""
+    from albert_edge.model import AlbertConfig, random_weights
+    from albert_edge.model.tf1 import write_tf1_checkpoint
+
+    config = AlbertConfig(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=24, max_position_embeddings=32, embedding_order="project_then_add")
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    write_tf1_checkpoint(random_weights(config, num_labels=2, seed=3), ckpt / "model.ckpt", scheme="brightmart")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"tok{i}" for i in range(35)]
+    (ckpt / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    assert main(["convert", str(ckpt / "model.ckpt"), "--out", str(tmp_path / "m"), "--no-progress"]) == 0
+    models = [str(tmp_path / "m" / "model_fp32.tflite"), str(tmp_path / "m" / "model_fp32.onnx")]
+    assert main(["bench", *models, "--threads", "1", "--seq-len", "8", "--runs", "2", "--warmup", "1",
+                 "--rounds", "2", "--no-progress", "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert len(report["results"]) == 2, report["results"]
