@@ -125,6 +125,37 @@ def test_a_verdict_is_drawn_when_the_interval_excludes_the_alternative():
     assert "faster than every other candidate" in pick["text"] and "], 30 rounds)" in pick["text"]
 
 
+def test_a_contended_verdict_must_clear_the_contention_band():
+    # Issue #29's third idle run: 2 threads over 1 at 0.887x [0.824-0.932] while a neighbour woke up;
+    # the two runs before it said 1.04x and 1.02x. Under contention that is no verdict.
+    one = 2.0 + np.random.default_rng(8).normal(0, 0.05, 60)
+    two = one * np.random.default_rng(9).normal(0.89, 0.03, 60)
+    rows = [row("int8", 1, one), row("int8", 2, two, contended=True)]
+    pick = recommend(rows, {}, "int8", 128, max_drop=0.5, max_threads=2)
+    assert pick["decided"] is False and pick["threads"] == 1, pick["text"]
+    assert "does not clear its 25% band" in pick["text"] and "measured under contention" in pick["text"]
+    quiet = recommend([row("int8", 1, one), row("int8", 2, two)], {}, "int8", 128, max_drop=0.5, max_threads=2)
+    assert quiet["decided"] is True and quiet["threads"] == 2
+
+
+def test_a_wide_gap_is_still_decided_under_contention():
+    variant, base = busy_rounds(0.42, rounds=30, seed=2)
+    rows = [row("fp32", 1, base, contended=True), row("int8", 1, variant, contended=True)]
+    pick = recommend(rows, {}, "fp32", 128, max_drop=0.5)
+    assert pick["decided"] is True and pick["variant"] == "int8"
+    assert "(measured under contention)" in pick["text"]
+
+
+def test_threads_are_not_called_slower_under_contention_inside_the_band():
+    one = 10.0 + np.random.default_rng(4).normal(0, 0.2, 30)
+    slower = one * np.random.default_rng(6).normal(1.15, 0.02, 30)
+    _, warnings = thread_scaling([row("fp32", 1, one), row("fp32", 2, slower, contended=True)], physical_cores=2)
+    assert not any("slower" in w for w in warnings)
+    much = one * np.random.default_rng(6).normal(1.6, 0.02, 30)
+    _, warnings = thread_scaling([row("fp32", 1, one), row("fp32", 2, much, contended=True)], physical_cores=2)
+    assert any("2 threads slower than 1" in w and "(measured under contention)" in w for w in warnings)
+
+
 def test_threads_are_called_slower_only_when_the_paired_interval_excludes_one():
     one = 10.0 + np.random.default_rng(4).normal(0, 1.0, 30)
     tied = one * np.random.default_rng(5).normal(1.01, 0.05, 30)

@@ -30,6 +30,16 @@ DEFAULT_TARGET_PRECISION = 0.03
 # A burst that spent more than this share of its wall time waiting on a run queue (or a run whose
 # load average exceeded the core count) was measured under contention.
 CONTENTION_WAIT_SHARE = 0.10
+# A verdict between configurations of which one was measured under contention must clear this band, not
+# just 1.0: a CPU hog biased paired ratios by 7-21 % in the issue #29 battery (more for the configuration
+# with more threads, which loses a core), with intervals that did not cover the idle value.
+CONTENTION_BAND = 0.25
+
+
+def separated(estimate: PairedRatio, a: dict, b: dict) -> bool:
+    """``a``'s time over ``b``'s lies below 1.0 with room for contention when either was contended."""
+    limit = 1.0 / (1.0 + CONTENTION_BAND) if contended(a) or contended(b) else 1.0
+    return estimate.below(limit)
 
 
 def _p50(result: dict) -> float:
@@ -165,8 +175,9 @@ def thread_scaling(results: Iterable[dict], physical_cores: int) -> tuple[list[d
             if paired(more, fewer):
                 estimate = paired_estimate(more, fewer)
                 points[i + 1]["vs_fewer"] = {**estimate.to_dict(), "threads": fewer["threads"]}
-                if estimate.above(1.0):
-                    mark = " (measured under contention)" if contended(more) or contended(fewer) else ""
+                limit = 1.0 + CONTENTION_BAND if contended(more) or contended(fewer) else 1.0
+                if estimate.above(limit):
+                    mark = " (measured under contention)" if limit > 1.0 else ""
                     notes.append(f"{where}: {more['threads']} threads slower than {fewer['threads']} "
                                  f"(time ratio {estimate.text()}){mark}; ship {fewer['threads']}")
             elif _p50(more) > _p50(fewer):
@@ -273,12 +284,13 @@ def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) ->
     """(pick, decided, why) among candidates timed in the same rounds.
 
     The fastest median is the pick only when its time ratio's interval over every other candidate
-    lies below 1.0. Otherwise the data do not separate it from some rivals, and the pick is the
+    lies below 1.0 (below ``1 / (1 + CONTENTION_BAND)`` when either side was measured under
+    contention). Otherwise the data do not separate it from some rivals, and the pick is the
     conservative one among them (fewest threads, then the baseline variant): what to keep until a
     longer or quieter run decides.
     """
     rivals = [(r, paired_estimate(fastest, r)) for r in candidates if r is not fastest]
-    tied = [(r, e) for r, e in rivals if not e.below(1.0)]
+    tied = [(r, e) for r, e in rivals if not separated(e, fastest, r)]
     under = " (measured under contention)" if any(contended(r) for r in candidates) else ""
     if not tied:
         closest, estimate = max(rivals, key=lambda pair: pair[1].ratio)
@@ -287,8 +299,13 @@ def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) ->
     pool = [fastest, *(r for r, _ in tied)]
     pick = min(pool, key=lambda r: (r["threads"] or 0, r["variant"] != baseline, _p50(r)))
     rival, estimate = max(tied, key=lambda pair: pair[1].ratio)
-    why = ("does not exclude 1.0" if estimate.has_interval
-           else f"has no interval under {MIN_ROUNDS} rounds")
+    if not estimate.has_interval:
+        why = f"has no interval under {MIN_ROUNDS} rounds"
+    elif estimate.below(1.0):
+        why = (f"was measured under contention and does not clear its {CONTENTION_BAND:.0%} band "
+               f"(below {1.0 / (1.0 + CONTENTION_BAND):.2f})")
+    else:
+        why = "does not exclude 1.0"
     return pick, False, (f"undecided on this machine now: the fastest median, {_label(fastest)}, over "
                          f"{_label(rival)} is {estimate.text()}, which {why}; until a longer or quieter run "
                          f"decides, keep the fewest threads and the baseline among the candidates the data do "
