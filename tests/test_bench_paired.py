@@ -138,6 +138,18 @@ def test_a_contended_verdict_must_clear_the_contention_band():
     assert quiet["decided"] is True and quiet["threads"] == 2
 
 
+def test_a_pooled_median_that_the_paired_rounds_contradict_is_said_so():
+    # The busy run: 2 threads had the lower pooled median, yet round by round it was 1.26x slower.
+    noise = np.random.default_rng(3).normal(1.0, 0.005, 30)
+    one = np.array([1.0] * 12 + [5.0] * 12 + [10.0] * 6) * noise
+    two = np.array([1.2] * 12 + [6.0] * 12 + [2.0] * 6) * noise   # 1.2x slower in 24 of 30 rounds
+    rows = [row("int8", 1, one), row("int8", 2, two)]
+    assert rows[1]["latency_ms"]["median"] < rows[0]["latency_ms"]["median"]
+    pick = recommend(rows, {}, "int8", 128, max_drop=0.5, max_threads=2)
+    assert pick["decided"] is False and pick["threads"] == 1
+    assert "lies above 1.0" in pick["text"], pick["text"]
+
+
 def test_a_wide_gap_is_still_decided_under_contention():
     variant, base = busy_rounds(0.42, rounds=30, seed=2)
     rows = [row("fp32", 1, base, contended=True), row("int8", 1, variant, contended=True)]

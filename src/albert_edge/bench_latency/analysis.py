@@ -304,6 +304,9 @@ def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) ->
     elif estimate.below(1.0):
         why = (f"was measured under contention and does not clear its {CONTENTION_BAND:.0%} band "
                f"(below {1.0 / (1.0 + CONTENTION_BAND):.2f})")
+    elif estimate.above(1.0):
+        why = ("lies above 1.0: slower round by round although its pooled median is lower, so the load "
+               "changed between rounds")
     else:
         why = "does not exclude 1.0"
     return pick, False, (f"undecided on this machine now: the fastest median, {_label(fastest)}, over "
