@@ -55,7 +55,7 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     convert_checkpoint(SAMPLE, out / "fp32", ConvertOptions(formats="tflite", labels=labels))
     convert_checkpoint(SAMPLE, out / "batch_one", ConvertOptions(formats="tflite", labels=labels,
                                                                  graph_options=GraphOptions(batch_one=True)))
-    quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", labels=labels, rounds=1,
+    quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", formats="tflite", labels=labels, rounds=1,
                         num_threads=1)
     return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",
             "fp32_batch_one": out / "batch_one" / "model_fp32.tflite"}

@@ -106,7 +106,7 @@ def minilm_auto(minilm_dir, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("minilm_auto")
     report = quantize_checkpoint(minilm_dir, out, SENTENCES, mode="auto", variants=("dynamic_int8", "dynamic_int8_col"),
-                                 rounds=3)
+                                 formats="tflite", rounds=3)
     return report, out
 
 

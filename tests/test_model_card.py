@@ -33,7 +33,8 @@ def run_dir(tmp_path_factory) -> Path:
     out = root / "out"
     common = ["--max-seq-len", "16", "--labels", "neg,pos", "--no-progress"]
     assert main(["convert", str(ckpt / "model.ckpt"), "--out", str(out), "--formats", "tflite", *common]) == 0
-    assert main(["quantize", str(ckpt / "model.ckpt"), "--calib", str(calib), "--mode", "dynamic", "--out", str(out),
+    assert main(["quantize", str(ckpt / "model.ckpt"), "--calib", str(calib), "--mode", "dynamic", "--formats", "tflite",
+                 "--out", str(out),
                  "--rounds", "1", "--threads", "1", *common]) == 0
     assert main(["bench", str(out / "model_fp32.tflite"), "--threads", "1", "--seq-len", "8", "--runs", "2",
                  "--warmup", "0", "--rounds", "1", "--out", str(out / "bench"), "--no-progress"]) == 0

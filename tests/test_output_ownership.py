@@ -59,7 +59,8 @@ def one_line_refusal(code: int, err: list[str], folder: Path, name: str) -> None
 
 def test_a_quantize_run_over_budget_keeps_the_previous_chosen_model_and_report(checkpoint, calib, tmp_path, capsys):
     out = tmp_path / "q"
-    loose = ["quantize", checkpoint, "--calib", calib, "--out", out, "--mode", "auto", "--max-seq-len", "16",
+    loose = ["quantize", checkpoint, "--calib", calib, "--out", out, "--mode", "auto", "--formats", "tflite",
+             "--max-seq-len", "16",
              "--rounds", "1", "--max-drop", "100", "--min-agreement", "0", "--max-fallback-steps", "0"]
     code, err = run(capsys, *loose)
     assert code == 0, err

@@ -92,7 +92,8 @@ def test_quantize_warns_once_about_default_labels(tmp_path, capsys, names):
     checkpoint = _hf_checkpoint(tmp_path / "hf")
     calib = tmp_path / "calib.txt"
     calib.write_text("\n".join(" ".join(f"tok{(i * 7 + j) % 115}" for j in range(5 + i % 6)) for i in range(16)) + "\n")
-    argv = ["quantize", str(checkpoint), "--calib", str(calib), "--mode", "dynamic", "--out", str(tmp_path / "q"),
+    argv = ["quantize", str(checkpoint), "--calib", str(calib), "--mode", "dynamic", "--formats", "tflite",
+            "--out", str(tmp_path / "q"),
             "--rounds", "1", "--threads", "1", "--max-seq-len", "16"]
     code = main(argv + (["--labels", names] if names else []))
     captured = capsys.readouterr()

@@ -28,3 +28,21 @@ def test_bench_and_demo_import_without_posix_only_modules():
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
                           env=ENV)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+POSIX_ONLY = {"resource", "fcntl", "termios", "pwd", "grp", "tty", "pty", "posix", "crypt", "spwd", "syslog"}
+
+
+def test_no_module_imports_a_posix_only_module_at_its_top():
+    """A module-level ``import resource`` (or fcntl, termios, ...) breaks importing it on Windows; such
+    imports belong inside the function that needs them, behind a platform check."""
+    import ast
+
+    found = []
+    for path in sorted(Path(SRC, "albert_edge").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in tree.body:  # module level only; function bodies are imported when called
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(SRC)}:{node.lineno} {n}" for n in names if n.split(".")[0] in POSIX_ONLY]
+    assert found == []

@@ -91,7 +91,7 @@ def auto_run(trained, tmp_path_factory):
     ckpt, calib, evaluation = trained
     out = tmp_path_factory.mktemp("auto_out")
     lines: list[str] = []
-    report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=1.0, eval_tsv=evaluation,
+    report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=1.0, eval_tsv=evaluation, formats="tflite",
                                  rounds=5, min_agreement=0.97, max_seq_len=32, seq_len=32, progress=lines.append)
     report.progress_lines = lines
     return report, out
@@ -177,7 +177,7 @@ def strict_run(trained, tmp_path_factory):
     out = tmp_path_factory.mktemp("strict_out")
     try:
         report = quantize_checkpoint(ckpt, out, calib, mode="auto", max_drop=0.0, min_agreement=0.98, max_size_mb=0.01,
-                                     eval_tsv=evaluation, rounds=3, max_seq_len=32, seq_len=32, max_fallback_steps=2)
+                                     eval_tsv=evaluation, formats="tflite", rounds=3, max_seq_len=32, seq_len=32, max_fallback_steps=2)
         return report, out, False
     except QuantizationError as exc:
         return exc.report, out, True
@@ -213,7 +213,7 @@ def test_cli_exits_3_and_says_what_to_relax_when_nothing_fits(trained, tmp_path,
     ckpt, calib, evaluation = trained
     out = tmp_path / "q"
     code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "auto", "--eval", str(evaluation),
-                 "--out", str(out), "--rounds", "2", "--max-seq-len", "32", "--max-drop", "0", "--min-agreement", "1",
+                 "--formats", "tflite", "--out", str(out), "--rounds", "2", "--max-seq-len", "32", "--max-drop", "0", "--min-agreement", "1",
                  "--max-fallback-steps", "1"])
     err = capsys.readouterr().err
     assert code == 3
@@ -224,7 +224,7 @@ def test_cli_exits_3_and_says_what_to_relax_when_nothing_fits(trained, tmp_path,
 def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(trained, tmp_path, capsys):
     ckpt, calib, evaluation = trained
     code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "dynamic", "--eval", str(evaluation),
-                 "--out", str(tmp_path / "q"), "--rounds", "2", "--max-seq-len", "32"])
+                 "--formats", "tflite", "--out", str(tmp_path / "q"), "--rounds", "2", "--max-seq-len", "32"])
     printed = capsys.readouterr().out
     assert code == 0
     assert "dynamic_int8" in printed and "x fp32" in printed

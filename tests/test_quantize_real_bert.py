@@ -36,7 +36,7 @@ def auto_run(minilm_sentiment, tmp_path_factory):
     out = tmp_path_factory.mktemp("minilm_auto")
     try:
         report = quantize_checkpoint(minilm_sentiment, out, minilm_sentiment / "calib.txt", mode="auto",
-                                     max_drop=0.5, eval_tsv=minilm_sentiment / "dev.tsv", rounds=2, seq_len=64,
+                                     max_drop=0.5, eval_tsv=minilm_sentiment / "dev.tsv", formats="tflite", rounds=2, seq_len=64,
                                      max_seq_len=64, variants=("dynamic_int8", "int8_fc"), max_fallback_steps=2)
     except BudgetNotMetError as exc:
         report = exc.report

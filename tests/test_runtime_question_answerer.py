@@ -159,7 +159,7 @@ def test_quantize_judges_answers_against_gold_and_chooses_within_the_budget(trai
     calib = tmp_path / "calib.txt"
     calib.write_text("\n".join(e["context"] for e in held_out(60)[40:]) + "\n", encoding="utf-8")
     gold = write_jsonl(tmp_path / "eval.jsonl", held_out(40) + held_out(20, chinese=True))
-    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN,
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", formats="tflite", max_seq_len=MAX_SEQ_LEN,
                                  seq_len=MAX_SEQ_LEN, rounds=2, num_threads=1, eval_tsv=gold, max_drop=5.0,
                                  min_agreement=0.8)
     data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
@@ -176,20 +176,25 @@ def test_quantize_judges_answers_against_gold_and_chooses_within_the_budget(trai
     assert em >= 0.55
 
 
-def test_quantize_without_answers_judges_against_fp32_answers_and_a_tight_budget_rejects(trained, tmp_path):
+def test_quantize_without_answers_judges_against_fp32_answers_and_a_tight_budget_never_chooses(trained, tmp_path):
     from albert_edge.quantize.pipeline import quantize_checkpoint
 
     ckpt, _ = trained
     calib = tmp_path / "calib.txt"
     calib.write_text("\n".join(e["context"] for e in held_out(60)[40:]) + "\n", encoding="utf-8")
     questions = write_jsonl(tmp_path / "eval.jsonl", held_out(30), answers=False)
-    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN,
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", formats="tflite", max_seq_len=MAX_SEQ_LEN,
                                  seq_len=MAX_SEQ_LEN, rounds=2, num_threads=1, eval_tsv=questions, max_drop=0.0,
                                  min_agreement=0.999)
     drift = {v.name: v.drift for v in report.variants if v.drift is not None}
     assert drift["dynamic_int8"].against == "baseline answers" and drift["dynamic_int8"].baseline_f1 is None
     assert report.chosen is None  # 30 questions cannot show 99.9% agreement at 95% confidence
-    assert any("span agreement" in line and "rejected" in line for line in report.decision_log)
+    # Not judged when the 30 spans show no measured F1 loss (they cannot accept it); rejected when they do.
+    int8 = next(v for v in report.variants if v.key == "tflite:dynamic_int8")
+    verdict = "not judged" if int8.not_judged else "rejected"
+    assert int8.not_judged is None or int8.drift.f1_drop <= 0.0 + 1e-9
+    assert any(line.startswith("tflite dynamic_int8") and verdict in line and "span" in line
+               for line in report.decision_log), report.decision_log
 
 
 def test_bench_drift_judges_answers_against_gold_and_the_baseline(trained, tmp_path):

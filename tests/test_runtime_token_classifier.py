@@ -175,7 +175,8 @@ def test_quantize_judges_entity_f1_and_token_agreement_against_fp32(trained, tmp
     ckpt, _ = trained
     calib = tmp_path / "calib.txt"
     calib.write_text("\n".join(text for text, _ in sentences(seed=3, n=80)) + "\n", encoding="utf-8")
-    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN, seq_len=32,
+    report = quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", formats="tflite", max_seq_len=MAX_SEQ_LEN,
+                                 seq_len=32,
                                  rounds=3, num_threads=1, max_drop=5.0, min_agreement=0.9)
     data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
     assert data["judge"]["task"] == "token_classification" and data["judge"]["labels"] == LABELS
@@ -198,7 +199,8 @@ def test_quantize_on_a_labelled_entity_file_reports_f1_against_gold_for_fp32_and
     gold = tmp_path / "eval.jsonl"
     gold.write_text("\n".join(json.dumps({"text": t, "entities": [list(e) for e in ents]}) for t, ents in held_out()),
                     encoding="utf-8")
-    quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", max_seq_len=MAX_SEQ_LEN, seq_len=32, rounds=2,
+    quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="dynamic", formats="tflite", max_seq_len=MAX_SEQ_LEN,
+                        seq_len=32, rounds=2,
                         num_threads=1, eval_tsv=gold, max_drop=5.0, min_agreement=0.9)
     data = json.loads((tmp_path / "q" / "quantize_report.json").read_text())
     assert data["judge"]["kind"] == "labelled task file (.jsonl)" and data["judge"]["examples"] == 40

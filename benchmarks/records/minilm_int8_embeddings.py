@@ -133,7 +133,7 @@ def main() -> None:
         chosen_file = chosen_entry["file"]
     else:
         try:
-            report = quantize_checkpoint(args.checkpoint, models, files["calibration"], mode="auto",
+            report = quantize_checkpoint(args.checkpoint, models, files["calibration"], mode="auto", formats="tflite",
                                          eval_tsv=files["judge"], num_threads=args.threads, seq_len=args.seq_len)
         except QuantizationError as exc:
             report = getattr(exc, "report", None)

@@ -185,7 +185,8 @@ def quantize_section(report: Mapping[str, Any]) -> str:
         drift = v.get("drift") or {}
         rows.append([f"**{v.get('name')}** (chosen)" if key == chosen else v.get("name"), v.get("format"),
                      v.get("file"), _mb(v.get("size_bytes")), (v.get("latency") or {}).get("median_ms"),
-                     v.get("ratio_vs_fp32"), *(drift.get(k) for k, _ in columns), v.get("meets_budget")])
+                     v.get("ratio_vs_fp32"), *(drift.get(k) for k, _ in columns),
+                     "not judged" if v.get("not_judged") else v.get("meets_budget")])
     budget = report.get("budget") or {}
     judge = report.get("judge") or {}
     lines = ["## Quantization", "",

@@ -75,10 +75,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 continue
             raise
         module.add_parser(subparsers)
-    for sub in subparsers.choices.values():
+    for sub in _nested_parsers(parser):
         # Accepted after the subcommand too; SUPPRESS keeps the subparser from resetting the value.
         _add_global_flags(sub, default=argparse.SUPPRESS)
     return parser
+
+
+def _subparsers_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _nested_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every subcommand's parser, nested ones (``data stats``) included."""
+    action = _subparsers_action(parser)
+    if action is None:
+        return []
+    found = []
+    for sub in dict.fromkeys(action.choices.values()):
+        found += [sub, *_nested_parsers(sub)]
+    return found
 
 
 def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
@@ -92,17 +107,28 @@ def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """Parse ``argv``; a subcommand that sets ``intermixed`` may have options between its positionals."""
+    """Parse ``argv``; every subcommand takes its options before, between or after its positionals.
+
+    argparse's one-pass parser stops filling a positional list at the first option, so
+    ``embed MODEL --json TEXT`` or ``bench A.tflite --rounds 3 B.tflite`` would leave TEXT or B as
+    "unrecognized". When the first pass leaves anything over, the innermost subcommand's own
+    arguments are parsed again with ``parse_intermixed_args`` (options first, then positionals).
+    """
     args, extras = parser.parse_known_args(argv)
     if not extras:
         return args
-    if not getattr(args, "intermixed", False):
+    leaf, rest, chosen = parser, argv, {}
+    action = _subparsers_action(leaf)
+    while action is not None and getattr(args, action.dest, None) in action.choices:
+        name = getattr(args, action.dest)
+        chosen[action.dest] = name
+        rest = rest[rest.index(name) + 1:]
+        leaf = action.choices[name]
+        action = _subparsers_action(leaf)
+    if leaf is parser or action is not None:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
-    at = argv.index(args.command)
-    top = argparse.Namespace(command=args.command, debug=args.debug, verbose=args.verbose,
-                             no_progress=args.no_progress)
-    return sub.parse_intermixed_args(argv[at + 1:], namespace=top)
+    top = argparse.Namespace(**chosen, debug=args.debug, verbose=args.verbose, no_progress=args.no_progress)
+    return leaf.parse_intermixed_args(rest, namespace=top)
 
 
 def _quiet_stdout() -> None:

@@ -34,8 +34,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_NAMES, default="auto", help="interpreter (default: auto)")
     parser.add_argument("--batch-size", type=arg_types.batch_size, default=32, help="texts per invoke, grouped by length")
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line with the embedding")
-    # TEXTs may follow options (embed MODEL --json TEXT), as in predict.
-    parser.set_defaults(run=run, intermixed=True)
+    # TEXTs may follow options (MODEL --json TEXT), as every command's positionals may (cli._parse).
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -44,8 +44,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="emit one JSON object per line")
     for flag, keywords in task_flags().items():
         parser.add_argument(flag, **keywords)
-    # TEXTs may follow options (predict MODEL --json TEXT): parsed with parse_intermixed_args.
-    parser.set_defaults(run=run, intermixed=True)
+    # TEXTs may follow options (MODEL --json TEXT), as every command's positionals may (cli._parse).
+    parser.set_defaults(run=run)
 
 
 def task_flags() -> dict[str, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""``albert-edge quantize CHECKPOINT --calib FILE --mode ...``: quantized variants and what each costs."""
+"""``albert-edge quantize CHECKPOINT [--calib FILE] --mode ...``: quantized variants and what each costs."""
 
 from __future__ import annotations
 
@@ -21,13 +21,18 @@ def add_parser(subparsers) -> None:
         description="Quantize a checkpoint for LiteRT (and ONNX Runtime) using calibration text tokenized with the "
                     "model's own tokenizer. Every variant is timed against fp32 in one interleaved run and judged "
                     f"against fp32 on --eval (or held-out calibration text); the table goes to DIR/{REPORT_NAME}. "
+                    "--calib is needed where calibration is used (int8, int16x8, auto); dynamic and fp16 take it "
+                    "only as text to judge on. A variant judged on too few rows to show --min-agreement is "
+                    "'not judged' (never chosen), not rejected. "
                     "--mode auto picks the fastest variant whose accuracy drop is within --max-drop, falling back "
                     "the int8 ops that the per-op error table ranks worst to float when needed. When nothing fits, "
                     "the report and the closest variant (named over_budget_*) are still written, into DIR/over_budget/ "
                     "so that the previous run's files stay as they were; one line says what to relax, and the exit "
                     "code is 3.")
     parser.add_argument("checkpoint", help="TF1 prefix or directory, or Hugging Face directory (float weights)")
-    parser.add_argument("--calib", required=True, metavar="FILE", help="calibration texts: .txt one per line, or .tsv label<TAB>text")
+    parser.add_argument("--calib", metavar="FILE",
+                        help="calibration texts: .txt one per line, or .tsv label<TAB>text; needed by int8, int16x8 "
+                             "and auto; dynamic and fp16 judge on all of them when there is no --eval")
     parser.add_argument("--mode", choices=MODES, default="auto", help="variants to build (default: auto)")
     parser.add_argument("--max-drop", type=arg_types.accuracy_points, default=0.5, metavar="PT",
                         help="accuracy points a variant may lose vs fp32 (default 0.5); entity-F1 points for "
@@ -58,7 +63,8 @@ def add_parser(subparsers) -> None:
                              'question answering: SQuAD-style .jsonl {"question", "context", "answers": '
                              '[{"text", "answer_start"}]}, answers optional)')
     parser.add_argument("--out", metavar="DIR", help="output directory (default: CHECKPOINT_DIR/quantized)")
-    parser.add_argument("--formats", default="tflite", help=f"comma list of {', '.join(FORMATS)} (default: tflite)")
+    parser.add_argument("--formats", default=",".join(FORMATS),
+                        help=f"comma list of {', '.join(FORMATS)} (default: all, as convert)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
     parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128, metavar="N", help="tokenizer max length (default 128)")
@@ -88,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps,
                                   variants=[v.strip() for v in args.variants.split(",") if v.strip()]
                                   if args.variants else None)
-        progress.step(f"read {args.checkpoint} and {args.calib}")
+        progress.step(f"read {args.checkpoint}" + (f" and {args.calib}" if args.calib else ""))
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options, progress=progress.step)
     except QuantizationError as exc:
         progress.clear()
@@ -100,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
         raise
     progress.clear()
     print(report.table())
-    print(f"chosen: {report.chosen or '(none: explicit mode, see budget column)'}")
+    unjudged = next((v.not_judged for v in report.variants if v.not_judged), None)
+    none = f"(none: not judged, {unjudged})" if unjudged else "(none: explicit mode, see budget column)"
+    print(f"chosen: {report.chosen or none}")
     print(f"report: {report.report_path}")
     warning = placeholder_labels_warning(report.judge.get("labels"), "quantize")
     if warning and not labels:

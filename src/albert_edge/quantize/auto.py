@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from albert_edge.tasks.metrics import PERFECT, Budget, agreement_lower_bound
 
 __all__ = ["SPEED_TIE_BAND", "Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose",
-           "fallback_steps"]
+           "fallback_steps", "not_judged"]
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:
@@ -30,6 +30,23 @@ def budget_failures(result: Any, budget: Budget) -> list[str]:
     return reasons
 
 
+def not_judged(result: Any, budget: Budget) -> str | None:
+    """Why ``result`` (a quantized VariantResult) was not judged against ``budget``; None when it was.
+
+    Not judged: no rows to judge on at all, or too few for the agreement the budget asks
+    (``TaskDrift.unjudged``). Such a variant misses the budget (``budget_failures`` lists why) but
+    is not "rejected": nothing was shown against it. fp32 (the reference) and a variant that could
+    not be built or run, or is over ``max_size_bytes``, are never "not judged".
+    """
+    if result.error or result.name == "fp32":
+        return None
+    if budget.max_size_bytes is not None and result.size_bytes > budget.max_size_bytes:
+        return None  # a measured failure: rejected, whatever the rows
+    if result.drift is None:
+        return "no rows to judge on (pass --eval FILE, or --calib FILE: its texts are judged without --eval)"
+    return result.drift.unjudged(budget)
+
+
 #: Latency ratios closer than this (relative) are one speed. A fixed band: the timing step
 #: (``measure.interleaved_latency``) records each variant's median and p10/p90 over rounds, not the
 #: spread of the ratio between two variants, so there is no measured noise of a ratio to use yet.
@@ -39,6 +56,9 @@ SPEED_TIE_BAND = 0.05
 
 def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str]]:
     """(fastest quantized result meeting ``budget`` or None, decision log lines).
+
+    A variant that was not judged (``not_judged``: too few rows for the agreement asked) is never
+    chosen; its log line says "not judged" and why, not "rejected".
 
     Speed is the median latency ratio against fp32 measured in the same run; results without a
     latency (not runnable) never win. fp32 (TFLite or ONNX) is the reference, never a candidate.
@@ -55,7 +75,10 @@ def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str
     for r in ranked:
         failures = budget_failures(r, budget)
         label = f"{r.format} {r.name}"
-        if failures:
+        unjudged = not_judged(r, budget) if failures else None
+        if unjudged:
+            log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, not judged (never chosen): {unjudged}")
+        elif failures:
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32 but rejected: {'; '.join(failures)}")
         elif r is chosen:
             fastest = passing[0]

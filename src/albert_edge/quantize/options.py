@@ -46,14 +46,14 @@ class QuantizeOptions:
     the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
     classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
     extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
-    mean; ``eval_tsv`` is then a text file, one text per line). ``formats`` is normalised to a
-    tuple when the options are made.
+    mean; ``eval_tsv`` is then a text file, one text per line). ``formats`` (default: TFLite and
+    ONNX, as ``convert``'s) is normalised to a tuple when the options are made.
     """
 
     mode: str = "auto"
     max_drop: float = 0.5
     eval_tsv: str | os.PathLike[str] | None = None
-    formats: str | Iterable[str] = ("tflite",)
+    formats: str | Iterable[str] = FORMATS  # both, as ConvertOptions
     labels: Sequence[str] | None = None
     vocab: str | os.PathLike[str] | None = None
     max_seq_len: int = 128

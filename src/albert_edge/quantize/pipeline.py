@@ -6,7 +6,11 @@ files written atomically with ``quantize_report.json``. A failure raises one Alb
 
 The drift judge is the fp32 TFLite model built from the same weights (itself parity-checked by
 ``albert-edge convert``): on the labelled ``--eval`` TSV when given (accuracy, agreement, logit
-error), otherwise on a held-out quarter of the calibration texts (agreement and logit error only).
+error), otherwise on a held-out quarter of the calibration texts (agreement and logit error only;
+all of them when the run calibrates nothing: dynamic, fp16). Calibration texts are optional for
+such runs (``calibration_uses``); without them and without ``--eval`` the variants are built and
+timed but not judged. A variant whose rows are too few for the agreement asked is "not judged"
+(``auto.not_judged``), never chosen, and says so.
 
 A run is a sequence of steps over one ``QuantizeRun`` (the resolved model, the judge set and what
 each step adds): open (inputs checked, model resolved, judge set made) -> build and judge ->
@@ -30,8 +34,13 @@ from albert_edge.atomic import ensure_writable_dir
 from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.output_set import OutputSet
-from albert_edge.quantize.auto import SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose
-from albert_edge.quantize.calibration import CalibrationSet, encode_calibration, read_calibration_texts
+from albert_edge.quantize.auto import SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose, not_judged
+from albert_edge.quantize.calibration import (
+    MAX_CALIBRATION_TEXTS,
+    CalibrationSet,
+    encode_calibration,
+    read_calibration_texts,
+)
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
 from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
 from albert_edge.quantize.report import (
@@ -53,7 +62,7 @@ if TYPE_CHECKING:
 
 # Re-exported: callers and tests import these from the pipeline.
 __all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_NAME", "QuantizeOptions", "QuantizeReport",
-           "VariantResult", "parse_formats", "quantize_checkpoint", "reject_model_file"]
+           "VariantResult", "calibration_uses", "parse_formats", "quantize_checkpoint", "reject_model_file"]
 
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
@@ -90,7 +99,7 @@ class QuantizeRun:
     asset, calibration and judge sets, budget, output directory) and what the later steps add to it."""
 
     source: ModelSource
-    calib: str | os.PathLike[str]
+    calib: str | os.PathLike[str] | None
     options: QuantizeOptions
     task: Task
     labels: list[str] | None
@@ -116,6 +125,47 @@ class QuantizeRun:
         """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``)."""
         assert self.reference is not None, "the fp32 reference is computed by _build_and_judge"
         _judge(r, self.judge.samples, self.reference, self.judge.gold, self.options.num_threads, self.task)
+
+
+def variant_names(mode: str, variants: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """(TFLite, ONNX) variant names a run builds besides fp32: the mode's, or the ``variants`` override
+    (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
+    tflite = list(TFLITE_MODE_VARIANTS[mode]) if variants is None else [v for v in variants
+                                                                         if v != "fp32" and not v.startswith("onnx_")]
+    onnx = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or list(ONNX_MODE_VARIANTS[mode])
+    return tflite, onnx
+
+
+#: Variants that read calibration texts although they are not calibrated (SmoothQuant's activation scales).
+_READS_CALIBRATION = ("dynamic_int8_col_smooth",)
+
+
+def calibration_uses(options: QuantizeOptions) -> list[str]:
+    """What of ``options`` reads calibration texts; empty when ``--calib`` is optional (dynamic, fp16).
+
+    Static int8 and int16x8 variants set their activation ranges from them, and auto's fallback
+    searches rank ops on them. A run that uses none of these reads ``--calib`` only as text to
+    judge on (without ``--eval``) and for the per-op error tables.
+    """
+    from albert_edge.quantize.tflite_quant import VARIANTS
+
+    tflite, onnx = variant_names(options.mode, options.variants)
+    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)]
+    if "onnx" in options.format_list:
+        uses += [f"onnx_{name}" for name in onnx if name == "qdq_int8"]
+    if options.mode == "auto":
+        uses.append("the fallback searches")
+    return uses
+
+
+def _require_calibration(calib: str | os.PathLike[str] | None, options: QuantizeOptions) -> list[str]:
+    """What reads calibration texts in this run; one line naming them when ``calib`` is missing."""
+    uses = calibration_uses(options)
+    if calib is None and uses:
+        raise QuantizationError(f"--mode {options.mode} needs --calib FILE (calibration texts: .txt one per line, or "
+                                f".tsv label<TAB>text): {', '.join(uses)} read them; --mode dynamic and --mode fp16 "
+                                "need none")
+    return uses
 
 
 def reject_model_file(path: str | os.PathLike[str]) -> None:
@@ -168,7 +218,7 @@ def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: 
 def quantize_checkpoint(
     checkpoint: ModelSource | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
-    calib: str | os.PathLike[str],
+    calib: str | os.PathLike[str] | None,
     options: QuantizeOptions | None = None,
     *,
     progress: Callable[[str], None] | None = None,
@@ -178,6 +228,9 @@ def quantize_checkpoint(
 
     ``checkpoint``: a ModelSource (read once by the caller, e.g. shared with ``convert_checkpoint``;
     its directory still provides the tokenizer asset and labels) or a path, read here.
+    ``calib``: calibration texts; None for a run that calibrates nothing (``calibration_uses`` is
+    empty: dynamic, fp16), whose variants are then judged on ``options.eval_tsv`` only, or, without
+    it, built and timed but not judged.
     ``options`` (a QuantizeOptions; keyword ``overrides`` replace single fields, e.g. ``mode="dynamic"``)
     says what to build and the budget. In auto mode, when no variant fits the budget it raises
     QuantizationError (``exc.report`` holds the measurements) and writes nothing.
@@ -202,16 +255,17 @@ def quantize_checkpoint(
 
 
 def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | os.PathLike[str],
-              calib: str | os.PathLike[str], options: QuantizeOptions, say: Callable[[str], None],
+              calib: str | os.PathLike[str] | None, options: QuantizeOptions, say: Callable[[str], None],
               started: float) -> QuantizeRun:
     """Check the inputs and resolve the model once: weights, task, label names, tokenizer, judge set.
 
     Everything that can refuse the inputs (a model file given as checkpoint, unreadable calibration
     or eval data, a task the weights do not fit) runs before the output directory is created.
     """
+    uses = _require_calibration(calib, options)
     if not isinstance(checkpoint, ModelSource):
         reject_model_file(checkpoint)
-    texts = read_calibration_texts(calib)
+    texts = read_calibration_texts(calib) if calib is not None else []
     source = ModelSource.of(checkpoint)
     weights = source.weights
     try:
@@ -234,7 +288,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     task = task.bind_labels(names)
 
     asset = source.tokenizer_asset(options.vocab)
-    calibration, judge = _judge_set(texts, calib, eval_texts, own_format, options, task, asset)
+    calibration, judge = _judge_set(texts, calib, eval_texts, own_format, options, task, asset, bool(uses))
     if task.needs_labels:  # what the pack records, whichever data judged the variants
         judge.info.setdefault("labels", names)
         judge.info.setdefault("labels_from", labels_source)
@@ -243,17 +297,21 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
                        options.budget(), out, say, started)
 
 
-def _judge_set(texts: list[str], calib: str | os.PathLike[str], eval_texts: list[str] | None, own_format: bool,
-               options: QuantizeOptions, task: Task, asset: TokenizerAsset) -> tuple[CalibrationSet, JudgeSet]:
+def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_texts: list[str] | None,
+               own_format: bool, options: QuantizeOptions, task: Task, asset: TokenizerAsset,
+               calibrates: bool) -> tuple[CalibrationSet, JudgeSet]:
     """The calibration set and the rows the variants are judged on, in the model's own tokenization.
 
-    The judge is the eval file in the task's labelled format, else its plain texts, else the last
-    quarter of the calibration texts (then calibration uses only the first three quarters, so no
-    variant is judged on text it was calibrated on).
+    The judge is the eval file in the task's labelled format, else its plain texts, else the
+    calibration texts: when the run ``calibrates`` (``calibration_uses``), their last quarter only
+    (calibration then uses the first three quarters, so no variant is judged on text it was
+    calibrated on); when it does not (dynamic, fp16), all of them, as nothing was fitted to them.
+    Without any text the judge set is empty: the variants are built and timed, not judged.
     """
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
     eval_path = options.eval_tsv
+    calib_name = "(no --calib)" if calib is None else str(calib)
     tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
     preprocessor = Preprocessor(tokenizer, options.max_seq_len)
     own = (task.eval_format.labelled_samples(eval_path, tokenizer, options.max_seq_len, task.labels,
@@ -263,14 +321,23 @@ def _judge_set(texts: list[str], calib: str | os.PathLike[str], eval_texts: list
         raise QuantizationError(f"{eval_path}: task {task.name} has no labelled eval format")
     if own is not None:
         samples, gold = own
-        return (encode_calibration(texts, preprocessor, str(calib)),
+        return (encode_calibration(texts, preprocessor, calib_name),
                 JudgeSet(samples, gold, {"data": str(eval_path), "examples": len(samples),
                                          "kind": task.eval_format.labelled_kind}))
     if eval_texts is not None:
-        calibration = encode_calibration(texts, preprocessor, str(calib))
+        calibration = encode_calibration(texts, preprocessor, calib_name)
         samples = list(encode_calibration(eval_texts, preprocessor, str(eval_path), max_texts=len(eval_texts)).samples)
         return calibration, JudgeSet(samples, None, {"data": str(eval_path), "examples": len(samples),
                                                      "kind": "texts, one per line"})
+    if not texts:
+        return (CalibrationSet((), calib_name),
+                JudgeSet([], None, {"data": None, "examples": 0, "kind": "none: no --eval and no --calib texts"}))
+    if not calibrates:
+        samples = list(encode_calibration(texts, preprocessor, calib_name, max_texts=len(texts)).samples)
+        calibration = CalibrationSet(tuple(samples[:MAX_CALIBRATION_TEXTS]), calib_name)  # the error tables' texts
+        return calibration, JudgeSet(samples, None, {"data": f"{calib} (all texts: --mode {options.mode} calibrates "
+                                                             "nothing on them)", "examples": len(samples),
+                                                     "kind": task.eval_format.unlabelled_kind})
     # Calibrate on the first three quarters, judge on the last quarter (never on calibration text).
     cut = max(1, (3 * len(texts)) // 4)
     calibration = encode_calibration(texts[:cut], preprocessor, str(calib))
@@ -284,6 +351,9 @@ def _build_and_judge(run: QuantizeRun) -> None:
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
     run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task)
+    if not run.judge.samples:
+        run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
+        return
     run.reference = variant_values(run.results[0].data, run.judge.samples, run.task, o.num_threads)
     for r in run.results:
         run.say(f"judging {r.key} on {len(run.judge.samples)} rows")
@@ -292,8 +362,8 @@ def _build_and_judge(run: QuantizeRun) -> None:
 
 def _error_tables(run: QuantizeRun) -> None:
     """Per-op error tables of the quantized TFLite variants (what the fallback search ranks ops by)."""
-    if not run.options.error_tables:
-        return
+    if not run.options.error_tables or not len(run.calibration):
+        return  # the tables run calibration texts; without --calib there are none
     from albert_edge.quantize.op_errors import error_table
 
     fp32 = run.results[0].data
@@ -360,7 +430,8 @@ def _pack_variants(run: QuantizeRun) -> None:
         else:
             run.packed[r.key] = _onnx_with_pack(r.data, pack)
         r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
-        r.meets_budget = r.name != "fp32" and not budget_failures(r, run.budget)
+        r.not_judged = not_judged(r, run.budget)
+        r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, run.budget)
         verdict = getattr(r.drift, "agreement_verdict", None)
         if verdict is not None and r.name != "fp32":
             r.gate = verdict(run.budget)[1]
@@ -370,7 +441,8 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
     """The report: the chosen variant (auto), or the closest miss when nothing fits, and each file's name."""
     o = run.options
     report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
-                            {"data": str(run.calib), "texts": len(run.calibration), "max_seq_len": o.max_seq_len,
+                            {"data": None if run.calib is None else str(run.calib), "texts": len(run.calibration),
+                             "used_by": calibration_uses(o), "max_seq_len": o.max_seq_len,
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
                             error_tables=run.tables, fallback=run.fallback_log)
     chosen, log = choose(run.results, run.budget)
@@ -451,10 +523,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    names = TFLITE_MODE_VARIANTS[mode] if variants is None else [v for v in variants
-                                                                 if v != "fp32" and not v.startswith("onnx_")]
-    # ``onnx_<name>`` entries of ``variants`` choose the ONNX variants; without any, the mode's list.
-    onnx_names = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or ONNX_MODE_VARIANTS[mode]
+    names, onnx_names = variant_names(mode, variants)
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:

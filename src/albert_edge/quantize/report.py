@@ -39,6 +39,8 @@ class VariantResult:
     float_fallback: list[str] = field(default_factory=list)
     file: str | None = None
     meets_budget: bool = False
+    #: Why the variant was not judged (``auto.not_judged``: no rows, or too few for the agreement asked).
+    not_judged: str | None = None
     gate: str | None = None
     fallback_of: str | None = None
     data: bytes = field(default=b"", repr=False)
@@ -52,7 +54,8 @@ class VariantResult:
                 "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
                 "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
                 "float_fallback": self.float_fallback, "fallback_of": self.fallback_of,
-                "meets_budget": self.meets_budget, "agreement_gate": self.gate, "census": self.census}
+                "meets_budget": self.meets_budget, "not_judged": self.not_judged, "agreement_gate": self.gate,
+                "census": self.census}
 
 
 @dataclass
@@ -106,7 +109,8 @@ class QuantizeReport:
             d, c, lat = v.drift, v.census, v.latency
             qdq = f"{c.get('quantize', 0)}/{c.get('dequantize', 0)}" if c else "-"
             xnn = f"{c['delegated_nodes']}/{c['total_nodes']}" if "delegated_nodes" in c else "-"
-            mark = "CHOSEN" if v.key == self.chosen else ("ok" if v.meets_budget else ("ref" if v.name == "fp32" else "no"))
+            mark = ("CHOSEN" if v.key == self.chosen else "ok" if v.meets_budget else "ref" if v.name == "fp32"
+                    else "not judged" if v.not_judged else "no")
             if v.error:
                 rows.append(f"{v.format:<7}{v.name:<22}{v.size_bytes / 1e6:>8.2f}  error: {v.error}")
                 continue
@@ -148,6 +152,11 @@ def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) ->
     if budget.max_size_bytes is not None and closest.size_bytes > budget.max_size_bytes:
         what.append(f"--max-size-mb {np.ceil(closest.size_bytes / 1e4) / 100:g}")
     relax = " and ".join(what) if what else "the budget"
+    if closest.not_judged:
+        return (f"no quantized variant could be judged: {closest.not_judged}; the closest by its measured drift, "
+                f"{closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32), is written as {OVER_BUDGET_DIR}/"
+                f"{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: judge on more rows "
+                f"(--eval FILE) or relax {relax} to accept it")
     return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
             f"{'; '.join(failures)}), is written as {OVER_BUDGET_DIR}/{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
             f"relax {relax} to accept it")

@@ -109,6 +109,14 @@ class TaskDrift(ABC):
     def budget_failures(self, budget: Budget) -> list[str]:
         """Why this drift misses ``budget``; empty when it fits."""
 
+    def unjudged(self, budget: Budget) -> str | None:
+        """Why the judged rows cannot decide ``budget`` (too few to show the agreement it asks), or None.
+
+        A variant whose only failures are ones its rows could not have passed is "not judged", not
+        rejected: quantize never chooses it and says why. None (the default): the figures decide.
+        """
+        return None
+
     @abstractmethod
     def summary(self) -> str:
         """A few words for a decision log line (e.g. "drop 0.06 pt, agreement 99.8%")."""

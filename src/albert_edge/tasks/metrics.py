@@ -88,6 +88,33 @@ def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) ->
     return (centre - spread) / (1 + z * z / n)
 
 
+def agreement_upper_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
+    """One-sided Wilson score upper bound of a proportion measured as ``agreement`` over ``n`` examples."""
+    if n <= 0:
+        return 1.0
+    if confidence <= 0.5:
+        return agreement
+    z = normal_quantile(confidence)
+    centre = agreement + z * z / (2 * n)
+    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
+    return (centre + spread) / (1 + z * z / n)
+
+
+def too_few_rows(budget: Budget, agreement: float, n: int, unit: str = "row") -> str | None:
+    """Why ``n`` judged units cannot decide the agreement gate, or None when they can.
+
+    Fewer than ``min_judge_rows`` units cannot show ``min_agreement`` at ``confidence`` even with
+    no change at all, so failing the gate there says nothing about the variant: it is not judged.
+    Unless the few units already show the variant misses (the agreement's upper bound is below
+    ``min_agreement``): then it is judged, and rejected.
+    """
+    need = min_judge_rows(budget.min_agreement, budget.confidence)
+    if n >= need or agreement_upper_bound(agreement, n, budget.confidence) < budget.min_agreement - 1e-9:
+        return None
+    return (f"{n} {unit}s cannot show {100 * budget.min_agreement:g}% agreement at {100 * budget.confidence:g}% "
+            f"confidence (need {need}; measured {100 * agreement:.2f}%)")
+
+
 def normal_quantile(p: float) -> float:
     """z with P(Z < z) = p for a standard normal Z."""
     # Bisection on the normal CDF: exact enough for a confidence level, no scipy needed.
@@ -128,6 +155,15 @@ def f1_and_agreement_failures(budget: Budget, f1_drop: float | None, f1_name: st
         reasons.append(f"{unit} agreement {100 * agreement:.2f}% of {n} (lower bound "
                        f"{100 * bound:.2f}%) < {100 * budget.min_agreement:g}%")
     return reasons
+
+
+def f1_and_agreement_unjudged(budget: Budget, f1_drop: float | None, agreement: float, n: int,
+                              unit: str) -> str | None:
+    """Why a drift judged by ``f1_and_agreement_failures`` is not judged: too few units for the agreement
+    gate (``too_few_rows``) and no measured F1 drop beyond ``max_drop``; None when it is judged."""
+    if f1_drop is not None and f1_drop > budget.max_drop + 1e-9:
+        return None
+    return too_few_rows(budget, agreement, n, unit)
 
 
 def f1_and_agreement_shortfall(budget: Budget, f1_drop: float | None, agreement: float, n: int) -> float:

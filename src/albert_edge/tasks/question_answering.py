@@ -34,6 +34,7 @@ from albert_edge.tasks.metrics import (
     f1_and_agreement_failures,
     f1_and_agreement_hints,
     f1_and_agreement_shortfall,
+    f1_and_agreement_unjudged,
     near_tie_accounting,
 )
 from albert_edge.tasks.qa_spans import (
@@ -109,6 +110,9 @@ class QADrift(TaskDrift):
 
     def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.f1_drop, "answer", self.agreement, self.examples, "span")
+
+    def unjudged(self, budget: Budget) -> str | None:
+        return f1_and_agreement_unjudged(budget, self.f1_drop, self.agreement, self.examples, "span")
 
     def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.f1_drop, self.agreement, self.examples)

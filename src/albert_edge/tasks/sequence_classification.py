@@ -18,7 +18,13 @@ import numpy as np
 from albert_edge.model.skeleton import POOLER_SITE
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
-from albert_edge.tasks.metrics import Budget, agreement_lower_bound, min_judge_rows, near_tie_accounting
+from albert_edge.tasks.metrics import (
+    Budget,
+    agreement_lower_bound,
+    min_judge_rows,
+    near_tie_accounting,
+    too_few_rows,
+)
 from albert_edge.tokenizer import batch_one
 
 
@@ -117,6 +123,13 @@ class ClassificationDrift(TaskDrift):
         if not ok:
             reasons.append(why)
         return reasons
+
+    def unjudged(self, budget: Budget) -> str | None:
+        """Too few rows for the agreement gate (``metrics.too_few_rows``) and no measured accuracy drop
+        beyond ``max_drop``: these rows cannot accept the variant, nor do they show it misses."""
+        if self.accuracy_drop > budget.max_drop + 1e-9:
+            return None
+        return too_few_rows(budget, self.agreement, self.examples)
 
     def shortfall(self, budget: Budget) -> float:
         """How far from ``budget``, in points: accuracy lost beyond max_drop plus, when the agreement

@@ -36,6 +36,7 @@ from albert_edge.tasks.metrics import (
     f1_and_agreement_failures,
     f1_and_agreement_hints,
     f1_and_agreement_shortfall,
+    f1_and_agreement_unjudged,
 )
 from albert_edge.tasks.sequence_classification import SequenceClassification
 from albert_edge.tokenizer import batch_one
@@ -105,6 +106,9 @@ class RegressionDrift(TaskDrift):
     def budget_failures(self, budget: Budget) -> list[str]:
         return f1_and_agreement_failures(budget, self.drop, "correlation (Pearson)", self.agreement, self.examples,
                                          "score")
+
+    def unjudged(self, budget: Budget) -> str | None:
+        return f1_and_agreement_unjudged(budget, self.drop, self.agreement, self.examples, "score")
 
     def relax_hints(self, budget: Budget) -> list[str]:
         return f1_and_agreement_hints(budget, self.drop, self.agreement, self.examples)

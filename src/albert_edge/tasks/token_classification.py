@@ -36,6 +36,7 @@ from albert_edge.tasks.metrics import (
     f1_and_agreement_failures,
     f1_and_agreement_hints,
     f1_and_agreement_shortfall,
+    f1_and_agreement_unjudged,
     near_tie_accounting,
     top2_margins,
 )
@@ -125,6 +126,10 @@ class TokenDrift(TaskDrift):
     def budget_failures(self, budget: Budget) -> list[str]:
         agreement, n, unit = self.judged_agreement()
         return f1_and_agreement_failures(budget, self.f1_drop, "entity", agreement, n, unit)
+
+    def unjudged(self, budget: Budget) -> str | None:
+        agreement, n, unit = self.judged_agreement()
+        return f1_and_agreement_unjudged(budget, self.f1_drop, agreement, n, unit)
 
     def relax_hints(self, budget: Budget) -> list[str]:
         agreement, n, _ = self.judged_agreement()
