@@ -83,8 +83,8 @@ def test_no_section_without_a_real_length_row():
 
 def test_fit_line_needs_two_distinct_lengths():
     assert fit_line([(16, 1.0)]) is None and fit_line([(16, 1.0), (16, 2.0)]) is None
-    a, b = fit_line([(16, 2.0), (32, 3.0), (64, 5.0)])
-    assert a == pytest.approx(1.0) and b == pytest.approx(1 / 16)
+    a, b, residual = fit_line([(16, 2.0), (32, 3.0), (64, 5.0)])
+    assert a == pytest.approx(1.0) and b == pytest.approx(1 / 16) and residual == pytest.approx(0.0, abs=1e-9)
 
 
 def test_unpaired_ratio_interval_is_wider_than_the_paired_one_on_a_shared_drift():
@@ -103,3 +103,22 @@ def test_unpaired_ratio_gives_no_interval_under_five_rounds_and_refuses_empty_si
     assert not few.has_interval and few.rounds == 2 and "no interval" in few.text()
     with pytest.raises(DataError, match="at least one round"):
         unpaired_ratio([], [1.0])
+
+
+def test_rows_that_do_not_fit_a_line_give_only_the_ratio_and_say_why():
+    # Timed in separate rounds under a load that rose: the short lengths look cheap, so the intercept
+    # comes out negative and a "fixed cost" from it would be fiction.
+    rows = [_row(16, 0.4), _row(32, 0.9), _row(64, 3.0), _row(128, 13.0), _row("real", 6.5)]
+    cost = real_length_cost(rows[-1], rows[:-1], 128)
+    assert cost.fixed_ms is None and cost.new_shape_ms is None and "gives a = -" in cost.unfit
+    md = "\n".join(real_length_section(_report(rows)))
+    line = next(x for x in md.splitlines() if x.startswith("| int8 |"))
+    assert line.endswith("| – | – |") and "no split into fixed and per-token cost" in md
+    assert "Without the new-shape cost" not in md and "(int8 (litert, 2 threads, host)" not in md
+
+
+def test_a_ratio_measured_under_contention_says_so_in_the_goal_cell():
+    rows = [*_fixed(1.0, 0.05), _row("real", 4.5)]
+    rows[-1]["contention"] = {"contended": True}
+    md = "\n".join(real_length_section(_report(rows)))
+    assert "| not met (under contention) |" in md and "int8 (litert, 2 threads, host)" in md

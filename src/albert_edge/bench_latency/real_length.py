@@ -30,6 +30,10 @@ from albert_edge.bench_latency.stats import PairedRatio, unpaired_ratio
 
 GOAL_RATIO = 0.40
 GOAL_SEQ_LEN = 128
+# The line is trusted for a decomposition only if it fits every fixed-length p50 this closely and its
+# intercept is positive; otherwise the rows were timed under different loads (they are separate
+# rounds) or the time is far from linear, and only the ratio is given.
+MAX_FIT_RESIDUAL = 0.15
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class RealLengthCost:
     stable_shape_ratio: float | None = None  # (a + b m) / (a + b L)
     proportional_ratio: float | None = None  # m / L
     fit_lengths: tuple[int, ...] = ()
+    unfit: str | None = None                 # why the fixed lengths gave no decomposition
 
     def goal(self, longest: int) -> str:
         """``met`` / ``not met`` / ``undecided`` against the 0.40 goal (judged only at 128)."""
@@ -59,14 +64,16 @@ class RealLengthCost:
         return "undecided"
 
 
-def fit_line(points: list[tuple[int, float]]) -> tuple[float, float] | None:
-    """(a, b) of p50 = a + b n by least squares over two or more distinct lengths, else None."""
+def fit_line(points: list[tuple[int, float]]) -> tuple[float, float, float] | None:
+    """(a, b, worst relative residual) of p50 = a + b n by least squares over two or more distinct
+    lengths, else None."""
     if len({n for n, _ in points}) < 2:
         return None
     lengths = np.asarray([n for n, _ in points], dtype=np.float64)
     times = np.asarray([t for _, t in points], dtype=np.float64)
     b, a = np.polyfit(lengths, times, 1)
-    return float(a), float(b)
+    residual = float(np.max(np.abs(a + b * lengths - times) / times))
+    return float(a), float(b), residual
 
 
 def real_length_cost(real: dict, fixed_rows: list[dict], longest: int) -> RealLengthCost | None:
@@ -83,11 +90,16 @@ def real_length_cost(real: dict, fixed_rows: list[dict], longest: int) -> RealLe
     fit = fit_line(points)
     if fit is None:
         return RealLengthCost(ratio, float(median))
-    a, b = fit
+    a, b, residual = fit
+    lengths = tuple(n for n, _ in points)
+    if a <= 0 or residual > MAX_FIT_RESIDUAL:
+        return RealLengthCost(ratio, float(median), fit_lengths=lengths,
+                              unfit=f"p50 = a + b x length over {', '.join(map(str, lengths))} gives a = {a:.3g} ms "
+                                    f"and misses a p50 by {residual * 100:.0f} %")
     stable = a + b * median
     return RealLengthCost(ratio, float(median), fixed_ms=a, per_token_ms=b, new_shape_ms=_p50(real) - stable,
                           stable_shape_ratio=stable / (a + b * longest), proportional_ratio=median / longest,
-                          fit_lengths=tuple(n for n, _ in points))
+                          fit_lengths=lengths)
 
 
 def _fmt(value: float | None, spec: str = ".3g") -> str:
@@ -95,22 +107,20 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 
 
 def _floor_sentence(row: dict, cost: RealLengthCost, longest: int) -> str | None:
-    """Why a row misses the goal, in the measured costs (None when met or not decomposable)."""
-    if cost.fixed_ms is None or cost.goal(longest) == "met":
+    """Why a row misses the goal, in the measured costs (None when met or without fixed lengths)."""
+    if not cost.fit_lengths or cost.goal(longest) == "met":
         return None
-    name = f"{row['variant']} ({row['backend']}, {row['threads'] or '–'} threads, {row['source']})"
-    lengths = ", ".join(str(n) for n in cost.fit_lengths)
-    if cost.fixed_ms <= 0:
-        fixed = (f"the p50s at {lengths} show no fixed cost per call (intercept {cost.fixed_ms:.3g} ms: "
-                 "the time grows faster than linearly)")
-    else:
-        fixed = (f"a call costs {cost.fixed_ms:.3g} ms whatever its length (intercept of the p50s at {lengths}; "
-                 f"{cost.fixed_ms / (cost.fixed_ms + cost.per_token_ms * longest) * 100:.0f} % of a call at "
-                 f"{longest})")
-    return (f"- {name}: {cost.ratio.text()}; {fixed}, and a new shape costs {cost.new_shape_ms:.3g} ms more "
-            f"per call at real lengths (real p50 minus the line at the median length {cost.median_length:g}). "
-            f"Without the new-shape cost the ratio would be {cost.stable_shape_ratio:.2f}x, without either "
-            f"{cost.proportional_ratio:.2f}x (median length / {longest}).")
+    threads = row["threads"] or "–"
+    name = f"{row['variant']} ({row['backend']}, {threads} thread{'' if threads == 1 else 's'}, {row['source']})"
+    if cost.unfit:
+        return (f"- {name}: {cost.ratio.text()}; no split into fixed and per-token cost: {cost.unfit} (rows timed "
+                "under different loads, or a time far from linear in the length).")
+    share = cost.fixed_ms / (cost.fixed_ms + cost.per_token_ms * longest) * 100
+    return (f"- {name}: {cost.ratio.text()}; a call costs {cost.fixed_ms:.3g} ms whatever its length (intercept of "
+            f"the p50s at {', '.join(map(str, cost.fit_lengths))}; {share:.0f} % of a call at {longest}), and a new "
+            f"shape costs {cost.new_shape_ms:.3g} ms more per call at real lengths (real p50 minus the line at the "
+            f"median length {cost.median_length:g}). Without the new-shape cost the ratio would be "
+            f"{cost.stable_shape_ratio:.2f}x, without either {cost.proportional_ratio:.2f}x (median length / {longest}).")
 
 
 def real_length_section(report: BenchReport) -> list[str]:
@@ -125,7 +135,8 @@ def real_length_section(report: BenchReport) -> list[str]:
              f"rounds of their own, so not paired). Goal (issue #29, batch 1): <= {GOAL_RATIO:.2f}x of "
              f"{GOAL_SEQ_LEN}; met when the whole interval is at or below it. Fixed cost: the intercept of "
              "p50 = a + b x length over the fixed lengths; new shape: the real p50 above that line at the "
-             "median real length (see bench_latency/real_length.py).", "",
+             "median real length; both only where that line fits every fixed-length p50 within "
+             f"{MAX_FIT_RESIDUAL * 100:.0f} % with a positive intercept (see bench_latency/real_length.py).", "",
              f"| variant | source | backend | threads | p50 ms real | p50 ms @ {longest} | ratio [95 %] | goal | "
              "fixed ms/call | new shape ms/call |",
              "|---|---|---|---:|---:|---:|---|---|---:|---:|"]
@@ -140,6 +151,8 @@ def real_length_section(report: BenchReport) -> list[str]:
             continue
         full = next(f for f in same if f["seq_len"] == longest)
         goal = cost.goal(longest) + ("" if r.get("batch") in (None, 1) else f" (batch {r['batch']})")
+        if any((x.get("contention") or {}).get("contended") for x in (r, full)):
+            goal += " (under contention)"
         lines.append(f"| {r['variant']} | {r['source']} | {r['backend']} | {r['threads'] or '–'} | "
                      f"{_fmt(_p50(r))} | {_fmt(_p50(full))} | {cost.ratio.text()} | {goal} | "
                      f"{_fmt(cost.fixed_ms)} | {_fmt(cost.new_shape_ms)} |")
