@@ -39,7 +39,8 @@ def test_a_run_reports_ratios_curve_steps_and_floors():
         assert ratios["fixed_32"]["ratio"] == 1.0 and ratios["app_real (median call)"]["rounds"] == 5
         assert set(run[clock]["fixed_ms"]) == {"1", "8", "16", "32"} and "a_ms" in run[clock]["fit"]
         assert run[clock]["one_token_call_ms"] == run[clock]["fixed_ms"]["1"] > 0
-    assert set(run["raw_steps_ms"]["real"]) == {"resize_alloc", "set", "invoke", "get"}
+    assert set(run["raw_steps_ms"]["real"]) == {"resize_alloc", "set", "invoke", "get", "resize_alloc_cpu", "invoke_cpu"}
+    assert set(run["new_shape_cpu_ms"]) == {"resize_alloc", "in_invoke"} and run["new_shape_cpu_ms"]["resize_alloc"] >= 0
     assert run["raw_steps_ms"]["real"]["resize_alloc"] > 0 and set(run["wrapper_cpu_ms"]) == {"1", "8", "16", "32"}
     lengths = sample_batch_lengths(real_lengths(describe_variants([models["int8"]])[0], models["eval"]), 1, seed=0)
     floors = run["floors"]

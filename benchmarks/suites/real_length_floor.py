@@ -51,7 +51,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 DEFAULT_GRID = (1, 8, 16, 32, 46, 64, 96, 128)
-RAW_STEPS = ("resize_alloc", "set", "invoke", "get")
+RAW_STEPS = ("resize_alloc", "set", "invoke", "get")   # wall ms; RawCalls adds the CPU ms of two
+RAW_CPU_STEPS = ("resize_alloc_cpu", "invoke_cpu")
 
 
 class RawCalls:
@@ -67,25 +68,25 @@ class RawCalls:
     def __call__(self, feed: dict) -> dict:
         import numpy as np
 
-        w, g, clock = self.wrapper, self.subgraph, time.perf_counter
-        t0 = clock()
+        w, g, clock, cpu = self.wrapper, self.subgraph, time.perf_counter, time.process_time
+        t0, c0 = clock(), cpu()
         shape = feed["input_ids"].shape
         if shape != self.shape:
             for index in self.inputs.values():
                 w.ResizeInputTensor(index, np.array(shape, dtype=np.int32), False, g)
             w.AllocateTensors(g)
             self.shape = shape
-        t1 = clock()
+        t1, c1 = clock(), cpu()
         for name, index in self.inputs.items():
             w.SetTensor(index, feed[name], g)
-        t2 = clock()
+        t2, c2 = clock(), cpu()
         w.Invoke(g)
-        t3 = clock()
+        t3, c3 = clock(), cpu()
         for index in self.outputs.values():
             w.GetTensor(index, g)
         t4 = clock()
         return {"resize_alloc": (t1 - t0) * 1e3, "set": (t2 - t1) * 1e3, "invoke": (t3 - t2) * 1e3,
-                "get": (t4 - t3) * 1e3}
+                "get": (t4 - t3) * 1e3, "resize_alloc_cpu": (c1 - c0) * 1e3, "invoke_cpu": (c3 - c2) * 1e3}
 
 
 def feeds(lengths: list[int], vocab_high: int, seed: int = 0) -> list[dict]:
@@ -151,7 +152,8 @@ def measure(settings: dict, real: list[dict], fixed: dict[int, dict], rounds: in
         for name in names[r % len(names):] + names[: r % len(names)]:
             call, fed, raw = settings[name]
             rows = times[name]
-            for key in (*(RAW_STEPS if raw else ("run",)), "cpu", *(("length",) if fed == "real" else ())):
+            for key in (*(RAW_STEPS + RAW_CPU_STEPS if raw else ("run",)), "cpu",
+                        *(("length",) if fed == "real" else ())):
                 rows.setdefault(key, []).append([])
             call(next_feed(name, fed))
             for _ in range(calls):
@@ -263,11 +265,20 @@ def analyse(times: dict, grid: list[int], real_lengths: list[int], longest: int)
     import numpy as np
 
     def step_medians(name: str) -> dict:
-        return {s: statistics.median(statistics.median(v) for v in times[name][s]) for s in RAW_STEPS}
+        return {s: statistics.median(statistics.median(v) for v in times[name][s]) for s in RAW_STEPS + RAW_CPU_STEPS}
 
     raw_fixed = {n: step_medians(f"raw_{n}") for n in grid}
     lengths = np.asarray(real_lengths, float)
+    invoke_curve = fit_curve(grid, [raw_fixed[n]["invoke_cpu"] for n in grid])
+    rows = times["raw_real"]
+    in_invoke = [value - _at(invoke_curve, n) for r, values in enumerate(rows["invoke_cpu"])
+                 for value, n in zip(values, rows["length"][r])]
     return {
+        # A new shape's CPU cost, split: resize_tensor_input x3 + allocate_tensors (re-preparing every
+        # op and XNNPACK partition), and what the first invoke at the shape adds (ops re-prepared
+        # after each dynamic tensor is resized) over the fixed interpreters' invoke at that length.
+        "new_shape_cpu_ms": {"resize_alloc": statistics.median(v for r in rows["resize_alloc_cpu"] for v in r),
+                             "in_invoke": statistics.median(in_invoke)},
         "wall": analyse_clock(times, grid, real_lengths, longest, "run"),
         "cpu": analyse_clock(times, grid, real_lengths, longest, "cpu"),
         "raw_steps_ms": {"real": step_medians("raw_real"), **{str(n): raw_fixed[n] for n in grid}},
@@ -293,7 +304,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from albert_edge.bench_latency.machine import describe_machine, load_average
-    from albert_edge.bench_latency.runner import describe_variants, length_summary, real_lengths, sample_batch_lengths
+    from albert_edge.bench_latency.runner import (
+        describe_variants,
+        length_summary,
+        real_lengths,
+        sample_batch_lengths,
+    )
     from albert_edge.runtime.pack import read_pack
 
     started = time.time()

@@ -160,5 +160,5 @@ def real_length_section(report: BenchReport) -> list[str]:
         if sentence:
             notes.append(sentence)
     if notes:
-        lines += ["", "Where the goal is not met, what sets the floor:", "", *notes]
+        lines += ["", "Where the goal is not shown met, what sets the floor:", "", *notes]
     return [*lines, ""]
