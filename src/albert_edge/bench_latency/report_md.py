@@ -11,6 +11,7 @@ from albert_edge.bench_latency.analysis import (
     recommend,
     speedup_vs_baseline,
 )
+from albert_edge.bench_latency.real_length import real_length_section
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import PairedRatio
 
@@ -115,7 +116,7 @@ def render_markdown(report: BenchReport) -> str:
         if pick:
             out += ["", f"→ {pick['text']}"]
         out.append("")
-    out += _real_length_ratios(report)
+    out += real_length_section(report)
     out += _load_and_memory(report)
     out += _drift_sections(report.accuracy)
     scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
@@ -233,34 +234,6 @@ def _drift_sections(accuracy: list[dict]) -> list[str]:
     for name, entries in by_task.items():
         out += drift_section(name, entries)
     return out
-
-
-def _real_length_ratios(report: BenchReport) -> list[str]:
-    """Each variant's p50 at real lengths over its own p50 at the longest fixed length, same run.
-
-    The work shrinks with the length; a ratio well above (median real length / that length) is a
-    fixed per-call cost (new-shape preparation, dispatch, the classifier) worth hunting.
-    """
-    fixed = [r["seq_len"] for r in report.results if isinstance(r["seq_len"], int)]
-    if not fixed or not any(r["seq_len"] == "real" for r in report.results):
-        return []
-    longest = max(fixed)
-    lines = [f"## Real lengths vs padding to {longest}", "",
-             f"p50 at the eval set's real lengths divided by p50 at {longest} tokens, same variant, backend, "
-             "threads and run.", "",
-             f"| variant | source | backend | threads | p50 ms real | p50 ms @ {longest} | ratio |",
-             "|---|---|---|---:|---:|---:|---:|"]
-    for r in report.results:
-        if r["seq_len"] != "real":
-            continue
-        full = next((f for f in report.results if f["seq_len"] == longest and f["variant"] == r["variant"]
-                     and f["backend"] == r["backend"] and f["threads"] == r["threads"]
-                     and f["source"] == r["source"]), None)
-        if full is None:
-            continue
-        lines.append(f"| {r['variant']} | {r['source']} | {r['backend']} | {r['threads'] or '–'} | "
-                     f"{_fmt(_p50(r))} | {_fmt(_p50(full))} | {_p50(r) / _p50(full):.2f}x |")
-    return [*lines, ""]
 
 
 def _load_and_memory(report: BenchReport) -> list[str]:

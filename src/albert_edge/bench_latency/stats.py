@@ -185,3 +185,27 @@ def instability(estimate: PairedRatio, target: float) -> str | None:
 def impossible_int8_speedup(estimate: PairedRatio) -> bool:
     """An int8/fp32 time ratio below 1/MAX_INT8_SPEEDUP: a speed-up the arithmetic cannot give."""
     return estimate.ratio < 1.0 / MAX_INT8_SPEEDUP
+
+
+def unpaired_ratio(numerator_rounds: Sequence[float], denominator_rounds: Sequence[float], *,
+                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> PairedRatio:
+    """Median of one side's round medians over the other's, for two sides NOT timed in the same rounds.
+
+    The bench times each sequence length in rounds of its own (real lengths, then 128, ...), so
+    their round medians do not pair up; each side is resampled on its own for the interval, which
+    is therefore wider than a paired one and does not cancel a load that changed between the two.
+    ``round_ratios`` is empty (there are none) and ``cv`` None; ``rounds`` is the smaller side's.
+    """
+    top = np.asarray(numerator_rounds, dtype=np.float64)
+    bottom = np.asarray(denominator_rounds, dtype=np.float64)
+    if top.size == 0 or bottom.size == 0:
+        raise DataError("unpaired ratio: expected at least one round on each side")
+    ratio = float(np.median(top) / np.median(bottom))
+    low = high = None
+    if min(top.size, bottom.size) >= MIN_ROUNDS:
+        rng = np.random.default_rng(seed)
+        tops = np.median(top[rng.integers(0, top.size, size=(resamples, top.size))], axis=1)
+        bottoms = np.median(bottom[rng.integers(0, bottom.size, size=(resamples, bottom.size))], axis=1)
+        tail = (1.0 - BOOTSTRAP_LEVEL) / 2.0 * 100.0
+        low, high = (float(x) for x in np.percentile(tops / bottoms, [tail, 100.0 - tail]))
+    return PairedRatio(ratio, low, high, int(min(top.size, bottom.size)), None, ())
