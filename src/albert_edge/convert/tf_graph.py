@@ -62,12 +62,17 @@ class GraphOptions:
     batch_one: a [1, seq] signature whose reshapes take constant shapes with a single -1, so they
         need no SHAPE/STRIDED_SLICE/PACK ops and XNNPACK can take them (fewer partitions); the file
         then accepts batch 1 only (benchmarks/suites/real_length_tax.py weighs it).
+    embedding_lookup: the .tflite reads its embedding tables with EMBEDDING_LOOKUP instead of the
+        converter's GATHER (``convert/tflite_lookup.py``; exact), so litert-quantizer, which quantizes
+        EMBEDDING_LOOKUP tables only, shrinks the word table too. Off by default: our own quantizer
+        keeps the table float either way, and LiteRT times the two alike.
     """
 
     fused_qkv: bool = False
     gelu: str = "config"
     attention_layout: str = "transpose_k"
     batch_one: bool = False
+    embedding_lookup: bool = False
 
     def __post_init__(self) -> None:
         if self.gelu not in GELU_FORMS:
