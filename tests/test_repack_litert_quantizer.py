@@ -23,8 +23,11 @@ from albert_edge.runtime.pack import read_pack, strip_tflite_pack
 from tests.support.litert_quantizer import quantize_dynamic_int8
 from tests.support.tiny_hf import save_with_vocab, tiny_hf_model
 
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(195)]
-TEXTS = ["w1 w2 w3", "w7 w40 w41 w9 w12 w150 w151", "w54", "w3 w3 w3 w20 w21 w22 w23 w190 w199", "w100 w7"]
+# 4000 x 32 float rows (512 KB): litert-quantizer stores weights past 256 KiB after the flatbuffer
+# (``Buffer.offset``), so the GATHER form's output has that layout and the int8 EMBEDDING_LOOKUP form's
+# (about 128 KB) the inline one; repack must read and rewrite both.
+WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(3995)]
+TEXTS = ["w1 w2 w3", "w7 w40 w41 w9 w12 w150 w151", "w54", "w3 w3 w3 w20 w21 w22 w23 w1900 w3994", "w100 w7"]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +56,13 @@ def _word_table(path):
     raise AssertionError(f"{path}: no word-table lookup")
 
 
+def _buffers(path):
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(path.read_bytes(), 0))
+    return model.buffers
+
+
 def _raw_logits(raw_path, classifier):
     """litert-quantizer's own file, run by our interpreter backend on our tokenizer's inputs."""
     from albert_edge.runtime.backends import open_backend
@@ -70,6 +80,8 @@ def test_litert_quantizer_output_is_refused_then_repacked_and_predicts_like_its_
     ckpt, gather, lookup = converted
     original = gather if form == "gather" else lookup
     raw = quantize_dynamic_int8(original, tmp_path / "q.tflite")
+    external = any(b.offset > 1 for b in _buffers(raw))
+    assert external == (form == "gather"), "the two buffer layouts are what this test covers"
     assert main(["predict", str(raw), "w1", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "vocab.txt, labels.txt, albert_edge.json" in err[0], err
