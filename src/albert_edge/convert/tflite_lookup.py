@@ -25,7 +25,7 @@ def _code(op_code: Any) -> int:
 
 
 def _is_table_gather(schema: Any, model: Any, sg: Any, op: Any) -> bool:
-    """A GATHER of rows of a constant 2-D table by a 1-D int32 index vector, axis 0, no batch dims."""
+    """A GATHER of rows of a constant 2-D float table by a 1-D int32 index vector, axis 0, no batch dims."""
     if _code(model.operatorCodes[op.opcodeIndex]) != _GATHER or op.inputs is None or len(op.inputs) != 2:
         return False
     options = op.builtinOptions
@@ -34,8 +34,9 @@ def _is_table_gather(schema: Any, model: Any, sg: Any, op: Any) -> bool:
     table, index = (sg.tensors[int(i)] for i in op.inputs)
     buffer = model.buffers[table.buffer] if 0 <= table.buffer < len(model.buffers) else None
     constant = buffer is not None and (buffer.data is not None and len(buffer.data) > 0 or int(buffer.offset or 0) > 1)
+    # Float tables only: a quantized GATHER returns int8 rows, EMBEDDING_LOOKUP of an int8 table float ones.
     return (constant and table.shape is not None and len(table.shape) == 2 and index.type == schema.TensorType.INT32
-            and index.shape is not None and len(index.shape) == 1)
+            and index.shape is not None and len(index.shape) == 1 and table.type == schema.TensorType.FLOAT32)
 
 
 def gathers_as_embedding_lookups(flatbuffer: bytes) -> tuple[bytes, int]:
