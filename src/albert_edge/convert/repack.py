@@ -35,7 +35,6 @@ from albert_edge.runtime.pack import (
     TOKENIZER_FILES,
     ModelPack,
     model_kind,
-    pack_to_metadata_props,
     read_model_bytes,
     read_pack_bytes,
     tflite_flatbuffer_view,
@@ -156,21 +155,23 @@ def default_variant(data: bytes, source: str, ref: Reference) -> str:
     return f"{tag}_external"
 
 
-def attach_onnx_pack(data: bytes, pack: ModelPack, source: str) -> bytes:
-    """``data`` with albert-edge's ``metadata_props`` entries replaced by ``pack``'s; other entries kept."""
+def onnx_with_pack(data: bytes, pack: ModelPack, source: str) -> bytes:
+    """``data`` with every albert-edge ``metadata_props`` entry replaced by ``pack``'s; other entries kept."""
     import onnx
     from google.protobuf.message import DecodeError
+
+    from albert_edge.convert.onnx_export import attach_onnx_pack
 
     try:
         proto = onnx.load_model_from_string(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise ModelFileError(f"{source}: not a readable ONNX model ({' '.join(str(exc).split())[:200]})") from None
+    # All of ours, not only the keys the new pack has: a stale labels.txt or spiece.model must not survive.
     ours = {SETTINGS_MEMBER, LABELS_MEMBER, *TOKENIZER_FILES.values()}
-    kept = [(p.key, p.value) for p in proto.metadata_props if p.key not in ours]
+    kept = [p for p in proto.metadata_props if p.key not in ours]
     del proto.metadata_props[:]
-    for key, value in [*kept, *pack_to_metadata_props(pack).items()]:
-        entry = proto.metadata_props.add()
-        entry.key, entry.value = key, value
+    proto.metadata_props.extend(kept)
+    attach_onnx_pack(proto, pack)
     return proto.SerializeToString()
 
 
@@ -194,7 +195,7 @@ def repacked_bytes(data: bytes, model: str, ref: Reference, variant: str | None 
 
         out = attach_standard_metadata(data, pack)
     else:
-        out = attach_onnx_pack(data, pack, model)
+        out = onnx_with_pack(data, pack, model)
     # The result is read like any model file: the pack, its standard metadata and the graph agree.
     if read_pack_bytes(out, model) != pack:
         raise ModelFileError(f"{model}: the repacked file does not read back as the pack written")
