@@ -26,6 +26,10 @@ from tests.support.tiny_hf import save_with_vocab, tiny_hf_model
 # 4000 x 32 float rows (512 KB): litert-quantizer stores weights past 256 KiB after the flatbuffer
 # (``Buffer.offset``), so the GATHER form's output has that layout and the int8 EMBEDDING_LOOKUP form's
 # (about 128 KB) the inline one; repack must read and rewrite both.
+# Two conversions of a 4000-word model and litert-quantizer in child processes: about two minutes on a
+# loaded 2-core machine. CI runs it; the quick tier (-m "not slow") keeps tests/test_repack.py.
+pytestmark = pytest.mark.slow
+
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(3995)]
 TEXTS = ["w1 w2 w3", "w7 w40 w41 w9 w12 w150 w151", "w54", "w3 w3 w3 w20 w21 w22 w23 w1900 w3994", "w100 w7"]
 
