@@ -196,6 +196,14 @@ def test_logits_of_both_forms_agree_exactly(packed, tmp_path):
     assert np.array_equal(np.array([p.logits for p in a]), np.array([p.logits for p in b]))
 
 
+def test_checkpoint_flags_with_a_packed_original_are_refused(packed, tmp_path, capsys):
+    stripped = _stripped_tflite(packed[1], tmp_path / "q.tflite")
+    assert main(["repack", str(stripped), "--from", str(packed[1]), "--labels", "a,b", "--out",
+                 str(tmp_path / "o.tflite")]) == 2
+    assert "--labels: only for a checkpoint ORIGINAL" in _one_error_line(capsys)
+    assert not (tmp_path / "o.tflite").exists()
+
+
 def test_repack_reports_a_non_model_file(tmp_path, capsys, packed):
     junk = tmp_path / "junk.tflite"
     junk.write_bytes(b"not a model at all")

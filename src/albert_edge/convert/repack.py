@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from albert_edge.errors import ModelFileError
+from albert_edge.errors import ConversionError, ModelFileError
 from albert_edge.output_set import OutputSet
 from albert_edge.runtime.consistency import (
     GraphFacts,
@@ -218,6 +218,10 @@ def repack_model(model: str | os.PathLike[str], source: str | os.PathLike[str], 
             head = fh.read(8)
     # A checkpoint file's first bytes can look like an ONNX protobuf's; the suffix or TFL3 decides.
     if head[4:8] == b"TFL3" or (source_path.is_file() and source_path.suffix in (".tflite", ".onnx")):
+        given = [f"--{k.replace('_', '-')}" for k, v in checkpoint_options.items() if v is not None]
+        if given:
+            raise ConversionError(f"{', '.join(given)}: only for a checkpoint ORIGINAL; {source} is a model file "
+                                  "whose pack is attached as it is")
         ref = reference_from_model(source, read_model_bytes(source))
     else:
         ref = reference_from_checkpoint(source, data, model, **checkpoint_options)  # type: ignore[arg-type]
