@@ -119,3 +119,17 @@ def test_litert_quantizer_quantizes_the_word_table_only_in_the_embedding_lookup_
     assert _word_table(quantize_dynamic_int8(gather, tmp_path / "g.tflite")) == ("GATHER", "float32")
     assert _word_table(quantize_dynamic_int8(lookup, tmp_path / "l.tflite")) == ("EMBEDDING_LOOKUP", "int8")
     assert (tmp_path / "l.tflite").stat().st_size < (tmp_path / "g.tflite").stat().st_size
+
+
+def test_int4_weights_and_word_table_repack_as_int4_external(converted, tmp_path, capsys):
+    from albert_edge.runtime import TextClassifier
+
+    _, _, lookup = converted
+    raw = quantize_dynamic_int8(lookup, tmp_path / "q4.tflite", recipe="dynamic_wi4_afp32")
+    assert _word_table(raw) == ("EMBEDDING_LOOKUP", "int4")
+    out = tmp_path / "fixed" / "q4.tflite"
+    assert main(["repack", str(raw), "--from", str(lookup), "--out", str(out), "--no-progress"]) == 0
+    assert "variant int4_external" in capsys.readouterr().out
+    classifier = TextClassifier.from_file(out)
+    repacked = np.array([p.logits for p in classifier.predict_batch(TEXTS, batch_size=1)])
+    np.testing.assert_array_equal(repacked, _raw_logits(raw, classifier))
