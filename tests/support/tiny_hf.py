@@ -12,10 +12,11 @@ import transformers
 
 
 def tiny_hf_model(kind: str, head: str, **extra):
-    """Seeded ``transformers.{Albert,Bert}For<head>`` ("albert" or "bert"), ``extra`` added to its config."""
+    """Seeded ``transformers.{Albert,Bert}For<head>`` ("albert" or "bert"), ``extra`` added to (or replacing
+    entries of) its config."""
     torch.manual_seed(0)
-    common = dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
-                  max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **extra)
+    common = {**dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                     max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0), **extra}
     if kind == "albert":
         config = transformers.AlbertConfig(embedding_size=16, classifier_dropout_prob=0.0, hidden_act="gelu_new", **common)
         model = getattr(transformers, f"AlbertFor{head}")(config)

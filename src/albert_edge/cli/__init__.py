@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "android-assets": "android_cmd",
     "arm-check": "arm_cmd",
     "card": "card_cmd",
+    "repack": "repack_cmd",
 }
 
 

@@ -47,6 +47,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--batch-one", action="store_true",
                         help="TFLite: a [1, seq] graph with constant reshapes and no dynamic tensors (one XNNPACK "
                              "partition; faster at real lengths and to load); batches then run row by row")
+    parser.add_argument("--embedding-lookup", action="store_true",
+                        help="TFLite: read the embedding tables with EMBEDDING_LOOKUP instead of GATHER (exact), so "
+                             "litert-quantizer quantizes the word table too")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
@@ -56,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     labels = [label for label in args.labels.split(",")] if args.labels else None
     options = ConvertOptions(formats=args.formats, max_seq_len=args.max_seq_len, labels=labels, fp16=args.fp16,
                              vocab=args.vocab, do_lower_case=False if args.cased else None, task=args.task,
-                             graph_options=GraphOptions(batch_one=args.batch_one))
+                             graph_options=GraphOptions(batch_one=args.batch_one,
+                                                          embedding_lookup=args.embedding_lookup))
     progress.step(f"read {args.checkpoint}")
     source = ModelSource.load(args.checkpoint, args.config)
     pooled = embedding_task(args, source)

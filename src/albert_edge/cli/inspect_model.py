@@ -16,6 +16,7 @@ from albert_edge.errors import ModelFileError
 from albert_edge.runtime.flatbuffer import inspect_tflite
 from albert_edge.runtime.pack import (
     SETTINGS_MEMBER,
+    _no_pack_error,
     _open_tail_zip,
     _read_members,
     model_kind,
@@ -23,7 +24,11 @@ from albert_edge.runtime.pack import (
     read_model_bytes,
     strip_tflite_pack,
 )
-from albert_edge.runtime.tflite_metadata import check_against_pack, metadata_problems, read_standard_metadata
+from albert_edge.runtime.tflite_metadata import (
+    check_against_pack,
+    metadata_problems,
+    read_standard_metadata,
+)
 
 
 def is_model_file(path: str) -> bool:
@@ -58,7 +63,12 @@ def describe(path: str) -> dict[str, Any]:
                                     "min_parser_version": meta.min_parser_version, "tokenizer": meta.tokenizer,
                                     "inputs": dict(zip(meta.input_names, meta.graph_inputs)),
                                     "outputs": list(meta.output_names)}
-        out["problems"] += metadata_problems(meta, members)
+        if zf is None:
+            # A tool rewrote the flatbuffer and dropped the ZIP: one line saying so and how to fix it,
+            # instead of one "not among the appended files" per file.
+            out["problems"].append(str(_no_pack_error(data, path)).split(": ", 1)[-1])
+        else:
+            out["problems"] += metadata_problems(meta, members)
     if SETTINGS_MEMBER in members:
         try:
             pack = pack_from_members(members, path)

@@ -14,6 +14,7 @@ Public API (TensorFlow, onnx and the interpreters are imported only when a funct
     ConvertOptions(formats=("tflite", "onnx"), max_seq_len=None, labels=None, fp16=False, vocab=None,
                    do_lower_case=None, task=None, graph_options=GraphOptions())
     convert_checkpoint(source_or_checkpoint, out_dir, options=None) -> ConversionReport
+    repack_model(model, source, out, variant=None, **checkpoint_options) -> RepackResult  # `albert-edge repack`
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         convert_checkpoint,
         model_file_name,
     )
+    from albert_edge.convert.repack import RepackResult, repack_model
     from albert_edge.convert.source import ModelSource
     from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
     from albert_edge.convert.tflite_export import (
@@ -62,6 +64,8 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
+    "repack_model": "albert_edge.convert.repack",
+    "RepackResult": "albert_edge.convert.repack",
     "GraphOptions": "albert_edge.convert.tf_graph",
     "build_tf_module": "albert_edge.convert.tf_graph",
     "make_tflite_converter": "albert_edge.convert.tflite_export",

@@ -303,6 +303,12 @@ def convert_checkpoint(
     return report
 
 
+def resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
+    """The task, labels, sequence length and tokenizer asset ``convert`` settles for ``source``
+    (``repack`` builds the same pack from a checkpoint)."""
+    return _resolve_model(source, options)
+
+
 def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
     """Settle the task, labels, sequence length and tokenizer asset of ``source`` under ``options``."""
     weights, config, checkpoint = source.weights, source.config, source.checkpoint

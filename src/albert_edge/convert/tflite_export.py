@@ -68,6 +68,10 @@ def convert_to_tflite_bytes(
         flatbuffer = converter.convert()
     except Exception as exc:  # noqa: BLE001 - the converter raises ConverterError, ValueError, RuntimeError, ...
         raise ConversionError(f"{weights.source}: TFLite conversion failed: {converter_error_line(exc)}") from None
+    if options is not None and options.embedding_lookup:
+        from albert_edge.convert.tflite_lookup import gathers_as_embedding_lookups
+
+        flatbuffer, _ = gathers_as_embedding_lookups(bytes(flatbuffer))
     bad = non_builtin_tflite_ops(census_tflite(flatbuffer))
     if bad:
         raise ConversionError(f"{weights.source}: TFLite model needs non-builtin ops {', '.join(bad)}; "

@@ -237,6 +237,7 @@ def attach_standard_metadata(model_bytes: bytes, pack: ModelPack, name: str = ""
     schema, _ = _schemas()
     flat = strip_tflite_pack(model_bytes)
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(flat, 0))
+    inline_buffers(model, flat)
     graph_for_mediapipe(model, pack.max_seq_len, pack.task_object())
     task = title(pack.task_object())
     blob = build_metadata(model, pack, name or f"albert-edge {task}",
@@ -258,6 +259,25 @@ def attach_standard_metadata(model_bytes: bytes, pack: ModelPack, name: str = ""
     if extras:
         return attach_tflite_pack(out, pack)
     return attach_tflite_members(out, {k: v for k, v in pack.members().items() if k != SETTINGS_MEMBER})
+
+
+def inline_buffers(model: Any, flat: bytes) -> None:
+    """Move buffers stored after the flatbuffer (``offset > 1``) into it, in place.
+
+    litert-quantizer writes a model with more than 256 KiB of weights that way; re-serialising the
+    object tree writes only the flatbuffer, so the weights behind it would be lost. Callers have
+    checked the extents (``runtime.flatbuffer``); a bad one is still refused here.
+    """
+    from albert_edge.errors import ModelFileError
+
+    for index, buffer in enumerate(model.buffers or []):
+        offset, size = int(buffer.offset or 0), int(buffer.size or 0)
+        if offset <= 1:
+            continue
+        if offset + size > len(flat):
+            raise ModelFileError(f"buffer {index} spans bytes {offset}..{offset + size} of a {len(flat)}-byte model")
+        buffer.data = np.frombuffer(flat[offset : offset + size], dtype=np.uint8)
+        buffer.offset = buffer.size = 0
 
 
 def attach_tflite_members(flatbuffer: bytes, members: dict[str, bytes]) -> bytes:

@@ -36,7 +36,7 @@ _Q_SCALE, _Q_ZERO_POINT = 2, 3
 _OP_OPCODE_INDEX, _OP_INPUTS, _OP_OUTPUTS = 0, 1, 2
 #: TensorType codes (schema.fbs) -> numpy-style names, for messages and dtype checks.
 TENSOR_TYPES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string", 6: "bool",
-                7: "int16", 8: "complex64", 9: "int8", 10: "float64"}
+                7: "int16", 8: "complex64", 9: "int8", 10: "float64", 17: "int4"}
 _CUSTOM = 32  # BuiltinOperator.CUSTOM
 
 

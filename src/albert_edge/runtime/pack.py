@@ -18,6 +18,7 @@ import binascii
 import io
 import json
 import os
+import shlex
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge import __version__
-from albert_edge.errors import MissingPackError, ModelFileError
+from albert_edge.errors import MissingPackError, ModelFileError, StrippedPackError
 from albert_edge.jsonfile import load_json_text
 from albert_edge.runtime.onnx_proto import read_onnx_metadata
 from albert_edge.runtime.tflite_metadata import (
@@ -357,11 +358,43 @@ def _read_members(zf: zipfile.ZipFile, source: str) -> dict[str, bytes]:
     return members
 
 
+def repack_command(source: str) -> str:
+    """The ``albert-edge repack`` command line that re-attaches a pack to ``source``.
+
+    ORIGINAL stays a placeholder: only the user knows which packed model or checkpoint the file was
+    made from, and a guessed tokenizer would be silently wrong.
+    """
+    path = Path(source)
+    out = path.with_name(f"{path.stem}.packed{path.suffix or '.tflite'}")
+    return (f"albert-edge repack {shlex.quote(source)} --from ORIGINAL --out {shlex.quote(str(out))} "
+            "(ORIGINAL: the albert-edge model file or the checkpoint it was made from)")
+
+
+def _no_pack_error(data: bytes, source: str) -> ModelFileError:
+    """Why a .tflite without an appended ZIP has no pack: stripped by a tool, or never packed."""
+    meta = read_standard_metadata(data, source) if data.find(METADATA_NAME.encode()) >= 0 else None
+    named = [] if meta is None else list(dict.fromkeys(
+        f for f in (meta.tokenizer_file, *meta.labels_files, *meta.associated_files) if f))
+    if meta is not None and named:
+        writer = f" (written by {meta.version})" if meta.version else ""
+        return StrippedPackError(
+            f"{source}: its standard TFLite metadata{writer} names {', '.join(named)}, but the ZIP archive that "
+            "held them is gone (a tool that rewrote the flatbuffer, such as litert-quantizer, dropped it); "
+            f"re-attach them with: {repack_command(source)}")
+    return MissingPackError(f"{source}: model file carries no albert-edge pack (no ZIP archive after the "
+                            f"flatbuffer); attach one with: {repack_command(source)}")
+
+
 def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
-    """Read the pack appended to a .tflite file's bytes."""
+    """Read the pack appended to a .tflite file's bytes.
+
+    A file without the archive raises StrippedPackError when its standard metadata still names the
+    pack's files (a tool rewrote the flatbuffer and dropped the ZIP), else MissingPackError; both
+    messages end in the ``albert-edge repack`` command that fixes the file.
+    """
     zf = _open_tail_zip(data, source)
     if zf is None:
-        raise MissingPackError(f"{source}: model file carries no albert-edge pack (no ZIP archive after the flatbuffer)")
+        raise _no_pack_error(data, source)
     with zf:
         members = _read_members(zf, source)
         # Where the flatbuffer ends, from the archive already open (tflite_pack_offset would parse it again).
@@ -494,7 +527,12 @@ def read_pack_bytes(data: bytes, source: str = "<bytes>") -> ModelPack:
         return read_tflite_pack(data, source)
     if kind == "onnx":
         # Straight from the protobuf bytes: inspecting an .onnx needs neither onnx nor onnxruntime.
-        return pack_from_metadata_props(read_onnx_metadata(data, source), source)
+        props = read_onnx_metadata(data, source)
+        if SETTINGS_MEMBER not in props:
+            raise MissingPackError(
+                f"{source}: model file carries no albert-edge pack ({SETTINGS_MEMBER} is not in its metadata_props; "
+                f"a tool that rewrote the graph may have dropped it); attach one with: {repack_command(source)}")
+        return pack_from_metadata_props(props, source)
     raise _fail(source, "not a model file (neither a TFLite flatbuffer with identifier 'TFL3' nor an ONNX protobuf)")
 
 

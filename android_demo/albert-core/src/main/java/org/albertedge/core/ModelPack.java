@@ -93,7 +93,9 @@ public final class ModelPack {
     public static ModelPack read(ByteBuffer model, String source) {
         Map<String, byte[]> members = ZipTail.readMembers(model, CAPS, source);
         if (members == null) {
-            throw fail(source, "model file carries no albert-edge pack (no ZIP archive after the flatbuffer)");
+            // A tool that rewrote the flatbuffer (litert-quantizer) drops the archive; the desktop tool puts it back.
+            throw fail(source, "model file carries no albert-edge pack (no ZIP archive after the flatbuffer); "
+                    + "re-attach it with: albert-edge repack MODEL --from ORIGINAL --out FIXED.tflite");
         }
         return fromMembers(members, source);
     }
