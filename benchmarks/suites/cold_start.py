@@ -10,8 +10,12 @@ every way alike:
                          ``first_answer_ms``).
 * ``steps``           -- the same path with each step timed: file read, pack (zip members and
                          settings), standard metadata, tokenizer, pack-vs-graph checks, interpreter
-                         (LiteRT + XNNPACK), the rest of ``from_file``, first answer. The steps are
-                         the runtime's own functions, wrapped by a timer in that process only.
+                         (LiteRT + XNNPACK), the hand-off to the thread that builds it while a
+                         WordPiece tokenizer is built, the rest of ``from_file``, first answer. The
+                         steps are the runtime's own functions, wrapped by a timer in that process
+                         only; ``overlap`` is the wall time steps shared (counted once in the total).
+* ``app_before``      -- ``app`` with another tree's albert_edge (``--before-src DIR``, e.g. /work/main/src):
+                         before and after a change in the same interleaved rounds.
 * ``albert_edge``     -- ``albert_edge.runtime.open_backend`` alone (what the bench worker's
                          ``init_ms`` times): read the file, validate the flatbuffer in Python, build
                          a LiteRT ``Interpreter``, apply XNNPACK; then one run on fixed ids.
@@ -42,6 +46,7 @@ Run by hand; never timed in CI.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -52,7 +57,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-MODES = ("app", "steps", "albert_edge", "interpreter", "compiled", "compiled_cache")
+MODES = ("app", "steps", "app_before", "albert_edge", "interpreter", "compiled", "compiled_cache")
+# Ways that time the app's path (file to first answer); ``app_before`` is ``app`` with --before-src's albert_edge.
+APP_WAYS = ("app", "steps", "app_before")
 DEFAULT_MODES = ("app", "steps", "albert_edge", "interpreter")
 SIGNATURE = "serving_default"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -135,9 +142,11 @@ def app_child(mode: str, model: str, threads: int) -> dict:
     import_runtime("litert")
     import_task_runtimes()
     task = read_pack(model).task   # an app knows its task; this also leaves the file in the page cache
+    # An older tree (app_before) reads the pack again inside open_task_runtime, as that tree's bench did.
+    known_task = {"task": task} if "task" in inspect.signature(open_task_runtime).parameters else {}
     spent, spans = _timed_steps() if mode == "steps" else ({}, [])
     cpu_start, start = time.process_time(), time.perf_counter()
-    call, _ = open_task_runtime(model, "litert", threads, task=task)
+    call, _ = open_task_runtime(model, "litert", threads, **known_task)
     opened = time.perf_counter()
     call()
     done, cpu_done = time.perf_counter(), time.process_time()
@@ -162,7 +171,7 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
     """One cold start in this (fresh) process; imports happen before the clock starts."""
     import numpy as np
 
-    if mode in ("app", "steps"):
+    if mode in APP_WAYS:
         return app_child(mode, model, threads)
     fixed = fixed_len(model) if mode.startswith("compiled") else None
     # CompiledModel resizes only dynamic dims (a fixed [1, 128] graph refuses [1, 25]; its non-strict
@@ -237,10 +246,11 @@ def app_seq_len(model: str) -> int:
     return preprocessor.encode(*pair).length
 
 
-def run_child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict:
+def run_child(mode: str, model: str, threads: int, seq_len: int, cache: str, before_src: str = "") -> dict:
     argv = [sys.executable, __file__, "--child", mode, model, "--threads", str(threads), "--seq-len", str(seq_len),
             "--cache", cache]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    env = {**os.environ, "PYTHONPATH": before_src} if mode == "app_before" else None
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{mode}: child failed ({(proc.stderr.strip().splitlines() or ['?'])[-1]})")
@@ -255,7 +265,7 @@ def summarize(values: list[float]) -> dict:
 
 def _way_summary(mode: str, raws: list[dict], base: float, first_mode: str) -> dict:
     """Medians and p90 of one way over its fresh processes (steps: of every step too)."""
-    if mode in ("app", "steps"):
+    if mode in APP_WAYS:
         out = {"task": raws[0]["task"],
                **{key: summarize([x[key] for x in raws])
                   for key in ("open_ms", "first_call_ms", "first_answer_ms", "first_answer_cpu_ms")}}
@@ -283,8 +293,8 @@ def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dic
         for r in range(args.rounds):
             print(f"{Path(model).name}: round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
             for mode in modes if r % 2 == 0 else list(reversed(modes)):
-                raws[mode].append(run_child(mode, model, args.threads, seq_len, cache))
-    key = "first_answer_ms" if modes[0] in ("app", "steps") else "cold_start_ms"
+                raws[mode].append(run_child(mode, model, args.threads, seq_len, cache, args.before_src))
+    key = "first_answer_ms" if modes[0] in APP_WAYS else "cold_start_ms"
     base = statistics.median(x[key] for x in raws[modes[0]])
     logit_ways = [m for m in modes if "logits" in raws[m][0]]
     first = raws[logit_ways[0]][0] if logit_ways else None
@@ -323,11 +333,14 @@ def main() -> None:
     parser.add_argument("--seq-len", default="app", help="ids fed by the interpreter-only ways: a number, or 'app' "
                         "(default): the length of the app's first question in that model")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument("--before-src", default="", metavar="DIR",
+                        help="another tree's src/ (e.g. /work/main/src): adds the way app_before, the app's path with "
+                             "that albert_edge, in the same interleaved rounds")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        app_way = args.child in ("app", "steps")
+        app_way = args.child in APP_WAYS
         seq_len = 0 if app_way else app_seq_len(args.models[0]) if args.seq_len == "app" else int(args.seq_len)
         print(json.dumps(child(args.child, args.models[0], args.threads, seq_len, args.cache)), flush=True)
         return
@@ -336,8 +349,11 @@ def main() -> None:
 
     modes = [m for m in args.modes.split(",") if m]
     unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        parser.error(f"--modes: unknown way(s) {unknown}; choose from {', '.join(MODES)}")
+    if args.before_src and "app_before" not in modes:
+        modes.append("app_before")
+    if unknown or not modes or ("app_before" in modes and not Path(args.before_src, "albert_edge").is_dir()):
+        parser.error(f"--modes: unknown way(s) {unknown}, or app_before without --before-src DIR/ holding albert_edge; "
+                     f"choose from {', '.join(MODES)}")
     if args.seq_len != "app" and not (args.seq_len.isdigit() and 0 < int(args.seq_len) <= 8192):
         parser.error(f"--seq-len: {args.seq_len!r} is neither 'app' nor a length in 1..8192")
     started = time.time()
