@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from albert_edge.errors import TokenizerError
-from albert_edge.tokenizer import WordPieceTokenizer, asset_vocab_size, load_tokenizer
+from albert_edge.tokenizer import WordPieceTokenizer, load_tokenizer
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = ["un", "##aff", "##able", "hello", "world", "cafe", "##s", "a", "##a", "中", "国", "人", ",", ".", "!", "？",
@@ -180,18 +180,3 @@ def test_character_table_stops_growing_at_its_limit_without_changing_results(mon
     before = len(text_mod.CLEAN_TABLE)
     assert make().tokenize(rare + " \U000104b0\U000104b1") == expected + ["[UNK]"]  # Osage letters
     assert len(text_mod.CLEAN_TABLE) == before
-
-
-@pytest.mark.parametrize("text", [
-    "\n".join(SPECIALS + WORDS),                       # no final newline
-    "\n".join(SPECIALS + WORDS) + "\n",               # one
-    "\n".join(SPECIALS + WORDS) + "\n\n\n",           # empty lines at the end are tokens but the last
-    "\r\n".join(SPECIALS + WORDS) + "\r\n",           # CRLF
-    "\n".join(SPECIALS + ["\u2028", "", "  ", "x\r", "\u00e9"] + WORDS),  # blank, spaces, a stray CR, U+2028
-])
-def test_asset_vocab_size_is_the_tokenizers_size_without_building_it(text):
-    # The load-time check runs on this count while the tokenizer is built beside the interpreter: it must be
-    # exactly the size the tokenizer reports, or a vocab that does not fit its table could pass.
-    asset = text.encode("utf-8")
-    assert asset_vocab_size("wordpiece", asset) == load_tokenizer("wordpiece", asset).vocab_size
-    assert asset_vocab_size("sentencepiece", asset) is None and asset_vocab_size("wordpiece", b"") is None

@@ -10,10 +10,8 @@ every way alike:
                          ``first_answer_ms``).
 * ``steps``           -- the same path with each step timed: file read, pack (zip members and
                          settings), standard metadata, tokenizer, pack-vs-graph checks, interpreter
-                         (LiteRT + XNNPACK), the hand-off to the thread that builds it while a
-                         WordPiece tokenizer is built, the rest of ``from_file``, first answer. The
-                         steps are the runtime's own functions, wrapped by a timer in that process
-                         only; ``overlap`` is the wall time steps shared (counted once in the total).
+                         (LiteRT + XNNPACK), the rest of ``from_file``, first answer. The steps are
+                         the runtime's own functions, wrapped by a timer in that process only.
 * ``app_before``      -- ``app`` with another tree's albert_edge (``--before-src DIR``, e.g. /work/main/src):
                          before and after a change in the same interleaved rounds.
 * ``albert_edge``     -- ``albert_edge.runtime.open_backend`` alone (what the bench worker's
@@ -84,8 +82,8 @@ def _timed_steps() -> tuple[dict[str, float], list[tuple[float, float]]]:
     the (start, end) of every timed call.
 
     ``STEP_cpu`` is the CPU time of the thread that ran the step: the step's cost without neighbours (the
-    interpreter's kernel threads, which pack weights beside it, are not in it). Steps may overlap: the
-    runtime builds a WordPiece tokenizer while another thread builds the interpreter.
+    interpreter's kernel threads are not in it; LiteRT 2.3 packs XNNPACK's weights in the calling thread).
+    Steps that ran side by side (none in today's runtime) would be counted once in the total, as ``overlap``.
     """
     import importlib
 
@@ -110,13 +108,6 @@ def _timed_steps() -> tuple[dict[str, float], list[tuple[float, float]]]:
         for name, step in STEP_FUNCTIONS.items():
             if hasattr(module, name):
                 setattr(module, name, timed(step, getattr(module, name)))
-    # The hand-off to the thread that builds the interpreter: starting it (a core must be free to run it)
-    # and waiting for it after the tokenizer is built; the build itself is the interpreter step.
-    from concurrent.futures import ThreadPoolExecutor
-
-    spent["handoff"] = spent["handoff_cpu"] = 0.0
-    for method in ("submit", "shutdown"):
-        setattr(ThreadPoolExecutor, method, timed("handoff", getattr(ThreadPoolExecutor, method)))
     return spent, spans
 
 

@@ -17,7 +17,6 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +28,7 @@ from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
 from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
 from albert_edge.tasks import SequenceClassification
-from albert_edge.tokenizer import Encoding, Preprocessor, asset_vocab_size, load_tokenizer
+from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
 
 
 @dataclass(frozen=True)
@@ -130,35 +129,19 @@ def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_th
     ``length_buckets`` (a .tflite only; True for the defaults) gives each pooled backend one
     interpreter per padded width (``runtime.length_buckets``).
     """
-    def build_tokenizer() -> Any:
-        return load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-
-    # WordPiece's size is the vocab's line count, so the check need not wait for the tokenizer, and the
-    # tokenizer (Python) is built while the interpreter (C++, without the GIL: XNNPACK packing weights)
-    # is: on two cores the tokenizer's build leaves the time to first answer. The interpreter still sees
-    # only bytes the check passed; a tokenizer that fails still fails the load, after the build is joined.
-    vocab_size = asset_vocab_size(pack.tokenizer_type, pack.tokenizer_asset)
-    tokenizer = build_tokenizer() if vocab_size is None else None
-    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size if tokenizer else vocab_size)
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size)
     buckets = checked_buckets(length_buckets, pack.max_seq_len)
-    built: dict[str, Any] = {}
 
     def single() -> Backend:
         return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info)
 
     def factory() -> Backend:
         if buckets and facts.tflite_info is not None:
-            return BucketedBackend(single, buckets, built["tokenizer"].pad_id)
+            return BucketedBackend(single, buckets, tokenizer.pad_id)
         return single()
 
-    if tokenizer is not None or buckets:   # buckets pad with the tokenizer's pad id: built first
-        built["tokenizer"] = build_tokenizer() if tokenizer is None else tokenizer
-        return built["tokenizer"], _BackendPool(factory, pool_size)
-    with ThreadPoolExecutor(1, thread_name_prefix="albert-edge-load") as executor:
-        opening = executor.submit(_BackendPool, factory, pool_size)
-        # Should this raise, leaving the block still waits for the interpreter's build (then drops it).
-        built["tokenizer"] = build_tokenizer()
-    return built["tokenizer"], opening.result()
+    return tokenizer, _BackendPool(factory, pool_size)
 
 class TextClassifier:
     """Sequence classification with a packed .tflite or .onnx model."""

@@ -7,7 +7,7 @@ Both tokenizers reproduce the reference implementations the checkpoints were tra
 AlbertTokenizer); the tests prove it on a corpus of awkward text.
 """
 
-from albert_edge.tokenizer.loader import asset_vocab_size, load_tokenizer
+from albert_edge.tokenizer.loader import load_tokenizer
 from albert_edge.tokenizer.preprocessor import BatchEncoding, Encoding, Preprocessor, batch_one, longest_first_lengths
 from albert_edge.tokenizer.spiece import SentencePieceTokenizer
 from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
@@ -18,7 +18,6 @@ __all__ = [
     "Preprocessor",
     "SentencePieceTokenizer",
     "WordPieceTokenizer",
-    "asset_vocab_size",
     "batch_one",
     "load_tokenizer",
     "longest_first_lengths",
