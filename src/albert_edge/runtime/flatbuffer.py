@@ -60,6 +60,9 @@ class TfliteInfo:
     num_subgraphs: int
     num_buffers: int
     signature_keys: tuple[str, ...]
+    # Bytes of weight data in each buffer (inline data or offset/size), as the extent check read them: the
+    # graph read takes a tensor's weight size from here instead of reading its buffer table again.
+    buffer_sizes: tuple[int, ...] = ()
 
 
 def builtin_op_name(code: int) -> str:
@@ -171,13 +174,6 @@ class _Reader:
             raise self.fail(f"{_named(what)} claims {n} elements past the end of the file")
         return start, n
 
-    def table_at(self, start: int, i: int, what: What) -> tuple[int, int, int]:
-        """Table ``i`` of the table vector whose elements start at ``start``."""
-        at = start + 4 * i
-        if at < 0 or at + 4 > self.size:
-            raise self._outside(what, at)
-        return self.table(at + _U32(self.data, at)[0], ("%s[%d]", _named(what), i))
-
     def table_vector(self, tab, index: int, what: What) -> list[tuple[int, int, int]]:
         pos = self.ref(tab, index, what)
         if pos is None:
@@ -228,20 +224,21 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
         raise ModelFileError(f"{source}: TFLite model has no subgraphs")
 
     buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
+    sizes = []
     for i, buf in enumerate(buffers):
         data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
-        if data_pos is not None:
-            r.vector(data_pos, 1, ("buffers[%d].data", i))
+        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
         offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
         size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
         if offset > 1 and offset + size > len(data):
             raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {len(data)}-byte file")
+        sizes.append(size if offset > 1 else inline)
 
     keys = []
     for i, sig in enumerate(r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")):
         key_pos = r.ref(sig, _SIG_KEY, ("signature_defs[%d].signature_key", i))
         keys.append(r.string(key_pos, ("signature_defs[%d].signature_key", i)) if key_pos is not None else "")
-    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys))
+    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys), tuple(sizes))
 
 
 class TfliteTensor(NamedTuple):
@@ -295,8 +292,7 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    buffers_pos = r.ref(model, _MODEL_BUFFERS, "buffers")
-    buffers_start, num_buffers = r.vector(buffers_pos, 4, "buffers") if buffers_pos is not None else (0, 0)
+    buffer_sizes = info.buffer_sizes
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -318,14 +314,8 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
         return "" if pos is None else r.string(pos, what)
 
     def buffer_bytes(buffer_index: int) -> int:
-        """Bytes of weight data behind a tensor (0: an activation); reads only used buffers (inspect_tflite checked all)."""
-        if not 0 < buffer_index < num_buffers:
-            return 0
-        buf = r.table_at(buffers_start, buffer_index, "buffers")
-        if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
-            return r.scalar(buf, _BUF_SIZE, "<Q", 0)
-        pos = r.ref(buf, _BUF_DATA, "buffer data")
-        return 0 if pos is None else r.vector(pos, 1, "buffer data")[1]
+        """Bytes of weight data behind a tensor (0: an activation; buffer 0 is the empty sentinel)."""
+        return buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
 
     tensors = []
     for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
