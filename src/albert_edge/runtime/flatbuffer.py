@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from albert_edge.errors import ModelFileError
 from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
@@ -241,13 +240,14 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
     return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys), tuple(sizes))
 
 
-class TfliteTensor(NamedTuple):
+@dataclass(slots=True)
+class TfliteTensor:
     """One tensor of the main subgraph: what the consistency check needs, nothing more.
 
     ``shape`` is the signature shape (-1 for a dynamic dim) when the file has one, else the
     static shape. ``constant`` is True when a weight buffer backs the tensor, of ``nbytes`` bytes
-    (packed, not ``shape``-sized, when ``sparse``). A named tuple: a load makes one per tensor, and
-    a frozen dataclass's ``__init__`` cost five times as much.
+    (packed, not ``shape``-sized, when ``sparse``). Slotted, not frozen: a load makes one per tensor,
+    and a frozen dataclass's ``__init__`` cost four times as much; nothing writes them after the read.
     """
 
     index: int
@@ -261,7 +261,8 @@ class TfliteTensor(NamedTuple):
     sparse: bool = False
 
 
-class TfliteOp(NamedTuple):
+@dataclass(slots=True)
+class TfliteOp:
     """One operator of the main subgraph: its kernel name and tensor indices (-1 = absent input)."""
 
     name: str
