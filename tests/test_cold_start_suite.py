@@ -33,7 +33,9 @@ def test_steps_child_times_every_step_of_from_file_and_they_add_up():
     assert result["task"] == "sequence_classification"
     assert all(steps[name] > 0 for name in ("read", "pack", "tokenizer", "checks", "interpreter", "first_call"))
     assert set(STEPS) <= set(steps) and all(steps[f"{name}_cpu"] >= 0 for name in STEPS[:6])
-    timed = sum(steps[name] for name in STEPS[:-1])
+    # The steps run one after another (the metadata read inside the pack step is subtracted from it).
+    assert steps["overlap"] == pytest.approx(0, abs=1e-6)
+    timed = sum(steps[name] for name in STEPS[:-1]) - steps["overlap"]
     assert timed == pytest.approx(result["open_ms"], abs=1e-6)
     # What the wrappers do not cover (ModelPack checks, Preprocessor, pool) is a small remainder.
     assert -0.5 < steps["other_from_file"] < result["open_ms"] / 2
@@ -42,7 +44,7 @@ def test_steps_child_times_every_step_of_from_file_and_they_add_up():
 
 def test_a_run_reports_medians_and_p90_per_model_and_way_with_the_load_average():
     report = json.loads(_run(str(shared_models()["fp32"]), "--rounds", "2", "--threads", "1",
-                             "--modes", "app,steps,albert_edge"))
+                             "--modes", "app,steps,albert_edge,interpreter", "--before-src", str(ROOT / "src")))
     (model,) = report["models"]
     assert len(model["load_average_start"]) == 3 and len(model["load_average_end"]) == 3
     app = model["ways"]["app"]
@@ -50,3 +52,13 @@ def test_a_run_reports_medians_and_p90_per_model_and_way_with_the_load_average()
     assert app["ratio_to_app"] == 1.0
     assert model["ways"]["steps"]["steps_ms"]["interpreter"]["median"] > 0
     assert model["ways"]["albert_edge"]["cold_start_ms"]["median"] > 0
+    # The bare interpreter runs the app's first question (its length in this pack), and the split names
+    # LiteRT's own share of the app's figure and ours, which add up to it.
+    interpreter, split = model["ways"]["interpreter"], model["split"]
+    assert report["seq_len"] == "app" and 3 <= model["seq_len"] == interpreter["fed_len"] <= 128
+    assert split["app_ms"] == app["first_answer_ms"]["median"]
+    assert split["litert_ms"] == interpreter["cold_start_ms"]["median"]
+    assert split["litert_ms"] + split["ours_ms"] == pytest.approx(split["app_ms"])
+    assert f"of which {split['litert_ms']:.1f} ms is LiteRT's own" in split["text"]
+    # --before-src adds the app's way with that tree's albert_edge (here this one), in the same rounds.
+    assert model["ways"]["app_before"]["first_answer_ms"]["n"] == 2

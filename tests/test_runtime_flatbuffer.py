@@ -57,3 +57,27 @@ def test_every_truncation_point_is_caught_or_harmless(flat):
             assert inspect_tflite(flat[:cut], "m") == whole
         except ModelFileError:
             pass
+
+
+def _graph_tables(data: bytes):
+    from albert_edge.runtime.flatbuffer import _MODEL_SUBGRAPHS, _SG_OPERATORS, _SG_TENSORS, _Reader
+
+    r = _Reader(data, "m")
+    sub = r.table_vector(r.table(struct.unpack_from("<I", data, 0)[0], "Model"), _MODEL_SUBGRAPHS, "subgraphs")[0]
+    return r, r.table_vector(sub, _SG_TENSORS, "tensors"), r.table_vector(sub, _SG_OPERATORS, "operators")
+
+
+def test_a_bad_field_deep_in_the_graph_is_named_with_its_index(flat):
+    # Field names are formatted only when a read fails: the message must still say which tensor or op broke.
+    from albert_edge.runtime.flatbuffer import _OP_INPUTS, _T_NAME, read_tflite_graph
+
+    r, tensors, ops = _graph_tables(flat)
+    bad = bytearray(flat)
+    struct.pack_into("<I", bad, r.field_pos(tensors[3], _T_NAME), len(flat))  # the name string past the end
+    with pytest.raises(ModelFileError, match=r"^m: .*\(tensors\[3\]\.name length at byte \d+ lies outside"):
+        read_tflite_graph(bytes(bad), "m")
+    bad = bytearray(flat)
+    inputs = r.ref(ops[2], _OP_INPUTS, "inputs")
+    struct.pack_into("<i", bad, inputs + 4, 10_000)  # first input: a tensor that does not exist
+    with pytest.raises(ModelFileError, match=rf"operators\[2\]\.inputs names tensor 10000 of {len(tensors)}"):
+        read_tflite_graph(bytes(bad), "m")

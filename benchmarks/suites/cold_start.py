@@ -12,6 +12,8 @@ every way alike:
                          settings), standard metadata, tokenizer, pack-vs-graph checks, interpreter
                          (LiteRT + XNNPACK), the rest of ``from_file``, first answer. The steps are
                          the runtime's own functions, wrapped by a timer in that process only.
+* ``app_before``      -- ``app`` with another tree's albert_edge (``--before-src DIR``, e.g. /work/main/src):
+                         before and after a change in the same interleaved rounds.
 * ``albert_edge``     -- ``albert_edge.runtime.open_backend`` alone (what the bench worker's
                          ``init_ms`` times): read the file, validate the flatbuffer in Python, build
                          a LiteRT ``Interpreter``, apply XNNPACK; then one run on fixed ids.
@@ -30,14 +32,19 @@ Several model files (one per task) are measured in one run. Every child of the i
 prints its logits too, so the JSON shows whether a faster way computes the same numbers (the
 weight-cache path can route dynamic-range int8 through different XNNPACK kernels).
 
+The interpreter ways feed ids of the app's first question by default (``--seq-len app``: the token count
+of the bench's sample text in that model's pack, question + context for QA), so the bare interpreter's
+load + first call is the floor of the app's figure: what LiteRT itself costs for the same first answer.
+
 Usage: python -m benchmarks.suites.cold_start MODEL.tflite [MODEL2.tflite ...] [--rounds 15] [--threads 2]
-       [--seq-len 128] [--modes app,steps,albert_edge,interpreter]
+       [--seq-len app|N] [--modes app,steps,albert_edge,interpreter]
 Run by hand; never timed in CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -48,7 +55,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-MODES = ("app", "steps", "albert_edge", "interpreter", "compiled", "compiled_cache")
+MODES = ("app", "steps", "app_before", "albert_edge", "interpreter", "compiled", "compiled_cache")
+# Ways that time the app's path (file to first answer); ``app_before`` is ``app`` with --before-src's albert_edge.
+APP_WAYS = ("app", "steps", "app_before")
 DEFAULT_MODES = ("app", "steps", "albert_edge", "interpreter")
 SIGNATURE = "serving_default"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -68,24 +77,30 @@ def _feeds(seq_len: int):
     return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
 
 
-def _timed_steps() -> dict[str, float]:
-    """Wrap the STEP_FUNCTIONS in every STEP_MODULES namespace; return the ms each step accumulates.
+def _timed_steps() -> tuple[dict[str, float], list[tuple[float, float]]]:
+    """Wrap the STEP_FUNCTIONS in every STEP_MODULES namespace; return the ms each step accumulates and
+    the (start, end) of every timed call.
 
-    ``STEP_cpu`` is the process's CPU time in the step (all threads): the step's cost without neighbours.
+    ``STEP_cpu`` is the CPU time of the thread that ran the step: the step's cost without neighbours (the
+    interpreter's kernel threads are not in it; LiteRT 2.3 packs XNNPACK's weights in the calling thread).
+    Steps that ran side by side (none in today's runtime) would be counted once in the total, as ``overlap``.
     """
     import importlib
 
     spent: dict[str, float] = {step: 0.0 for step in STEP_FUNCTIONS.values()}
     spent.update({f"{step}_cpu": 0.0 for step in STEP_FUNCTIONS.values()})
+    spans: list[tuple[float, float]] = []
 
     def timed(step: str, func: Callable) -> Callable:
         def wrapper(*args, **kwargs):
-            cpu, start = time.process_time(), time.perf_counter()
+            cpu, start = time.thread_time(), time.perf_counter()
             try:
                 return func(*args, **kwargs)
             finally:
-                spent[step] += (time.perf_counter() - start) * 1e3
-                spent[f"{step}_cpu"] += (time.process_time() - cpu) * 1e3
+                end = time.perf_counter()
+                spans.append((start, end))
+                spent[step] += (end - start) * 1e3
+                spent[f"{step}_cpu"] += (time.thread_time() - cpu) * 1e3
         return wrapper
 
     for module_name in STEP_MODULES:
@@ -93,7 +108,17 @@ def _timed_steps() -> dict[str, float]:
         for name, step in STEP_FUNCTIONS.items():
             if hasattr(module, name):
                 setattr(module, name, timed(step, getattr(module, name)))
-    return spent
+    return spent, spans
+
+
+def _covered_ms(spans: list[tuple[float, float]]) -> float:
+    """Wall time covered by the union of ``spans`` (overlapping steps counted once), in ms."""
+    covered, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    return covered * 1e3
 
 
 def app_child(mode: str, model: str, threads: int) -> dict:
@@ -108,9 +133,11 @@ def app_child(mode: str, model: str, threads: int) -> dict:
     import_runtime("litert")
     import_task_runtimes()
     task = read_pack(model).task   # an app knows its task; this also leaves the file in the page cache
-    spent = _timed_steps() if mode == "steps" else {}
+    # An older tree (app_before) reads the pack again inside open_task_runtime, as that tree's bench did.
+    known_task = {"task": task} if "task" in inspect.signature(open_task_runtime).parameters else {}
+    spent, spans = _timed_steps() if mode == "steps" else ({}, [])
     cpu_start, start = time.process_time(), time.perf_counter()
-    call, _ = open_task_runtime(model, "litert", threads)
+    call, _ = open_task_runtime(model, "litert", threads, **known_task)
     opened = time.perf_counter()
     call()
     done, cpu_done = time.perf_counter(), time.process_time()
@@ -122,7 +149,10 @@ def app_child(mode: str, model: str, threads: int) -> dict:
         # The metadata is read inside the pack step: the pack's own share is the difference.
         spent["pack"] -= spent["metadata"]
         spent["pack_cpu"] -= spent["metadata_cpu"]
-        spent["other_from_file"] = result["open_ms"] - sum(v for k, v in spent.items() if not k.endswith("_cpu"))
+        # Nested calls (metadata inside pack) count once in the union; steps run side by side count once too,
+        # their shared wall time being ``overlap``: steps - overlap + other == open.
+        spent["overlap"] = sum(v for k, v in spent.items() if not k.endswith("_cpu")) - _covered_ms(spans)
+        spent["other_from_file"] = result["open_ms"] - _covered_ms(spans)
         spent["first_call"] = result["first_call_ms"]
         result["steps_ms"] = spent
     return result
@@ -132,8 +162,12 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
     """One cold start in this (fresh) process; imports happen before the clock starts."""
     import numpy as np
 
-    if mode in ("app", "steps"):
+    if mode in APP_WAYS:
         return app_child(mode, model, threads)
+    fixed = fixed_len(model) if mode.startswith("compiled") else None
+    # CompiledModel resizes only dynamic dims (a fixed [1, 128] graph refuses [1, 25]; its non-strict
+    # resize ran but gave other logits than the Interpreter at 25): it runs a fixed graph at its own length.
+    seq_len = fixed or seq_len
     feeds = _feeds(seq_len)
     if mode == "albert_edge":
         import ai_edge_litert.interpreter  # noqa: F401 - imported before the clock, as in the worker
@@ -166,7 +200,8 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         index = compiled.get_signature_index(SIGNATURE)
         inputs = compiled.get_signature_list()[SIGNATURE]["inputs"]
         for i, _ in enumerate(inputs):
-            compiled.resize_input_tensor(i, [1, seq_len], index)
+            if fixed is None:
+                compiled.resize_input_tensor(i, [1, seq_len], index)
         in_buffers = compiled.create_input_buffers(index)
         out_buffers = compiled.create_output_buffers(index)
         for name, buffer in zip(inputs, in_buffers):
@@ -175,13 +210,38 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         logits = out_buffers[0].read(2, np.float32)
     done = time.perf_counter()
     return {"mode": mode, "load_ms": (loaded - start) * 1e3, "first_inference_ms": (done - loaded) * 1e3,
-            "cold_start_ms": (done - start) * 1e3, "logits": [float(x) for x in np.ravel(logits)[:2]]}
+            "cold_start_ms": (done - start) * 1e3, "fed_len": seq_len, "logits": [float(x) for x in np.ravel(logits)[:2]]}
 
 
-def run_child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict:
+def fixed_len(model: str) -> int | None:
+    """N when the graph's ``input_ids`` is a fixed [1, N] (a dynamic dim gives None)."""
+    from albert_edge.runtime.flatbuffer import read_tflite_graph
+    from albert_edge.runtime.pack import read_model_bytes, tflite_flatbuffer_view
+
+    graph = read_tflite_graph(tflite_flatbuffer_view(read_model_bytes(model)), model)
+    shape = graph.tensors[graph.signature_inputs["input_ids"]].shape
+    return shape[1] if len(shape) == 2 and shape[1] > 0 else None
+
+
+def app_seq_len(model: str) -> int:
+    """Positions the app's first call feeds for ``model``: the bench's sample text (QA: question + context)
+    encoded by the pack's own tokenizer, as ``open_task_runtime``'s first call encodes it."""
+    from albert_edge.bench_latency.worker import SAMPLE_QUESTION, SAMPLE_TEXT
+    from albert_edge.runtime.pack import read_pack
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+
+    pack = read_pack(model)
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, model)
+    preprocessor = Preprocessor(tokenizer, pack.max_seq_len)
+    pair = (SAMPLE_QUESTION, SAMPLE_TEXT) if pack.task == "question_answering" else (SAMPLE_TEXT, None)
+    return preprocessor.encode(*pair).length
+
+
+def run_child(mode: str, model: str, threads: int, seq_len: int, cache: str, before_src: str = "") -> dict:
     argv = [sys.executable, __file__, "--child", mode, model, "--threads", str(threads), "--seq-len", str(seq_len),
             "--cache", cache]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    env = {**os.environ, "PYTHONPATH": before_src} if mode == "app_before" else None
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{mode}: child failed ({(proc.stderr.strip().splitlines() or ['?'])[-1]})")
@@ -196,7 +256,7 @@ def summarize(values: list[float]) -> dict:
 
 def _way_summary(mode: str, raws: list[dict], base: float, first_mode: str) -> dict:
     """Medians and p90 of one way over its fresh processes (steps: of every step too)."""
-    if mode in ("app", "steps"):
+    if mode in APP_WAYS:
         out = {"task": raws[0]["task"],
                **{key: summarize([x[key] for x in raws])
                   for key in ("open_ms", "first_call_ms", "first_answer_ms", "first_answer_cpu_ms")}}
@@ -214,28 +274,46 @@ def _way_summary(mode: str, raws: list[dict], base: float, first_mode: str) -> d
 def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dict:
     """Every way on one model file, ``args.rounds`` fresh processes each, interleaved round by round."""
     load_start = [round(x, 2) for x in os.getloadavg()]
+    seq_len = app_seq_len(model) if args.seq_len == "app" else int(args.seq_len)
     with tempfile.TemporaryDirectory() as tmp:
         cache = str(Path(tmp) / (Path(model).stem + ".xnnpack_cache"))
-        warm = run_child("compiled_cache", model, args.threads, args.seq_len, cache) \
+        warm = run_child("compiled_cache", model, args.threads, seq_len, cache) \
             if "compiled_cache" in modes else None   # writes the cache; timed separately
         cache_bytes = os.path.getsize(cache) if os.path.exists(cache) else 0
         raws: dict[str, list[dict]] = {m: [] for m in modes}
         for r in range(args.rounds):
             print(f"{Path(model).name}: round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
             for mode in modes if r % 2 == 0 else list(reversed(modes)):
-                raws[mode].append(run_child(mode, model, args.threads, args.seq_len, cache))
-    key = "first_answer_ms" if modes[0] in ("app", "steps") else "cold_start_ms"
+                raws[mode].append(run_child(mode, model, args.threads, seq_len, cache, args.before_src))
+    key = "first_answer_ms" if modes[0] in APP_WAYS else "cold_start_ms"
     base = statistics.median(x[key] for x in raws[modes[0]])
     logit_ways = [m for m in modes if "logits" in raws[m][0]]
-    reference = raws[logit_ways[0]][0]["logits"] if logit_ways else None
+    first = raws[logit_ways[0]][0] if logit_ways else None
     ways = {m: _way_summary(m, raws[m], base, modes[0]) for m in modes}
     for m in logit_ways:
+        ways[m]["fed_len"] = raws[m][0]["fed_len"]
+        # Logits of different lengths are different answers: compared only at the reference's length.
         ways[m]["max_abs_logit_diff_vs_" + logit_ways[0]] = max(
-            abs(a - b) for a, b in zip(raws[m][0]["logits"], reference))
-    return {"model": model, "size_bytes": os.path.getsize(model), "load_average_start": load_start,
+            abs(a - b) for a, b in zip(raws[m][0]["logits"], first["logits"])) \
+            if raws[m][0]["fed_len"] == first["fed_len"] else None
+    return {"model": model, "size_bytes": os.path.getsize(model), "seq_len": seq_len, "load_average_start": load_start,
             "load_average_end": [round(x, 2) for x in os.getloadavg()],
             "weight_cache": {"bytes": cache_bytes, "first_process_cold_start_ms": warm["cold_start_ms"] if warm else None},
-            "ways": ways}
+            "split": split(ways), "ways": ways}
+
+
+def split(ways: dict[str, dict]) -> dict | None:
+    """The app's median split into LiteRT's own part (the bare interpreter way's load + first call, the
+    floor with this runtime) and ours (the rest: file read, pack, metadata, tokenizer, checks, Python);
+    None unless both an app way and the interpreter way ran."""
+    app_way = next((m for m in ("app", "steps") if m in ways), None)
+    if app_way is None or "interpreter" not in ways:
+        return None
+    app = ways[app_way]["first_answer_ms"]["median"]
+    litert = ways["interpreter"]["cold_start_ms"]["median"]
+    return {"app_ms": app, "litert_ms": litert, "ours_ms": app - litert, "app_over_litert": app / litert,
+            "text": f"the app path is {app:.1f} ms (median), of which {litert:.1f} ms is LiteRT's own load + first "
+                    f"call (bare Interpreter(model_path), the floor with this runtime); ours is {app - litert:.1f} ms"}
 
 
 def main() -> None:
@@ -243,30 +321,45 @@ def main() -> None:
     parser.add_argument("models", nargs="+", metavar="MODEL", help="packed .tflite files (one per task, say)")
     parser.add_argument("--rounds", type=int, default=15, help="fresh processes per way and model (default 15)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--seq-len", type=int, default=128, help="ids fed by the interpreter-only ways")
+    parser.add_argument("--seq-len", default="app", help="ids fed by the interpreter-only ways: a number, or 'app' "
+                        "(default): the length of the app's first question in that model")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument("--before-src", default="", metavar="DIR",
+                        help="another tree's src/ (e.g. /work/main/src): adds the way app_before, the app's path with "
+                             "that albert_edge, in the same interleaved rounds")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.models[0], args.threads, args.seq_len, args.cache)), flush=True)
+        app_way = args.child in APP_WAYS
+        seq_len = 0 if app_way else app_seq_len(args.models[0]) if args.seq_len == "app" else int(args.seq_len)
+        print(json.dumps(child(args.child, args.models[0], args.threads, seq_len, args.cache)), flush=True)
         return
 
     from albert_edge.bench_latency.machine import describe_machine
 
     modes = [m for m in args.modes.split(",") if m]
     unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        parser.error(f"--modes: unknown way(s) {unknown}; choose from {', '.join(MODES)}")
+    if args.before_src and "app_before" not in modes:
+        modes.append("app_before")
+    if unknown or not modes or ("app_before" in modes and not Path(args.before_src, "albert_edge").is_dir()):
+        parser.error(f"--modes: unknown way(s) {unknown}, or app_before without --before-src DIR/ holding albert_edge; "
+                     f"choose from {', '.join(MODES)}")
+    if args.seq_len != "app" and not (args.seq_len.isdigit() and 0 < int(args.seq_len) <= 8192):
+        parser.error(f"--seq-len: {args.seq_len!r} is neither 'app' nor a length in 1..8192")
     started = time.time()
     machine = describe_machine()
     result = {
-        "benchmark": "cold_start", "threads": args.threads, "seq_len": args.seq_len, "processes_per_way": args.rounds,
+        "benchmark": "cold_start", "threads": args.threads, "seq_len": args.seq_len if args.seq_len == "app" else int(args.seq_len),
+        "processes_per_way": args.rounds,
         "command": " ".join(["python", "-m", "benchmarks.suites.cold_start", *sys.argv[1:]]),
         "machine": machine, "models": [measure_model(model, modes, args) for model in args.models],
         "elapsed_s": round(time.time() - started, 1),
     }
     print(json.dumps(result, indent=1))
+    for entry in result["models"]:
+        if entry["split"]:
+            print(f"{Path(entry['model']).name}: {entry['split']['text']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

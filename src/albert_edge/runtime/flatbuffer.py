@@ -59,6 +59,9 @@ class TfliteInfo:
     num_subgraphs: int
     num_buffers: int
     signature_keys: tuple[str, ...]
+    # Bytes of weight data in each buffer (inline data or offset/size), as the extent check read them: the
+    # graph read takes a tensor's weight size from here instead of reading its buffer table again.
+    buffer_sizes: tuple[int, ...] = ()
 
 
 def builtin_op_name(code: int) -> str:
@@ -81,6 +84,16 @@ def builtin_op_name(code: int) -> str:
 # Compiled once: ``struct.unpack_from(fmt, ...)`` re-parses its format on every one of a graph's ~10k reads.
 _STRUCTS: dict[str, struct.Struct] = {fmt: struct.Struct(fmt) for fmt in ("<i", "<H", "<I", "<b", "<B", "<Q", "<q", "<f")}
 _VTABLE_HEADER = struct.Struct("<HH")
+_U32 = _STRUCTS["<I"].unpack_from
+_I32 = _STRUCTS["<i"].unpack_from
+
+#: What a read is of, for the error message only: a string, or a ``%``-format and its arguments, formatted
+#: only when the read fails (a load reads ~10k fields; formatting every name cost more than the reads).
+What = str | tuple
+
+
+def _named(what: What) -> str:
+    return what if isinstance(what, str) else what[0] % what[1:]
 
 
 class _Reader:
@@ -97,70 +110,84 @@ class _Reader:
     def fail(self, what: str) -> ModelFileError:
         return ModelFileError(f"{self.source}: TFLite flatbuffer is truncated or corrupt ({what})")
 
-    def _unpack(self, fmt: str, pos: int, what: str):
+    def _outside(self, what: What, pos: int, suffix: str = "") -> ModelFileError:
+        return self.fail(f"{_named(what)}{suffix} at byte {pos} lies outside the {self.size}-byte file")
+
+    def _unpack(self, fmt: str, pos: int, what: What):
         packed = _STRUCTS.get(fmt) or struct.Struct(fmt)
         if pos < 0 or pos + packed.size > self.size:
-            raise self.fail(f"{what} at byte {pos} lies outside the {self.size}-byte file")
+            raise self._outside(what, pos)
         return packed.unpack_from(self.data, pos)[0]
 
-    def table(self, pos: int, what: str) -> tuple[int, int, int]:
+    def table(self, pos: int, what: What) -> tuple[int, int, int]:
         """(table_pos, vtable_pos, vtable_len) of the table at ``pos``."""
-        vtable = pos - self._unpack("<i", pos, what)
-        if vtable < 0 or vtable + 4 > self.size:
-            raise self.fail(f"{what} vtable at byte {vtable} lies outside the {self.size}-byte file")
+        size = self.size
+        if pos < 0 or pos + 4 > size:
+            raise self._outside(what, pos)
+        vtable = pos - _I32(self.data, pos)[0]
+        if vtable < 0 or vtable + 4 > size:
+            raise self.fail(f"{_named(what)} vtable at byte {vtable} lies outside the {size}-byte file")
         vlen, tlen = _VTABLE_HEADER.unpack_from(self.data, vtable)
-        if vlen < 4 or vlen % 2 or vtable + vlen > self.size or pos + tlen > self.size:
-            raise self.fail(f"{what} vtable has impossible sizes")
+        if vlen < 4 or vlen % 2 or vtable + vlen > size or pos + tlen > size:
+            raise self.fail(f"{_named(what)} vtable has impossible sizes")
         return pos, vtable, vlen
 
-    def field_pos(self, tab: tuple[int, int, int], index: int) -> int | None:
-        pos, vtable, vlen = tab
-        offsets = self._vtables.get(vtable)
+    def offsets(self, tab: tuple[int, int, int]) -> tuple[int, ...]:
+        """The table's field offsets from its vtable (0: field absent), unpacked once per vtable."""
+        offsets = self._vtables.get(tab[1])
         if offsets is None:
             # table() checked vtable + vlen <= size and that vlen is even and >= 4.
-            offsets = self._vtables[vtable] = struct.unpack_from(f"<{(vlen - 4) // 2}H", self.data, vtable + 4)
-        if index >= len(offsets):
-            return None
-        off = offsets[index]
-        return None if off == 0 else pos + off
+            offsets = self._vtables[tab[1]] = struct.unpack_from(f"<{(tab[2] - 4) // 2}H", self.data, tab[1] + 4)
+        return offsets
 
+    def field_pos(self, tab: tuple[int, int, int], index: int) -> int | None:
+        offsets = self._vtables.get(tab[1]) or self.offsets(tab)
+        if index >= len(offsets) or not offsets[index]:
+            return None
+        return tab[0] + offsets[index]
+
+    # scalar() and ref() look the field up themselves: they are most of a load's ~30k reads.
     def scalar(self, tab, index: int, fmt: str, default: int) -> int:
-        p = self.field_pos(tab, index)
-        return default if p is None else self._unpack(fmt, p, "scalar field")
+        offsets = self._vtables.get(tab[1]) or self.offsets(tab)
+        if index >= len(offsets) or not offsets[index]:
+            return default
+        return self._unpack(fmt, tab[0] + offsets[index], "scalar field")
 
-    def ref(self, tab, index: int, what: str) -> int | None:
+    def ref(self, tab, index: int, what: What) -> int | None:
         """Position of the object an offset field points to."""
-        p = self.field_pos(tab, index)
-        if p is None:
+        offsets = self._vtables.get(tab[1]) or self.offsets(tab)
+        if index >= len(offsets) or not offsets[index]:
             return None
-        return p + self._unpack("<I", p, what)
+        p = tab[0] + offsets[index]
+        if p + 4 > self.size:
+            raise self._outside(what, p)
+        return p + _U32(self.data, p)[0]
 
-    def vector(self, pos: int, elem_size: int, what: str) -> tuple[int, int]:
+    def vector(self, pos: int, elem_size: int, what: What) -> tuple[int, int]:
         """(first_element_pos, length) of the vector at ``pos``, after checking it fits."""
-        n = self._unpack("<I", pos, f"{what} length")
+        if pos < 0 or pos + 4 > self.size:
+            raise self._outside(what, pos, " length")
+        n = _U32(self.data, pos)[0]
         start = pos + 4
         if start + n * elem_size > self.size:
-            raise self.fail(f"{what} claims {n} elements past the end of the file")
+            raise self.fail(f"{_named(what)} claims {n} elements past the end of the file")
         return start, n
 
-    def table_at(self, start: int, i: int, what: str) -> tuple[int, int, int]:
-        """Table ``i`` of the table vector whose elements start at ``start``."""
-        at = start + 4 * i
-        return self.table(at + self._unpack("<I", at, what), f"{what}[{i}]")
-
-    def table_vector(self, tab, index: int, what: str) -> list[tuple[int, int, int]]:
+    def table_vector(self, tab, index: int, what: What) -> list[tuple[int, int, int]]:
         pos = self.ref(tab, index, what)
         if pos is None:
             return []
         start, n = self.vector(pos, 4, what)
-        return [self.table(start + 4 * i + self._unpack("<I", start + 4 * i, what), f"{what}[{i}]") for i in range(n)]
+        # vector() checked that all n offsets lie inside the file.
+        data, table, name = self.data, self.table, _named(what)
+        return [table(start + 4 * i + _U32(data, start + 4 * i)[0], ("%s[%d]", name, i)) for i in range(n)]
 
-    def string(self, pos: int, what: str) -> str:
+    def string(self, pos: int, what: What) -> str:
         start, n = self.vector(pos, 1, what)
         try:
             return bytes(self.data[start : start + n]).decode("utf-8")
         except UnicodeDecodeError:
-            raise self.fail(f"{what} is not UTF-8") from None
+            raise self.fail(f"{_named(what)} is not UTF-8") from None
 
 
 def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteInfo:
@@ -186,8 +213,8 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
         builtin = r.scalar(opc, _OPC_BUILTIN_CODE, "<i", 0)
         # Codes above 127 live only in builtin_code; older writers fill only the deprecated byte.
         code = max(deprecated, builtin)
-        custom_pos = r.ref(opc, _OPC_CUSTOM_CODE, f"operator_codes[{i}].custom_code")
-        custom = r.string(custom_pos, f"operator_codes[{i}].custom_code") if custom_pos is not None else None
+        custom_pos = r.ref(opc, _OPC_CUSTOM_CODE, ("operator_codes[%d].custom_code", i))
+        custom = r.string(custom_pos, ("operator_codes[%d].custom_code", i)) if custom_pos is not None else None
         name = custom if code == _CUSTOM and custom else builtin_op_name(code)
         codes.append(OperatorCode(code, name, r.scalar(opc, _OPC_VERSION, "<i", 1), custom))
 
@@ -196,29 +223,31 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
         raise ModelFileError(f"{source}: TFLite model has no subgraphs")
 
     buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
+    sizes = []
     for i, buf in enumerate(buffers):
-        data_pos = r.ref(buf, _BUF_DATA, f"buffers[{i}].data")
-        if data_pos is not None:
-            r.vector(data_pos, 1, f"buffers[{i}].data")
+        data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
+        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
         offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
         size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
         if offset > 1 and offset + size > len(data):
             raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {len(data)}-byte file")
+        sizes.append(size if offset > 1 else inline)
 
     keys = []
     for i, sig in enumerate(r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")):
-        key_pos = r.ref(sig, _SIG_KEY, f"signature_defs[{i}].signature_key")
-        keys.append(r.string(key_pos, f"signature_defs[{i}].signature_key") if key_pos is not None else "")
-    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys))
+        key_pos = r.ref(sig, _SIG_KEY, ("signature_defs[%d].signature_key", i))
+        keys.append(r.string(key_pos, ("signature_defs[%d].signature_key", i)) if key_pos is not None else "")
+    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys), tuple(sizes))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TfliteTensor:
     """One tensor of the main subgraph: what the consistency check needs, nothing more.
 
     ``shape`` is the signature shape (-1 for a dynamic dim) when the file has one, else the
     static shape. ``constant`` is True when a weight buffer backs the tensor, of ``nbytes`` bytes
-    (packed, not ``shape``-sized, when ``sparse``).
+    (packed, not ``shape``-sized, when ``sparse``). Slotted, not frozen: a load makes one per tensor,
+    and a frozen dataclass's ``__init__`` cost four times as much; nothing writes them after the read.
     """
 
     index: int
@@ -232,7 +261,7 @@ class TfliteTensor:
     sparse: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TfliteOp:
     """One operator of the main subgraph: its kernel name and tensor indices (-1 = absent input)."""
 
@@ -264,8 +293,7 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    buffers_pos = r.ref(model, _MODEL_BUFFERS, "buffers")
-    buffers_start, num_buffers = r.vector(buffers_pos, 4, "buffers") if buffers_pos is not None else (0, 0)
+    buffer_sizes = info.buffer_sizes
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -275,56 +303,42 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
         raise r.fail(f"signature names subgraph {sub_index} of {len(subgraphs)}")
     sub = subgraphs[sub_index]
 
-    def ints(tab, index: int, what: str, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
+    def ints(tab, index: int, what: What, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
         pos = r.ref(tab, index, what)
         if pos is None:
             return ()
         start, n = r.vector(pos, size, what)
-        return tuple(struct.unpack_from(f"<{n}{fmt[1:]}", data, start))
+        return struct.unpack_from(f"<{n}{fmt[1:]}", data, start)
 
-    def text(tab, index: int, what: str) -> str:
+    def text(tab, index: int, what: What) -> str:
         pos = r.ref(tab, index, what)
         return "" if pos is None else r.string(pos, what)
 
     def buffer_bytes(buffer_index: int) -> int:
-        """Bytes of weight data behind a tensor (0: an activation); reads only used buffers (inspect_tflite checked all)."""
-        if not 0 < buffer_index < num_buffers:
-            return 0
-        buf = r.table_at(buffers_start, buffer_index, "buffers")
-        if r.scalar(buf, _BUF_OFFSET, "<Q", 0) > 1:
-            return r.scalar(buf, _BUF_SIZE, "<Q", 0)
-        pos = r.ref(buf, _BUF_DATA, "buffer data")
-        return 0 if pos is None else r.vector(pos, 1, "buffer data")[1]
+        """Bytes of weight data behind a tensor (0: an activation; buffer 0 is the empty sentinel)."""
+        return buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
 
     tensors = []
     for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
-        what = f"tensors[{i}]"
-        quant = r.ref(t, _T_QUANT, f"{what}.quantization")
+        quant = r.ref(t, _T_QUANT, ("tensors[%d].quantization", i))
         scales: tuple[float, ...] = ()
         zero_points: tuple[int, ...] = ()
         if quant is not None:
-            qtab = r.table(quant, f"{what}.quantization")
-            scales = ints(qtab, _Q_SCALE, f"{what}.scale", "<f")
-            zero_points = ints(qtab, _Q_ZERO_POINT, f"{what}.zero_point", "<q", 8)
-        signature_shape = ints(t, _T_SHAPE_SIGNATURE, f"{what}.shape_signature")
+            qtab = r.table(quant, ("tensors[%d].quantization", i))
+            scales = ints(qtab, _Q_SCALE, ("tensors[%d].scale", i), "<f")
+            zero_points = ints(qtab, _Q_ZERO_POINT, ("tensors[%d].zero_point", i), "<q", 8)
+        nbytes = buffer_bytes(r.scalar(t, _T_BUFFER, "<I", 0))
         tensors.append(TfliteTensor(
-            index=i,
-            name=text(t, _T_NAME, f"{what}.name"),
-            dtype=TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
-            shape=signature_shape or ints(t, _T_SHAPE, f"{what}.shape"),
-            constant=(nbytes := buffer_bytes(r.scalar(t, _T_BUFFER, "<I", 0))) > 0,
-            nbytes=nbytes,
-            sparse=r.field_pos(t, _T_SPARSITY) is not None,
-            scales=scales,
-            zero_points=zero_points,
-        ))
+            i, text(t, _T_NAME, ("tensors[%d].name", i)), TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
+            ints(t, _T_SHAPE_SIGNATURE, ("tensors[%d].shape_signature", i)) or ints(t, _T_SHAPE, ("tensors[%d].shape", i)),
+            nbytes > 0, scales, zero_points, nbytes, r.field_pos(t, _T_SPARSITY) is not None))
     n = len(tensors)
 
-    def indices(tab, index: int, what: str, allow_absent: bool) -> tuple[int, ...]:
+    def indices(tab, index: int, what: What, allow_absent: bool) -> tuple[int, ...]:
         got = ints(tab, index, what)
-        bad = [k for k in got if k >= n or k < (-1 if allow_absent else 0)]
-        if bad:
-            raise r.fail(f"{what} names tensor {bad[0]} of {n}")
+        low = -1 if allow_absent else 0
+        if got and (max(got) >= n or min(got) < low):
+            raise r.fail(f"{_named(what)} names tensor {next(k for k in got if k >= n or k < low)} of {n}")
         return got
 
     ops = []
@@ -332,8 +346,8 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
         code = r.scalar(op, _OP_OPCODE_INDEX, "<I", 0)
         if code >= len(codes):
             raise r.fail(f"operators[{i}] uses operator code {code} of {len(codes)}")
-        ops.append(TfliteOp(codes[code].name, indices(op, _OP_INPUTS, f"operators[{i}].inputs", True),
-                            indices(op, _OP_OUTPUTS, f"operators[{i}].outputs", False)))
+        ops.append(TfliteOp(codes[code].name, indices(op, _OP_INPUTS, ("operators[%d].inputs", i), True),
+                            indices(op, _OP_OUTPUTS, ("operators[%d].outputs", i), False)))
 
     def tensor_map(index: int, what: str, fallback: tuple[int, ...]) -> dict[str, int]:
         if chosen is None:
