@@ -5,8 +5,8 @@
 # for Optimum's TFLite exporter; optimum 2.1 + transformers 4.57 for optimum-onnx; torch + torchao for
 # ExecuTorch), so each gets its own. A venv whose pins are unchanged is left as it is (stamp file).
 #
-#   bash benchmarks/suites/peers_setup.sh            # all three (10-15 minutes from an empty cache)
-#   bash benchmarks/suites/peers_setup.sh onnx       # just one: tflite | onnx | executorch
+#   bash benchmarks/suites/peers_setup.sh            # all four (10-15 minutes from an empty cache)
+#   bash benchmarks/suites/peers_setup.sh onnx       # just one: tflite | onnx | executorch | litert
 #
 # torch is always torch==2.13.0 (the CPU wheel found locally; an unpinned torch would pull a CUDA
 # build of gigabytes). Pitfalls worked around here, and why, are in docs/peers.md.
@@ -28,6 +28,8 @@ TFLITE_PINS=(tensorflow-cpu==2.12.1 transformers==4.37.2 numpy==1.23.5 huggingfa
 ONNX_PINS=(optimum-onnx==0.1.0 optimum==2.1.0 transformers==4.57.6 onnxruntime==1.23.2 onnx==1.19.1
            torch==2.13.0)
 EXECUTORCH_PINS=(executorch==1.5.1 torch==2.13.0 torchao==0.18.0 transformers==4.57.6)
+# Google's 2026 path: litert-torch (PyTorch -> .tflite) and litert-quantizer (.tflite -> int8 / int4).
+LITERT_PINS=(litert-torch==0.10.0 litert-quantizer==0.11.0 torch==2.13.0)
 
 make_venv() {  # name, then pins; "--" separates the --no-deps pins that come first
     local name="$1"; shift
@@ -61,13 +63,14 @@ make_venv() {  # name, then pins; "--" separates the --no-deps pins that come fi
 }
 
 mkdir -p "$ROOT"
-for name in "${@:-tflite onnx executorch}"; do
+for name in "${@:-tflite onnx executorch litert}"; do
     for one in $name; do
         case "$one" in
             tflite) make_venv tflite "${TFLITE_NODEPS[@]}" -- "${TFLITE_PINS[@]}" ;;
             onnx) make_venv onnx -- "${ONNX_PINS[@]}" ;;
             executorch) make_venv executorch -- "${EXECUTORCH_PINS[@]}" ;;
-            *) echo "peers_setup: unknown peer '$one' (expected tflite, onnx or executorch)" >&2; exit 2 ;;
+            litert) make_venv litert -- "${LITERT_PINS[@]}" ;;
+            *) echo "peers_setup: unknown peer '$one' (expected tflite, onnx, executorch or litert)" >&2; exit 2 ;;
         esac
     done
 done
