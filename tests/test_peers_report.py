@@ -220,14 +220,16 @@ def test_the_docs_table_is_rendered_from_a_peers_document_with_the_litert_rows()
     doc["variants"].append(dict(_variant("litert-quantizer int4", "litert-quantizer 0.11", "tflite", True),
                                 notes={"word_table_types": ["INT4"]}))
     doc["results"].append(_result("litert-quantizer int4", 128, 3.6, 0.45))
+    assert table.round_ratios(dict(doc["results"][-1], round_medians_ms=[3.0, 6.0]),
+                              dict(doc["results"][0], round_medians_ms=[10.0, 8.0])) == "0.30–0.75"
     doc["failed"].append({"variant": "litert-torch PT2E int8", "stage": "eval", "error": "RuntimeError: no kernel"})
     validate_peers(doc, "doc")
     lines = table.render(doc).splitlines()
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| file")]
     assert [r.split(" | ")[0] for r in rows] == ["| litert-quantizer int4", "| optimum-tflite int8-dynamic",
                                                  "| albert-edge fp32 tflite (baseline)"]
-    assert "| 0.45x | – (pads to 128) | – |" in rows[0] and "| 0.55x |" in rows[1]
-    assert "| 1.00x | 3 | 1.00x | 84.03% | 100.00% |" in rows[2]
+    assert "| 0.45x | 0.45–0.45 | – (pads to 128) | – | – |" in rows[0] and "| 0.55x |" in rows[1]
+    assert "| 1.00x | 1.00–1.00 | 3 | 1.00x | 1.00–1.00 | 84.03% | 100.00% |" in rows[2]
     assert "`python -m benchmarks.suites.peers --out /tmp/p`" in lines[0] and "Test CPU" in lines[0]
     assert "- **failed**: litert-torch PT2E int8 (eval): RuntimeError: no kernel" in lines
 

@@ -2,7 +2,9 @@
 
     python -m benchmarks.suites.peers_table peers_out/peers.json
 
-One row per file (128 tokens and real lengths side by side), sorted by the ratio at 128 tokens, then
+One row per file (128 tokens and real lengths side by side), sorted by the ratio at 128 tokens, with the
+spread of its per-round ratios (each round's median over the baseline's median in the same round: how far
+the pooled ratio can be trusted on a loaded machine), then
 the files that failed or were not timed, above it one paragraph naming the run: date, CPU and its SIMD
 features, load average at start and end, settings and the command. The numbers are the JSON's; the
 table adds nothing but layout, so a doc's table can always be regenerated from the run it quotes.
@@ -18,17 +20,27 @@ def _cell(value: float | None, spec: str, suffix: str = "") -> str:
     return "–" if value is None else f"{value:{spec}}{suffix}"
 
 
-def _row(name: str, variant: dict, by_seq: dict, accuracy: dict, baseline: str) -> str:
+def round_ratios(row: dict | None, base: dict | None) -> str:
+    """The spread of the per-round ratios (each round's median over the baseline's median in that round)."""
+    if not row or not base or len(row["round_medians_ms"]) != len(base["round_medians_ms"]):
+        return "–"
+    ratios = [mine / theirs for mine, theirs in zip(row["round_medians_ms"], base["round_medians_ms"]) if theirs > 0]
+    return f"{min(ratios):.2f}–{max(ratios):.2f}" if ratios else "–"
+
+
+def _row(name: str, variant: dict, by_seq: dict, accuracy: dict, baseline: str, base: dict) -> str:
     at128, real = by_seq.get(128), by_seq.get("real")
     shape = "static [1,128]" if variant["static_shape"] else "dynamic"
     size = f"{variant['size_bytes'] / 1e6:.2f} MB" if variant.get("size_bytes") else "–"
     label = f"{name} (baseline)" if name == baseline else name
     acc = accuracy.get(name, {})
-    real_cells = ("– (pads to 128)", "–") if real is None else (
-        _cell(real["latency_ms"]["median"], ".3g"), _cell(real["ratio_vs_baseline"], ".2f", "x"))
+    real_cells = ("– (pads to 128)", "–", "–") if real is None else (
+        _cell(real["latency_ms"]["median"], ".3g"), _cell(real["ratio_vs_baseline"], ".2f", "x"),
+        round_ratios(real, base.get("real")))
     return (f"| {label} | {variant['tool']} | {shape} | {size} | "
             f"{_cell(at128 and at128['latency_ms']['median'], '.3g')} | {_cell(at128 and at128['latency_ms']['p90'], '.3g')} | "
-            f"{_cell(at128 and at128['ratio_vs_baseline'], '.2f', 'x')} | {real_cells[0]} | {real_cells[1]} | "
+            f"{_cell(at128 and at128['ratio_vs_baseline'], '.2f', 'x')} | {round_ratios(at128, base.get(128))} | "
+            f"{real_cells[0]} | {real_cells[1]} | {real_cells[2]} | "
             f"{_cell(None if acc.get('accuracy') is None else acc['accuracy'] * 100, '.2f', '%')} | "
             f"{_cell(None if acc.get('agreement') is None else acc['agreement'] * 100, '.2f', '%')} |")
 
@@ -49,16 +61,17 @@ def render(peers: dict) -> str:
               f"with the baseline on {settings.get('examples')} texts. Ratio = p50 / {settings['baseline']}'s p50 at "
               f"the same length in the same run. Command: `{settings.get('command', 'python -m benchmarks.suites.peers')}`."),
              "",
-             "| file | tool | shape | size | p50 ms @128 | p90 @128 | ratio @128 | p50 ms real lengths | ratio real "
-             "| accuracy | agreement |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| file | tool | shape | size | p50 ms @128 | p90 @128 | ratio @128 | per round @128 | p50 ms real lengths "
+             "| ratio real | per round real | accuracy | agreement |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def order(name: str) -> tuple:
         ratio = results[name].get(128, {}).get("ratio_vs_baseline")
         return (ratio is None, ratio or 0.0, name)
 
     for name in sorted(results, key=order):
-        lines.append(_row(name, variants[name], results[name], accuracy, settings["baseline"]))
+        lines.append(_row(name, variants[name], results[name], accuracy, settings["baseline"],
+                          results.get(settings["baseline"], {})))
     notes = [f"- **failed**: {f['variant']} ({f['stage']}): {f['error']}" for f in peers["failed"]]
     notes += [f"- built and evaluated, not timed: {name}" for name in variants if name not in results]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
