@@ -168,3 +168,79 @@ def test_worker_feeds_real_lengths_or_pads_to_128(tmp_path):
                          check=False, capture_output=True, text=True, timeout=60)
     line = json.loads(bad.stdout.strip())
     assert bad.returncode == 2 and line["ok"] is False and "error" in line
+
+
+LITERT_KEYS = {"litert-torch fp32": "fp32", "litert-torch PT2E int8": "pt2e_int8",
+               "litert-quantizer dynamic int8": "dynamic_wi8", "litert-quantizer int4": "dynamic_wi4",
+               "litert-quantizer dynamic int8 of albert-edge fp32": "albert_edge_dynamic_wi8",
+               "litert-quantizer int4 of albert-edge fp32": "albert_edge_dynamic_wi4"}
+
+
+def test_peers_script_knows_the_litert_group_and_hands_it_albert_edges_fp32_file():
+    module = _peers_module()
+    assert module.parse_args(["--peers", "litert"]).groups == ["albert-edge", "litert"]
+    litert = {name: key for name, (group, _, key, *_) in module.VARIANTS.items() if group == "litert"}
+    assert litert == LITERT_KEYS
+    assert module.BUILDERS["litert"] == ("litert", "build_litert.py")
+    built = {"albert-edge": {"files": {"fp32.tflite": "/x/model_fp32.tflite"}}}
+    assert module.builder_extra("litert", built) == ["--albert-edge-fp32", "/x/model_fp32.tflite"]
+    assert module.builder_extra("litert", {}) == [] and module.builder_extra("executorch", built) == []
+
+
+def test_a_file_the_builder_could_not_write_is_listed_as_failed_and_the_others_keep_their_notes(tmp_path):
+    module = _peers_module()
+    out = tmp_path / "out"
+    out.mkdir()
+    ours = {key: out / f"ours_{i}.tflite" for i, key in enumerate(("fp32.tflite", "dynamic_int8.tflite"))}
+    ours["dynamic_int8.onnx"] = out / "ours.onnx"
+    theirs = {key: out / f"{key}.tflite" for key in set(LITERT_KEYS.values()) - {"pt2e_int8"}}
+    for path in [*ours.values(), *theirs.values()]:
+        path.write_bytes(b"\x00" * 16)
+    built = {"hf": str(out / "hf"), "albert-edge": {"files": {k: str(v) for k, v in ours.items()}, "versions": {}},
+             "litert": {"files": {k: str(v) for k, v in theirs.items()}, "versions": {"litert-torch": "0.10.0"},
+                        "errors": {"pt2e_int8": "ValueError: boom"},
+                        "notes": {"dynamic_wi4": {"word_table_types": ["INT4"]}}}}
+    (out / "built.json").write_text(json.dumps(built), encoding="utf-8")
+    args = module.parse_args(["--peers", "litert", "--reuse"])
+    failed: list[dict] = []
+    variants = module.collect_variants(args, out, tmp_path / "no_venvs", failed)
+    assert failed == [{"variant": "litert-torch PT2E int8", "stage": "build", "error": "ValueError: boom"}]
+    names = [v["name"] for v in variants]
+    assert module.BASELINE in names and "litert-torch PT2E int8" not in names
+    assert set(LITERT_KEYS) - set(names) == {"litert-torch PT2E int8"}
+    int4 = next(v for v in variants if v["name"] == "litert-quantizer int4")
+    assert int4["notes"] == {"word_table_types": ["INT4"]} and int4["versions"] == {"litert-torch": "0.10.0"}
+    assert int4["tool"] == "litert-quantizer 0.11" and int4["size_bytes"] == 16
+
+
+def test_the_docs_table_is_rendered_from_a_peers_document_with_the_litert_rows():
+    table = importlib.import_module("benchmarks.suites.peers_table")
+    doc = copy.deepcopy(peers_doc())
+    doc["settings"]["command"] = "python -m benchmarks.suites.peers --out /tmp/p"
+    doc["variants"].append(dict(_variant("litert-quantizer int4", "litert-quantizer 0.11", "tflite", True),
+                                notes={"word_table_types": ["INT4"]}))
+    doc["results"].append(_result("litert-quantizer int4", 128, 3.6, 0.45))
+    assert table.round_ratios(dict(doc["results"][-1], round_medians_ms=[3.0, 6.0]),
+                              dict(doc["results"][0], round_medians_ms=[10.0, 8.0])) == "0.30–0.75"
+    doc["failed"].append({"variant": "litert-torch PT2E int8", "stage": "eval", "error": "RuntimeError: no kernel"})
+    validate_peers(doc, "doc")
+    lines = table.render(doc).splitlines()
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| file")]
+    assert [r.split(" | ")[0] for r in rows] == ["| litert-quantizer int4", "| optimum-tflite int8-dynamic",
+                                                 "| albert-edge fp32 tflite (baseline)"]
+    assert "| 0.45x | 0.45–0.45 | – (pads to 128) | – | – |" in rows[0] and "| 0.55x |" in rows[1]
+    assert "| 1.00x | 1.00–1.00 | 3 | 1.00x | 1.00–1.00 | 84.03% | 100.00% |" in rows[2]
+    assert "`python -m benchmarks.suites.peers --out /tmp/p`" in lines[0] and "Test CPU" in lines[0]
+    assert "- **failed**: litert-torch PT2E int8 (eval): RuntimeError: no kernel" in lines
+
+
+def test_worker_binds_litert_torchs_positional_inputs_by_position():
+    spec = importlib.util.spec_from_file_location("peers_worker", WORKER)
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    assert worker.input_roles(["args_2", "args_0", "args_1"]) == {
+        "args_0": "input_ids", "args_1": "attention_mask", "args_2": "token_type_ids"}
+    assert worker.input_roles(["input_ids", "attention_mask"]) == {"input_ids": "input_ids",
+                                                                   "attention_mask": "attention_mask"}
+    with pytest.raises(ValueError, match="'args_3'"):
+        worker.input_roles(["args_3"])

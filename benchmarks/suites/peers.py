@@ -13,7 +13,9 @@ What it does (docs/peers.md has each peer's steps and limits):
 2. Builds albert-edge's own files from it (``albert-edge quantize --mode dynamic``: fp32 and dynamic
    int8 TFLite, dynamic int8 ONNX) and each peer's in the peer's own venv:
    Optimum 1.27 TFLite fp32 / int8-dynamic (static [1, 128]); optimum-onnx export, ORT O2, ORT dynamic
-   int8; ExecuTorch XNNPACK fp32 / 8da8w (``benchmarks/suites/peer_tools/build_*.py``).
+   int8; ExecuTorch XNNPACK fp32 / 8da8w; litert-torch fp32 / PT2E int8 and litert-quantizer dynamic
+   int8 / int4 on litert-torch's file and on albert-edge's own fp32 file
+   (``benchmarks/suites/peer_tools/build_*.py``).
 3. Tokenizes the labelled eval file once (albert-edge's WordPiece, which equals BertTokenizer on this
    vocab) and runs every file over it for accuracy, at real lengths where the file's shape allows,
    else padded to 128.
@@ -48,7 +50,13 @@ SAMPLE = REPO / "examples" / "albert_tiny_zh_sentiment"
 DEFAULT_PEERS_DIR = Path(os.environ.get("ALBERT_EDGE_PEERS_DIR", Path.home() / ".cache" / "albert-edge" / "peers"))
 BASELINE = "albert-edge fp32 tflite"
 MAX_SEQ = 128
-PEER_GROUPS = ("albert-edge", "optimum-tflite", "optimum-onnx", "executorch")
+PEER_GROUPS = ("albert-edge", "optimum-tflite", "optimum-onnx", "executorch", "litert")
+
+LITERT_STATIC = ("static [1,128] only: litert-torch's dynamic-length export of ALBERT failed (the builder's notes "
+                 "keep the error), so every text is padded to 128.")
+LITERT_ON_OURS = ("the quantizer rewrites the flatbuffer and drops the appended pack (tokenizer, labels, "
+                  "albert_edge.json); the word table is read with GATHER, which its dynamic recipes do not quantize, "
+                  "so it stays fp32.")
 
 # name -> (group, tool, key in the builder's "files", steps, limits). The builders' docstrings say the same at length.
 VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
@@ -90,6 +98,31 @@ VARIANTS: dict[str, tuple[str, str, str, str, str]] = {
                          "export."),
                          ("per-channel, not the default PerGroup(32): 32 does not divide ALBERT-Tiny's width 312, "
                          "and the default leaves those linears float; the embedding tables stay fp32.")),
+    "litert-torch fp32": ("litert", "litert-torch 0.10", "fp32",
+                          ("`litert_torch.convert(model, sample_args)` on AlbertForSequenceClassification (eager "
+                          "attention) wrapped to return the logits; one dynamic-length attempt first."),
+                          LITERT_STATIC),
+    "litert-torch PT2E int8": ("litert", "litert-torch 0.10", "pt2e_int8",
+                               ("litert-torch's documented PT2E recipe: PT2EQuantizer(get_symmetric_quantization_"
+                               "config(is_per_channel=True, is_dynamic=True)), prepare_pt2e/convert_pt2e, "
+                               "convert(quant_config=QuantConfig(pt2e_quantizer=...))."),
+                               "static [1,128]; whether LiteRT 2.3 runs it is what the evaluation finds."),
+    "litert-quantizer dynamic int8": ("litert", "litert-quantizer 0.11", "dynamic_wi8",
+                                      "`recipe.dynamic_wi8_afp32()` on litert-torch's fp32 file (int8 weights per "
+                                      "channel, activations quantized at run time).",
+                                      LITERT_STATIC),
+    "litert-quantizer int4": ("litert", "litert-quantizer 0.11", "dynamic_wi4",
+                              "`recipe.dynamic_wi4_afp32()` on litert-torch's fp32 file (int4 weights per channel, "
+                              "word table included via EMBEDDING_LOOKUP; activations quantized at run time).",
+                              LITERT_STATIC),
+    "litert-quantizer dynamic int8 of albert-edge fp32": (
+        "litert", "litert-quantizer 0.11", "albert_edge_dynamic_wi8",
+        "`recipe.dynamic_wi8_afp32()` on albert-edge's fp32 .tflite.",
+        LITERT_ON_OURS),
+    "litert-quantizer int4 of albert-edge fp32": (
+        "litert", "litert-quantizer 0.11", "albert_edge_dynamic_wi4",
+        "`recipe.dynamic_wi4_afp32()` on albert-edge's fp32 .tflite.",
+        LITERT_ON_OURS),
 }
 
 
@@ -168,7 +201,7 @@ def build_albert_edge(hf: Path, out: Path) -> dict[str, str]:
 
 
 BUILDERS = {"optimum-tflite": ("tflite", "build_optimum_tflite.py"), "optimum-onnx": ("onnx", "build_optimum_onnx.py"),
-            "executorch": ("executorch", "build_executorch.py")}
+            "executorch": ("executorch", "build_executorch.py"), "litert": ("litert", "build_litert.py")}
 
 
 def peer_python(peers_dir: Path, venv: str) -> Path:
@@ -178,11 +211,11 @@ def peer_python(peers_dir: Path, venv: str) -> Path:
     return python
 
 
-def build_peer(group: str, hf: Path, out: Path, peers_dir: Path) -> dict:
-    """Run one peer's builder in its venv; returns its JSON line (files, versions, notes)."""
+def build_peer(group: str, hf: Path, out: Path, peers_dir: Path, extra: list[str] | None = None) -> dict:
+    """Run one peer's builder in its venv; returns its JSON line (files, versions, notes; ``errors`` per file)."""
     venv, script = BUILDERS[group]
     result = subprocess.run([str(peer_python(peers_dir, venv)), str(TOOLS / script), "--hf", str(hf),
-                             "--out", str(out / group)], check=False, capture_output=True, text=True)
+                             "--out", str(out / group), *(extra or [])], check=False, capture_output=True, text=True)
     if result.returncode != 0:
         tail = " ".join(result.stderr.strip().splitlines()[-3:])[-600:]
         raise RuntimeError(f"{script} exited {result.returncode}: {tail}")
@@ -234,6 +267,13 @@ def sha256(path: str) -> str:
     return digest.hexdigest()
 
 
+def builder_extra(group: str, built: dict) -> list[str]:
+    """Arguments beyond --hf/--out: litert-quantizer also quantizes albert-edge's own fp32 file."""
+    if group == "litert" and "albert-edge" in built:
+        return ["--albert-edge-fp32", built["albert-edge"]["files"]["fp32.tflite"]]
+    return []
+
+
 def collect_variants(args: argparse.Namespace, out: Path, peers_dir: Path, failed: list[dict]) -> list[dict]:
     """Build (or reuse) every file; one entry per variant with the Python that runs it."""
     cache = out / "built.json"
@@ -248,7 +288,7 @@ def collect_variants(args: argparse.Namespace, out: Path, peers_dir: Path, faile
         log(f"building {group}")
         try:
             built[group] = ({"files": build_albert_edge(hf, out), "versions": {}} if group == "albert-edge"
-                            else build_peer(group, hf, out, peers_dir))
+                            else build_peer(group, hf, out, peers_dir, builder_extra(group, built)))
         except (RuntimeError, subprocess.CalledProcessError, OSError, ValueError) as exc:
             failed.append({"variant": group, "stage": "build", "error": " ".join(str(exc).split())[:600]})
             log(f"{group} failed to build: {exc}")
@@ -257,12 +297,17 @@ def collect_variants(args: argparse.Namespace, out: Path, peers_dir: Path, faile
     for name, (group, tool, key, steps, limits) in VARIANTS.items():
         if group not in args.groups or group not in built:
             continue
+        if key not in built[group]["files"]:
+            error = built[group].get("errors", {}).get(key, f"the {group} builder wrote no {key} file")
+            failed.append({"variant": name, "stage": "build", "error": error})
+            continue
         path = built[group]["files"][key]
         python = Path(sys.executable) if not path.endswith(".pte") else peer_python(peers_dir, "executorch")
         variants.append({"name": name, "tool": tool, "format": Path(path).suffix.lstrip("."),
                          "runtime": None, "file": path, "size_bytes": os.path.getsize(path), "sha256": sha256(path),
                          "static_shape": None, "steps": steps, "limits": limits,
-                         "versions": built[group].get("versions", {}), "python": str(python)})
+                         "versions": built[group].get("versions", {}), "python": str(python),
+                         **({"notes": built[group]["notes"][key]} if key in built[group].get("notes", {}) else {})})
     return variants
 
 
@@ -376,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                      "seq_lens": [MAX_SEQ, "real"], "eval": args.eval, "examples": len(labels),
                      "real_lengths": {"min": int(lengths.min()), "median": float(np.median(lengths)),
                                       "max": int(lengths.max())},
-                     "baseline": BASELINE, "load_average_end": load_average()},
+                     "baseline": BASELINE, "load_average_end": load_average(),
+                     "command": " ".join(["python -m benchmarks.suites.peers", *(sys.argv[1:] if argv is None else argv)])},
         "checkpoint": {"path": str(out / "hf"),
                        "note": "the shipped sample (brightmart ALBERT-Tiny, fine-tuned) written as Hugging Face "
                                "ALBERT by albert_edge.model.write_hf_checkpoint after folding its embedding "

@@ -11,13 +11,23 @@ import shutil
 from pathlib import Path
 
 
-def parse_build_args() -> tuple[str, Path]:
-    """Return (Hugging Face checkpoint folder, output folder), the output emptied so no stale file is reported."""
+def build_parser() -> argparse.ArgumentParser:
+    """``--hf`` and ``--out``, the arguments every builder takes (a builder may add its own)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--hf", required=True, help="Hugging Face checkpoint folder")
     parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
-    return args.hf, out
+    return parser
+
+
+def fresh_out(out: str) -> Path:
+    """The output folder, emptied so no stale file is reported."""
+    path = Path(out)
+    if path.exists():
+        shutil.rmtree(path)
+    return path
+
+
+def parse_build_args() -> tuple[str, Path]:
+    """Return (Hugging Face checkpoint folder, output folder), the output emptied so no stale file is reported."""
+    args = build_parser().parse_args()
+    return args.hf, fresh_out(args.out)

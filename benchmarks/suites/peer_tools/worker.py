@@ -38,6 +38,19 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
+def input_roles(names: list[str]) -> dict[str, str]:
+    """Signature input name -> the input it takes: by name, or by position for litert-torch's ``args_0..args_2``."""
+    roles = {}
+    for name in names:
+        if name in INPUT_ORDER:
+            roles[name] = name
+        elif name.startswith("args_") and name[5:].isdigit() and int(name[5:]) < len(INPUT_ORDER):
+            roles[name] = INPUT_ORDER[int(name[5:])]
+        else:
+            raise ValueError(f"input {name!r}: expected one of {', '.join(INPUT_ORDER)} or args_0..args_2")
+    return roles
+
+
 def open_tflite(path: str, threads: int) -> tuple[Runner, str, bool]:
     """LiteRT with its default XNNPACK delegate; inputs bound by signature name, cast to their dtype."""
     from ai_edge_litert.interpreter import Interpreter
@@ -48,12 +61,13 @@ def open_tflite(path: str, threads: int) -> tuple[Runner, str, bool]:
     runner = interpreter.get_signature_runner(key)
     details = runner.get_input_details()
     dtypes = {name: details[name]["dtype"] for name in details}
+    roles = input_roles(list(dtypes))
     outputs = list(runner.get_output_details())
     logits_name = "logits" if "logits" in outputs else outputs[0]
 
     def run(ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
         feeds = dict(zip(INPUT_ORDER, (ids, mask, types)))
-        result = runner(**{name: feeds[name].astype(dtypes[name]) for name in dtypes})
+        result = runner(**{name: feeds[roles[name]].astype(dtypes[name]) for name in dtypes})
         return np.asarray(result[logits_name])
 
     # The declared shape does not say it: albert-edge declares [1, 128] (what MediaPipe reads) over

@@ -1,7 +1,8 @@
 """The peers comparison (``benchmarks/suites/peers.py``'s JSON) as a part of the bench report.
 
 ``benchmarks/suites/peers.py`` times albert-edge's files beside other tools' (Optimum's TFLite export,
-optimum-onnx + ONNX Runtime, ExecuTorch) in one interleaved run of its own and prints a JSON
+optimum-onnx + ONNX Runtime, ExecuTorch, litert-torch + litert-quantizer) in one interleaved run of its own
+and prints a JSON
 document; ``albert-edge bench --import-peers peers.json --out DIR`` stores it under the report's
 optional ``peers`` key, and report.md / report.png show it in a section of their own. It is kept
 apart from ``results`` on purpose: its ratios are to albert-edge's fp32 TFLite file *of the peers
@@ -12,9 +13,10 @@ Schema (``schema_version`` 1)::
 
     tool "benchmarks/peers.py", schema_version, created_utc, machine (describe_machine()),
     settings   {threads, rounds, runs, warmup, seq_lens [128, "real"], eval, examples, baseline,
-                load_average_end}
+                load_average_end, command (optional: the command line of the run)}
     checkpoint {path, note}
-    variants[] {name, tool, format, runtime, file, size_bytes, static_shape, steps, limits, versions}
+    variants[] {name, tool, format, runtime, file, size_bytes, static_shape, steps, limits, versions,
+                notes (optional: what the builder found in the file)}
     results[]  {variant, seq_len (int | "real"), threads, latency_ms {count,min,median,mean,p90,p99,std,max},
                 round_medians_ms, init_ms, first_inference_ms, ratio_vs_baseline}
     accuracy[] {variant, examples, accuracy, agreement, max_abs_logit_diff, seq_len}
@@ -63,11 +65,11 @@ PEERS_SPEC = Obj({
     "settings": Obj({"threads": THREADS, "rounds": Int(1, 1_000_000), "runs": Int(1, 10**9),
                      "warmup": Int(0, 10**9), "baseline": TEXT},
                     {"seq_lens": ListOf(SEQ_LEN), "eval": Optional(TEXT), "examples": Optional(Int(0, 10**9)),
-                     "load_average_end": Json()}),
+                     "load_average_end": Json(), "command": Optional(TEXT)}),
     "checkpoint": Obj({}, {"path": Optional(TEXT), "note": Optional(TEXT)}),
     "variants": ListOf(Obj({"name": TEXT, "tool": TEXT, "format": TEXT, "runtime": TEXT, "file": Optional(TEXT),
                             "size_bytes": Optional(Int(0, 10**13)), "static_shape": Bool(), "steps": TEXT,
-                            "limits": TEXT}, {"sha256": Optional(TEXT), "versions": Json()})),
+                            "limits": TEXT}, {"sha256": Optional(TEXT), "versions": Json(), "notes": Json()})),
     "results": ListOf(Obj({"variant": TEXT, "seq_len": SEQ_LEN, "threads": THREADS, "latency_ms": LATENCY,
                            "round_medians_ms": ListOf(MS), "init_ms": Optional(MS),
                            "first_inference_ms": Optional(MS), "ratio_vs_baseline": Optional(Num(0.0, 1e6))})),
