@@ -276,6 +276,7 @@ def test_held_back_says_when_the_ops_kept_float_were_not_enough_and_skips_other_
     [item] = held_back([entry, other], results, STRICT)
     assert not item["recovered"] and len(item["ops"]) == 8
     line = held_back_line(item)
-    assert "MatMul w0, MatMul w1" in line and "and 2 more" in line and "with 8 op(s) float it still misses" in line
+    assert "held back by: more than MatMul w0, MatMul w1" in line and "and 2 more" in line
+    assert "with these 8 float it still misses" in line
     assert held_back([{"variant": "onnx:dynamic_int8", "skipped": "too few rows", "steps": []}], results,
                      STRICT)[0]["skipped"] == "too few rows"

@@ -182,8 +182,8 @@ def held_back_line(item: dict[str, Any]) -> str:
     shown = ", ".join(ops[:HELD_BACK_SHOWN]) + (f" and {len(ops) - HELD_BACK_SHOWN} more" if len(ops) > HELD_BACK_SHOWN else "")
     if item["recovered"]:
         return f"{item['variant']} held back by: {shown} (float, {item['recovered_by']} meets the budget)"
-    return (f"{item['variant']} held back by: {shown or 'no op the search could rank'} and more: with "
-            f"{len(ops)} op(s) float it still misses ({item.get('after') or item['drift']})")
+    return (f"{item['variant']} held back by: more than {shown or 'any op the search could rank'}: with these "
+            f"{len(ops)} float it still misses ({item.get('after') or item['drift']})")
 
 
 def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
