@@ -50,7 +50,8 @@ def model(request):
 
 @pytest.fixture(scope="module")
 def auto_run(model, tmp_path_factory):
-    """(report, quantize_report.json, printed table, out dir) of ``--mode auto`` over both formats."""
+    """(report, quantize_report.json, printed table, out dir) of ``--mode auto`` over both formats (two
+    fallback steps per search, 1 and 2 ops float: the record script runs three)."""
     from albert_edge.errors import BudgetNotMetError
     from albert_edge.quantize import quantize_checkpoint
 
@@ -59,7 +60,7 @@ def auto_run(model, tmp_path_factory):
     try:
         report = quantize_checkpoint(folder, out, folder / "calib.txt", mode="auto", eval_tsv=folder / "dev.jsonl",
                                      formats="tflite,onnx", variants=AUTO_VARIANTS, rounds=2, seq_len=64,
-                                     max_seq_len=128, max_fallback_steps=3)
+                                     max_seq_len=128, max_fallback_steps=2)
     except BudgetNotMetError as exc:
         report = exc.report
     written = out / "over_budget" if report.status == "over_budget" else out
@@ -92,8 +93,10 @@ def test_auto_writes_a_variant_within_budget_or_the_closest_by_the_tasks_metric(
         chosen = next(v for v in report.variants if v.key == report.chosen)
         assert not budget_failures(chosen, report.budget) and (written / chosen.file).is_file()
     else:
-        closest = min(quantized, key=lambda v: v.drift.shortfall(report.budget))
-        assert report.best_effort == closest.key, [(v.key, v.drift.shortfall(report.budget)) for v in quantized]
+        closest = next(v for v in quantized if v.key == report.best_effort)
+        nearest = min(v.drift.shortfall(report.budget) for v in quantized)
+        assert closest.drift.shortfall(report.budget) == nearest, [(v.key, v.drift.shortfall(report.budget))
+                                                                  for v in quantized]
         assert (written / closest.file).is_file() and closest.file.startswith("over_budget_")
         assert closest.key in report.relax
     # The near-tie table: every judged variant counts its changed predictions that were fp32 near ties.
