@@ -239,3 +239,44 @@ def test_bench_classification_entries_count_near_ties_from_the_baseline_logits()
     got = np.array([[0.0, 0.05], [0.0, 3.0], [3.0, 0.0], [0.0, 3.0]])
     assert classification_near_ties(got, base) == {"near_tie_margin": 0.1, "changed": 2, "near_tie_changes": 1,
                                                    "confident": 3, "confident_agreement": 2 / 3}
+
+
+def _searched(changed: int, float_ops: list[str]) -> list[VariantResult]:
+    from albert_edge.tasks import TokenClassification
+
+    task = TokenClassification()
+    base = VariantResult("dynamic_int8", "onnx", ratio_vs_fp32=0.5, drift=_token_classification(task, changed))
+    step = VariantResult("dynamic_int8_fb2", "onnx", ratio_vs_fp32=0.6, fallback_of=base.key,
+                         drift=_token_classification(task, 0 if changed < 50 else changed // 2), float_fallback=float_ops)
+    return [VariantResult("fp32", "onnx", ratio_vs_fp32=1.0, drift=_token_classification(task, 0)), base, step]
+
+
+def test_held_back_names_the_ops_a_recovering_search_kept_float():
+    from albert_edge.quantize.report import held_back, held_back_line
+
+    ops = ["MatMul encoder.layer.5.output.dense.weight (2 node(s), relative error 1e-2 -> 5e-3 when float)",
+           "MatMul classifier.weight (1 node(s), relative error 5e-3 -> 1e-3 when float)"]
+    results = _searched(40, ops)
+    entry = {"variant": "onnx:dynamic_int8", "ranked_by": "error drop", "recovered_by": "onnx:dynamic_int8_fb2",
+             "steps": [{"variant": "onnx:dynamic_int8_fb2", "float_ops": 2, "meets_budget": True}]}
+    [item] = held_back([entry], results, STRICT)
+    assert item["recovered"] and item["ops"] == ops and item["failures"]
+    line = held_back_line(item)
+    assert line.startswith("onnx:dynamic_int8 held back by: MatMul encoder.layer.5.output.dense.weight, "
+                           "MatMul classifier.weight (float, onnx:dynamic_int8_fb2 meets the budget)")
+
+
+def test_held_back_says_when_the_ops_kept_float_were_not_enough_and_skips_other_recipes():
+    from albert_edge.quantize.report import held_back, held_back_line
+
+    results = _searched(200, [f"MatMul w{i} (1 node(s))" for i in range(8)])
+    entry = {"variant": "onnx:dynamic_int8", "recovered_by": None,
+             "steps": [{"variant": "onnx:dynamic_int8_fb2", "float_ops": 8, "meets_budget": False}]}
+    other = {"variant": "tflite:int8_fc", "recovered_by": None, "steps": []}
+    [item] = held_back([entry, other], results, STRICT)
+    assert not item["recovered"] and len(item["ops"]) == 8
+    line = held_back_line(item)
+    assert "held back by: more than MatMul w0, MatMul w1" in line and "and 2 more" in line
+    assert "with these 8 float it still misses" in line
+    assert held_back([{"variant": "onnx:dynamic_int8", "skipped": "too few rows", "steps": []}], results,
+                     STRICT)[0]["skipped"] == "too few rows"

@@ -50,6 +50,8 @@ from albert_edge.quantize.report import (
     QuantizeReport,
     VariantResult,
     fallback_line,
+    held_back,
+    held_back_line,
     min_rows,
     relax_sentence,
 )
@@ -446,7 +448,9 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
                             error_tables=run.tables, fallback=run.fallback_log)
     chosen, log = choose(run.results, run.budget)
-    report.decision_log = log + [fallback_line(entry) for entry in run.fallback_log]
+    report.held_back = held_back(run.fallback_log, run.results, run.budget)
+    report.decision_log = (log + [fallback_line(entry) for entry in run.fallback_log]
+                           + [held_back_line(item) for item in report.held_back])
     report.chosen = chosen.key if chosen else None
     keep = list(run.results)
     if o.mode == "auto" and chosen is None:

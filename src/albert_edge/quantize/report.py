@@ -78,13 +78,16 @@ class QuantizeReport:
     relax: str | None = None
     error_tables: dict[str, Any] = field(default_factory=dict)
     fallback: list[dict[str, Any]] = field(default_factory=list)
+    #: Per searched dynamic int8 variant that misses the budget: the ops that keep it from the budget
+    #: (``held_back``); the printed ``held back by:`` lines.
+    held_back: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
                 "status": self.status, "budget": self.budget.to_dict(),
                 "min_judge_rows": min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
                 "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
-                "decision_log": self.decision_log, "fallback": self.fallback,
+                "decision_log": self.decision_log, "fallback": self.fallback, "held_back": self.held_back,
                 "variants": [v.to_dict() for v in self.variants],
                 "error_tables": {k: t.to_dict() for k, t in self.error_tables.items()},
                 "seconds": round(self.seconds, 1)}
@@ -139,6 +142,52 @@ def fallback_line(entry: dict[str, Any]) -> str:
     tried = ", ".join(f"{s['variant'].split(':')[1]} ({s['drift'] or s['error']})" for s in entry["steps"])
     result = f"recovered by {entry['recovered_by']}" if entry["recovered_by"] else "not recovered"
     return f"fallback {entry['variant']} ({entry.get('method')}): {tried}: {result}"
+
+
+#: The dynamic int8 recipes whose misses ``held_back`` explains: the int8 a user reaches for first.
+DYNAMIC_INT8 = ("dynamic_int8", "dynamic_int8_col")
+#: Ops named per held-back variant in the printed line (the report keeps them all).
+HELD_BACK_SHOWN = 6
+
+
+def held_back(fallback: list[dict[str, Any]], results: list[VariantResult], budget: Budget) -> list[dict[str, Any]]:
+    """Which ops keep each format's dynamic int8 from the budget, from the fallback searches' own steps.
+
+    A search that recovered the variant names them exactly: the ops kept float by the first step that
+    fits (``recovered``: True); one that did not names every op its last step kept float and says so
+    (the drift left is what those ops could not fix: a kernel or the task's own near ties, not one op).
+    Each op reads as the search ranked it (task-level error drop when float, or local SNR).
+    """
+    by_key = {r.key: r for r in results}
+    out = []
+    for entry in fallback:
+        base = by_key.get(entry["variant"])
+        if base is None or base.name not in DYNAMIC_INT8 or base.drift is None:
+            continue
+        item: dict[str, Any] = {"variant": base.key, "failures": budget_failures(base, budget),
+                                "drift": base.drift.summary(), "ranked_by": entry.get("ranked_by"),
+                                "recovered_by": entry.get("recovered_by"), "ops": [], "recovered": False}
+        if entry.get("skipped"):
+            item["skipped"] = entry["skipped"]
+        else:
+            last = by_key.get(entry["recovered_by"] or (entry["steps"][-1]["variant"] if entry["steps"] else ""))
+            item["ops"] = list(last.float_fallback) if last is not None else []
+            item["recovered"] = bool(entry["recovered_by"])
+            item["after"] = None if last is None or last.drift is None else last.drift.summary()
+        out.append(item)
+    return out
+
+
+def held_back_line(item: dict[str, Any]) -> str:
+    """``<variant> held back by: op, op, ...`` with what floating them did."""
+    if item.get("skipped"):
+        return f"{item['variant']} held back by: not searched ({item['skipped']})"
+    ops = [op.split(" (")[0] for op in item["ops"]]
+    shown = ", ".join(ops[:HELD_BACK_SHOWN]) + (f" and {len(ops) - HELD_BACK_SHOWN} more" if len(ops) > HELD_BACK_SHOWN else "")
+    if item["recovered"]:
+        return f"{item['variant']} held back by: {shown} (float, {item['recovered_by']} meets the budget)"
+    return (f"{item['variant']} held back by: more than {shown or 'any op the search could rank'}: with these "
+            f"{len(ops)} float it still misses ({item.get('after') or item['drift']})")
 
 
 def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) -> str:
