@@ -217,7 +217,7 @@ def timing_id_high(model: str, wanted: int) -> int:
     except Exception:  # noqa: BLE001 - the load below reports an unreadable file in its own words
         return wanted
     rows = facts.embedding_rows
-    return max(2, min(wanted, rows)) if rows else wanted
+    return min(wanted, rows) if rows else wanted
 
 
 def make_inputs(batch: int, length: int, id_low: int, id_high: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
