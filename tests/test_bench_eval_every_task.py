@@ -81,3 +81,7 @@ def test_bench_eval_writes_a_report_for_every_task(task, tmp_path, capsys):
     report = json.loads((tmp_path / "bench" / "report.json").read_text(encoding="utf-8"))
     [entry] = report["accuracy"]
     assert entry["task"] == task and entry["examples"] >= 1
+    if task in ("sequence_classification", "token_classification", "question_answering"):
+        # against itself nothing changes, and every judged prediction counts once in the accounting
+        assert entry["near_ties"]["changed"] == 0 and entry["near_ties"]["confident_agreement"] == 1.0, entry
+        assert "of them near ties" in (tmp_path / "bench" / "report.md").read_text(encoding="utf-8")

@@ -169,6 +169,7 @@ def measure_entities(task: Task, variants: Sequence[tuple[str, Any]], baseline: 
         from albert_edge.quantize.calibration import read_calibration_texts
 
         texts, gold = read_calibration_texts(eval_path, min_texts=2), None
+    base_margins = [top2_margins(models[baseline].token_logits(text)[1]) for text in texts]
     tags, found = {}, {}
     for name, model in models.items():
         tags[name] = [model.tag(text) for text in texts]
@@ -184,12 +185,15 @@ def measure_entities(task: Task, variants: Sequence[tuple[str, Any]], baseline: 
         union = int(vs_base[1] + vs_base[2] - vs_base[0])
         same = sum(a.tag == b.tag for ts, bs in zip(tags[name], tags[baseline]) for a, b in zip(ts, bs))
         total = sum(len(ts) for ts in tags[baseline])
+        flips = [float(m) for ts, bs, ms in zip(tags[name], tags[baseline], base_margins)
+                 for a, b, m in zip(ts, bs, ms) if a.tag != b.tag]
         entries.append({"variant": name, "examples": len(texts), "task": task.name, "accuracy": f1,
                         "entity_f1": f1, "f1_against": "gold" if gold is not None else "baseline entities",
                         "agreement": same / total if total else 1.0, "tokens": total,
                         "entity_agreement": int(vs_base[0]) / union if union else 1.0, "entities": union,
                         "entity_f1_vs_baseline": f1_from_counts(*(int(c) for c in vs_base)), "max_abs_logit_diff": None,
-                        "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None})
+                        "mean_abs_logit_diff": None, "mean_kl": None, "labels": labels, "reference": None,
+                        "near_ties": near_tie_accounting(flips, [float(m) for ms in base_margins for m in ms])})
     return entries
 
 
@@ -211,10 +215,12 @@ def measure_answers(task: Task, variants: Sequence[tuple[str, Any]], baseline: s
         raise DataError(f"{eval_path}: a question-answering model is judged on a {QA_JSONL_KIND} file")
     examples = read_qa_jsonl(eval_path)
     labelled = all(e.answers for e in examples)
-    answers = {}
+    answers, margins = {}, []
     for name, path in variants:
         model = QuestionAnswerer.from_file(path, num_threads=threads)
         answers[name] = [model.answer(e.question, e.context) for e in examples]
+        if name == baseline:
+            margins = [model.margin(e.question, e.context) for e in examples]
     entries = []
     for name, _ in variants:
         golds = ([[t for t, _ in e.answers] for e in examples] if labelled
@@ -230,9 +236,18 @@ def measure_answers(task: Task, variants: Sequence[tuple[str, Any]], baseline: s
                         "f1_against": "gold" if labelled else "baseline answers", "agreement": same,
                         "exact_match_vs_baseline": em_base, "f1_vs_baseline": f1_base,
                         "max_abs_logit_diff": None, "mean_abs_logit_diff": None, "mean_kl": None,
-                        "labels": None, "reference": None})
+                        "labels": None, "reference": None,
+                        "near_ties": near_tie_accounting(
+                            [m for a, b, m in zip(answers[name], answers[baseline], margins)
+                             if (a.start, a.end) != (b.start, b.end)], margins)})
     return entries
 
+
+#: Near-tie accounting beside every label-, entity- and span-level table: how many predictions changed
+#: against the baseline, how many of those the baseline itself barely made, and the agreement on the rest.
+NEAR_TIE_COLUMNS = (Column("changed", "near_ties.changed", "d"),
+                    Column("of them near ties", "near_ties.near_tie_changes", "d"),
+                    Column("agreement where baseline is sure", "near_ties.confident_agreement", ".2f", percent=True))
 
 #: Task name -> how the bench judges it; tasks without an entry are judged as quantize judges them.
 RUNTIME_DRIFT: dict[str, BenchDrift] = {
@@ -240,7 +255,7 @@ RUNTIME_DRIFT: dict[str, BenchDrift] = {
         Column("examples", "examples", "d"), Column("accuracy", "accuracy", ".2f", percent=True),
         Column("agreement", "agreement", ".2f", percent=True), Column("max abs Δlogit", "max_abs_logit_diff", ".3g"),
         Column("mean abs Δlogit", "mean_abs_logit_diff", ".3g"),
-        Column("vs reference: max abs Δlogit", "reference.max_abs_logit_diff", ".3g"))),
+        Column("vs reference: max abs Δlogit", "reference.max_abs_logit_diff", ".3g"), *NEAR_TIE_COLUMNS)),
     FeatureExtraction.name: BenchDrift(measure_embeddings, "Embedding drift against the baseline", (
         Column("texts", "examples", "d"), Column("mean cosine", "mean_cosine", ".5f"),
         Column("min cosine", "min_cosine", ".5f"), Column("top-k neighbours kept", "neighbour_agreement", ".1f", True),
@@ -249,11 +264,11 @@ RUNTIME_DRIFT: dict[str, BenchDrift] = {
     TokenClassification.name: BenchDrift(measure_entities, "Entity drift (token classification; F1 against {f1_against})", (
         Column("texts", "examples", "d"), Column("tokens", "tokens", "d"),
         Column("entity F1", "entity_f1", ".2f", percent=True),
-        Column("token tags equal to baseline", "agreement", ".2f", percent=True))),
+        Column("token tags equal to baseline", "agreement", ".2f", percent=True), *NEAR_TIE_COLUMNS)),
     QuestionAnswering.name: BenchDrift(measure_answers, "Answer drift (question answering; EM / F1 against {f1_against})", (
         Column("questions", "examples", "d"), Column("exact match", "exact_match", ".2f", percent=True),
         Column("F1", "f1", ".2f", percent=True),
-        Column("answer spans equal to baseline", "agreement", ".2f", percent=True))),
+        Column("answer spans equal to baseline", "agreement", ".2f", percent=True), *NEAR_TIE_COLUMNS)),
 }
 
 

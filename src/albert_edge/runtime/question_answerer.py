@@ -27,6 +27,7 @@ from albert_edge.tasks.qa_spans import (
     best_span,
     encode_windows,
     question_ids,
+    span_margin,
     span_text,
     window_inputs,
 )
@@ -135,6 +136,18 @@ class QuestionAnswerer:
         if span is None:
             return Answer("", 0, 0, 0.0, (-1, -1), len(windows))
         return Answer(text, start, end, span.score, (span.start, span.end), len(windows))
+
+    def margin(self, question: str, context: str) -> float:
+        """How sure the model is of its answer: the best minus the second-best start + end logit over
+        every allowed span of every window (inf with a single candidate, 0.0 without context tokens).
+
+        An app can gate answers on it; the bench counts how many answers a quantized variant changed
+        where the baseline's margin was a near tie (rounding noise rather than damage).
+        """
+        tokens, windows = self.windows(question, context)
+        if not tokens:
+            return 0.0
+        return span_margin([self._run(w) for w in windows], windows, self.max_answer_tokens)
 
     def __repr__(self) -> str:
         return (f"QuestionAnswerer({self.source!r}, backend={self.backend_name!r}, max_seq_len={self.max_seq_len}, "
