@@ -36,10 +36,15 @@ CONTENTION_WAIT_SHARE = 0.10
 CONTENTION_BAND = 0.25
 
 
+def contention_limit(a: dict, b: dict) -> float:
+    """How far above 1.0 a time ratio between ``a`` and ``b`` must lie to decide anything: 1.0, or
+    ``1 + CONTENTION_BAND`` when either was measured under contention (below: its inverse)."""
+    return 1.0 + CONTENTION_BAND if contended(a) or contended(b) else 1.0
+
+
 def separated(estimate: PairedRatio, a: dict, b: dict) -> bool:
     """``a``'s time over ``b``'s lies below 1.0 with room for contention when either was contended."""
-    limit = 1.0 / (1.0 + CONTENTION_BAND) if contended(a) or contended(b) else 1.0
-    return estimate.below(limit)
+    return estimate.below(1.0 / contention_limit(a, b))
 
 
 def _p50(result: dict) -> float:
@@ -175,7 +180,7 @@ def thread_scaling(results: Iterable[dict], physical_cores: int) -> tuple[list[d
             if paired(more, fewer):
                 estimate = paired_estimate(more, fewer)
                 points[i + 1]["vs_fewer"] = {**estimate.to_dict(), "threads": fewer["threads"]}
-                limit = 1.0 + CONTENTION_BAND if contended(more) or contended(fewer) else 1.0
+                limit = contention_limit(more, fewer)
                 if estimate.above(limit):
                     mark = " (measured under contention)" if limit > 1.0 else ""
                     notes.append(f"{where}: {more['threads']} threads slower than {fewer['threads']} "

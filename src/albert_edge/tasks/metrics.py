@@ -76,16 +76,21 @@ def top2_margins(logits: np.ndarray) -> np.ndarray:
     return top2[:, 1] - top2[:, 0]
 
 
+def _wilson_bound(agreement: float, n: int, confidence: float, side: int) -> float:
+    """One side (``-1`` lower, ``+1`` upper) of the Wilson score interval of ``agreement`` over ``n``."""
+    z = normal_quantile(confidence)
+    centre = agreement + z * z / (2 * n)
+    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
+    return (centre + side * spread) / (1 + z * z / n)
+
+
 def agreement_lower_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
     """One-sided Wilson score lower bound of a proportion measured as ``agreement`` over ``n`` examples."""
     if n <= 0:
         return 0.0
     if confidence <= 0.5:
         return agreement
-    z = normal_quantile(confidence)
-    centre = agreement + z * z / (2 * n)
-    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
+    return _wilson_bound(agreement, n, confidence, -1)
 
 
 def agreement_upper_bound(agreement: float, n: int, confidence: float = 0.95) -> float:
@@ -94,10 +99,7 @@ def agreement_upper_bound(agreement: float, n: int, confidence: float = 0.95) ->
         return 1.0
     if confidence <= 0.5:
         return agreement
-    z = normal_quantile(confidence)
-    centre = agreement + z * z / (2 * n)
-    spread = z * math.sqrt(agreement * (1 - agreement) / n + z * z / (4 * n * n))
-    return (centre + spread) / (1 + z * z / n)
+    return _wilson_bound(agreement, n, confidence, +1)
 
 
 def too_few_rows(budget: Budget, agreement: float, n: int, unit: str = "row") -> str | None:
