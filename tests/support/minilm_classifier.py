@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,8 +35,7 @@ from tests.support.registry_cache import (  # noqa: F401 - FetchError is part of
     VADER_REQUIREMENT,
     VADER_SDIST_SHA256,
     FetchError,
-    cache_dir,
-    file_lock,
+    cached_build,
     unpacked_minilm,
     vader_ground_truth,
 )
@@ -78,25 +76,16 @@ def recipe_key(recipe: dict = FINETUNE) -> str:
 
 def build_minilm_sentiment(recipe: dict = FINETUNE, log=print) -> Path:
     """Folder with the fine-tuned checkpoint (config.json, model.safetensors, vocab.txt), the TSVs and calib.txt."""
-    out = cache_dir() / f"minilm-sentiment-{recipe_key(recipe)}"
-    with file_lock(cache_dir() / f"minilm-sentiment-{recipe_key(recipe)}.lock"):
-        if (out / "finetune.json").is_file():
-            return out
-        base = unpacked_minilm()
+    def write(staging: Path) -> None:
         splits = split_examples(movie_review_sentences(), recipe)
-        staging = Path(tempfile.mkdtemp(prefix="minilm-sentiment-", dir=cache_dir()))
-        try:
-            info = _finetune(base, splits, recipe, staging, log)
-            for name in ("train", "dev", "test"):
-                (staging / f"{name}.tsv").write_text("".join(f"{l}\t{t}\n" for l, t in splits[name]), encoding="utf-8")
-            (staging / "calib.txt").write_text("".join(f"{t}\n" for _, t in splits["train"][-recipe["calib"]:]),
-                                               encoding="utf-8")
-            (staging / "finetune.json").write_text(json.dumps(info, indent=1) + "\n")
-            shutil.rmtree(out, ignore_errors=True)
-            staging.rename(out)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return out
+        info = _finetune(unpacked_minilm(), splits, recipe, staging, log)
+        for name in ("train", "dev", "test"):
+            (staging / f"{name}.tsv").write_text("".join(f"{l}\t{t}\n" for l, t in splits[name]), encoding="utf-8")
+        (staging / "calib.txt").write_text("".join(f"{t}\n" for _, t in splits["train"][-recipe["calib"]:]),
+                                           encoding="utf-8")
+        (staging / "finetune.json").write_text(json.dumps(info, indent=1) + "\n")
+
+    return cached_build(f"minilm-sentiment-{recipe_key(recipe)}", write)
 
 
 def _finetune(base: Path, splits: dict, recipe: dict, out: Path, log) -> dict:

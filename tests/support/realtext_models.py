@@ -19,7 +19,6 @@ import hashlib
 import json
 import random
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,8 +33,7 @@ from tests.support.registry_cache import (  # noqa: F401 - FetchError is part of
     MINILM_SAFETENSORS_SHA256,
     VADER_SDIST_SHA256,
     FetchError,
-    cache_dir,
-    file_lock,
+    cached_build,
     unpacked_minilm,
 )
 
@@ -57,34 +55,25 @@ def recipe_key(task: str) -> str:
 def build_realtext(task: str, log=print) -> Path:
     """The cached folder of the ``task`` ("ner" or "qa") model; built (a few CPU minutes) when absent."""
     recipe = RECIPES[task]
-    name = f"minilm-realtext-{task}-{recipe_key(task)}"
-    out = cache_dir() / name
-    with file_lock(cache_dir() / f"{name}.lock"):
-        if (out / "finetune.json").is_file():
-            return out
-        base = unpacked_minilm()
+
+    def write(staging: Path) -> None:
         train_docs, eval_docs = split_editorials(recipe["split_seed"], recipe["eval_docs"])
-        staging = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache_dir()))
-        try:
-            if task == "ner":
-                train, dev = ner_examples(train_docs), ner_examples(eval_docs)[:recipe["dev"]]
-                rows = [json.dumps({"text": t, "entities": [list(e) for e in ents]}) for t, ents in dev]
-                calib = [t for t, _ in train[-recipe["calib"]:]]
-            else:
-                train = qa_examples(train_docs, recipe["question_seed"])
-                dev = qa_examples(eval_docs, recipe["question_seed"])[:recipe["dev"]]
-                rows = [json.dumps(q) for q in dev]
-                calib = [q["context"] for q in train[-recipe["calib"]:]]
-            info = _finetune(task, base, train[:-recipe["calib"]], recipe, staging, log)
-            info["rows"] = {"train": len(train) - recipe["calib"], "dev": len(dev), "calib": len(calib)}
-            (staging / "dev.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
-            (staging / "calib.txt").write_text("".join(f"{t}\n" for t in calib), encoding="utf-8")
-            (staging / "finetune.json").write_text(json.dumps(info, indent=1) + "\n")
-            shutil.rmtree(out, ignore_errors=True)
-            staging.rename(out)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return out
+        if task == "ner":
+            train, dev = ner_examples(train_docs), ner_examples(eval_docs)[:recipe["dev"]]
+            rows = [json.dumps({"text": t, "entities": [list(e) for e in ents]}) for t, ents in dev]
+            calib = [t for t, _ in train[-recipe["calib"]:]]
+        else:
+            train = qa_examples(train_docs, recipe["question_seed"])
+            dev = qa_examples(eval_docs, recipe["question_seed"])[:recipe["dev"]]
+            rows = [json.dumps(q) for q in dev]
+            calib = [q["context"] for q in train[-recipe["calib"]:]]
+        info = _finetune(task, unpacked_minilm(), train[:-recipe["calib"]], recipe, staging, log)
+        info["rows"] = {"train": len(train) - recipe["calib"], "dev": len(dev), "calib": len(calib)}
+        (staging / "dev.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        (staging / "calib.txt").write_text("".join(f"{t}\n" for t in calib), encoding="utf-8")
+        (staging / "finetune.json").write_text(json.dumps(info, indent=1) + "\n")
+
+    return cached_build(f"minilm-realtext-{task}-{recipe_key(task)}", write)
 
 
 def _ner_rows(tok, examples, max_len):

@@ -17,7 +17,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,6 +60,24 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def cached_build(name: str, write: Callable[[Path], None], done: str = "finetune.json") -> Path:
+    """``cache_dir()/name``, built once: under ``name``.lock, ``write(staging)`` fills a fresh folder that
+    replaces ``name`` only when it returns, so an interrupted build leaves no half folder; the folder is
+    complete when its ``done`` file exists (the builders write it last)."""
+    out = cache_dir() / name
+    with file_lock(cache_dir() / f"{name}.lock"):
+        if (out / done).is_file():
+            return out
+        staging = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache_dir()))
+        try:
+            write(staging)
+            shutil.rmtree(out, ignore_errors=True)
+            staging.rename(out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return out
 
 
 def pip_download(requirement: str, filename: str, sdist: bool) -> Path:
