@@ -101,6 +101,11 @@ def test_long_contexts_run_in_overlapping_windows_and_answers_come_from_the_righ
     # Answers at the start, in the middle and at the end of the long text were all found.
     places = {k % 3 for k, ok in enumerate(right) if ok}
     assert places == {0, 1, 2}
+    # the same run gives the margin too: the answer is unchanged, and a sure answer has a positive margin
+    with_margin = [qa.answer_with_margin(ex["question"], ex["context"]) for ex in data]
+    assert [a for a, _ in with_margin] == found
+    assert all(m >= 0.0 for _, m in with_margin) and max(m for _, m in with_margin) > 0.0
+    assert qa.answer_with_margin("Who?", "") == (qa.answer("Who?", ""), 0.0)
     short = QuestionAnswerer.from_file(model_file(out, ".tflite"), num_threads=1, max_answer_tokens=1)
     one = short.answer("Which company is Jack Turner linked to?", "Jack Turner works for Vandelay Imports in Cairo.")
     assert one.tokens[0] == one.tokens[1]  # a one-token span at most
@@ -207,6 +212,8 @@ def test_bench_drift_judges_answers_against_gold_and_the_baseline(trained, tmp_p
     by = {e["variant"]: e for e in entries}
     assert by["fp32"]["f1_against"] == "gold" and by["fp32"]["examples"] == 30 and by["fp32"]["agreement"] == 1.0
     assert by["onnx"]["agreement"] >= 0.95 and abs(by["onnx"]["f1"] - by["fp32"]["f1"]) <= 0.05
+    ties = by["onnx"]["near_ties"]   # the baseline's margins, from the run that gave its answers
+    assert ties["confident"] + ties["near_tie_changes"] <= 30 and ties["changed"] == round(30 * (1 - by["onnx"]["agreement"]))
     [unlabelled] = measure_drift([("fp32", model_file(out, ".tflite"))], "fp32",
                                  write_jsonl(tmp_path / "q.jsonl", data, answers=False), threads=1)
     assert unlabelled["f1_against"] == "baseline answers" and unlabelled["exact_match"] == 1.0

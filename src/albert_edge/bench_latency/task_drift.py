@@ -218,9 +218,11 @@ def measure_answers(task: Task, variants: Sequence[tuple[str, Any]], baseline: s
     answers, margins = {}, []
     for name, path in variants:
         model = QuestionAnswerer.from_file(path, num_threads=threads)
-        answers[name] = [model.answer(e.question, e.context) for e in examples]
-        if name == baseline:
-            margins = [model.margin(e.question, e.context) for e in examples]
+        if name == baseline:   # the baseline's margins come from the same run as its answers
+            pairs = [model.answer_with_margin(e.question, e.context) for e in examples]
+            answers[name], margins = [a for a, _ in pairs], [m for _, m in pairs]
+        else:
+            answers[name] = [model.answer(e.question, e.context) for e in examples]
     entries = []
     for name, _ in variants:
         golds = ([[t for t, _ in e.answers] for e in examples] if labelled

@@ -127,27 +127,35 @@ class QuestionAnswerer:
 
     def answer(self, question: str, context: str) -> Answer:
         """The best answer to ``question`` in ``context``, with offsets into ``context`` as given."""
+        return self._decode(context, *self._run_windows(question, context))
+
+    def answer_with_margin(self, question: str, context: str) -> tuple[Answer, float]:
+        """``answer`` and how sure the model is of it, from the same run: the best minus the second-best
+        start + end logit over every allowed span of every window (inf with a single candidate, 0.0
+        without context tokens).
+
+        An app can gate answers on the margin; the bench counts how many answers a quantized variant
+        changed where the baseline's margin was a near tie (rounding noise rather than damage).
+        """
+        tokens, windows, logits = self._run_windows(question, context)
+        margin = span_margin(logits, windows, self.max_answer_tokens) if tokens else 0.0
+        return self._decode(context, tokens, windows, logits), margin
+
+    def _run_windows(self, question: str, context: str) -> tuple[list[tuple[str, int, int]], list[QAWindow],
+                                                                 list[tuple[np.ndarray, np.ndarray]]]:
+        """The context's tokens, its windows and each window's (start, end) logits (none without tokens)."""
         tokens, windows = self.windows(question, context)
+        return tokens, windows, ([self._run(w) for w in windows] if tokens else [])
+
+    def _decode(self, context: str, tokens: list[tuple[str, int, int]], windows: list[QAWindow],
+                logits: list[tuple[np.ndarray, np.ndarray]]) -> Answer:
         if not tokens:
             return Answer("", 0, 0, 0.0, (-1, -1), 0)
-        logits = [self._run(w) for w in windows]
         span = best_span(logits, windows, self.max_answer_tokens)
         text, start, end = span_text(context, tokens, span)
         if span is None:
             return Answer("", 0, 0, 0.0, (-1, -1), len(windows))
         return Answer(text, start, end, span.score, (span.start, span.end), len(windows))
-
-    def margin(self, question: str, context: str) -> float:
-        """How sure the model is of its answer: the best minus the second-best start + end logit over
-        every allowed span of every window (inf with a single candidate, 0.0 without context tokens).
-
-        An app can gate answers on it; the bench counts how many answers a quantized variant changed
-        where the baseline's margin was a near tie (rounding noise rather than damage).
-        """
-        tokens, windows = self.windows(question, context)
-        if not tokens:
-            return 0.0
-        return span_margin([self._run(w) for w in windows], windows, self.max_answer_tokens)
 
     def __repr__(self) -> str:
         return (f"QuestionAnswerer({self.source!r}, backend={self.backend_name!r}, max_seq_len={self.max_seq_len}, "
