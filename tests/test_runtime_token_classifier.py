@@ -294,6 +294,7 @@ def test_sentencepiece_albert_token_classifier_converts_and_cuts_entities_from_t
     tags = clf.tag(text)
     assert len(tags) > clf.window  # several windows
     assert [t.token for t in tags] == clf.tokenizer.tokenize(text)
+    assert clf.tags_from_logits(*clf.token_logits(text)) == tags   # the bench's one-run path gives the same tags
     entities = clf.predict(text)
     assert entities and all(e.text == text[e.start:e.end] and e.text == e.text.strip() for e in entities)
 

@@ -169,10 +169,14 @@ def measure_entities(task: Task, variants: Sequence[tuple[str, Any]], baseline: 
         from albert_edge.quantize.calibration import read_calibration_texts
 
         texts, gold = read_calibration_texts(eval_path, min_texts=2), None
-    base_margins = [top2_margins(models[baseline].token_logits(text)[1]) for text in texts]
-    tags, found = {}, {}
+    tags, found, base_margins = {}, {}, []
     for name, model in models.items():
-        tags[name] = [model.tag(text) for text in texts]
+        if name == baseline:   # the baseline's margins come from the same run as its tags
+            runs = [model.token_logits(text) for text in texts]
+            tags[name] = [model.tags_from_logits(tokens, logits) for tokens, logits in runs]
+            base_margins = [top2_margins(logits) for _, logits in runs]
+        else:
+            tags[name] = [model.tag(text) for text in texts]
         found[name] = [{(e.start, e.end, e.label) for e in model.entities(text, t)}
                        for text, t in zip(texts, tags[name])]
     entries = []

@@ -131,7 +131,10 @@ class TokenClassifier:
 
     def tag(self, text: str) -> list[TokenTag]:
         """Each token with its span in ``text``, its tag and that tag's probability."""
-        tokens, logits = self.token_logits(text)
+        return self.tags_from_logits(*self.token_logits(text))
+
+    def tags_from_logits(self, tokens: Sequence[tuple[str, int, int]], logits: np.ndarray) -> list[TokenTag]:
+        """``tag``'s answer from ``token_logits``' output (for callers that also use the logits)."""
         probs = softmax(logits) if len(tokens) else logits
         top = probs.argmax(-1) if len(tokens) else []
         return [TokenTag(tok, a, b, self.labels[k], float(probs[i, k])) for i, ((tok, a, b), k) in enumerate(zip(tokens, top))]
