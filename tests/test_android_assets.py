@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from albert_edge import android
+from albert_edge.android import goldens as android
 from albert_edge.cli import main
 from albert_edge.errors import ModelFileError
-from albert_edge.output_claim import MANIFEST
+from albert_edge.outputs.claim import MANIFEST
 from albert_edge.runtime.pack import (
     ModelPack,
     attach_tflite_pack,

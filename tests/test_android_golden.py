@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from albert_edge import android
-from albert_edge.android_tables import render_unicode_tables_java
+from albert_edge.android import goldens as android
+from albert_edge.android.tables import render_unicode_tables_java
 from albert_edge.cli import main
 from albert_edge.runtime.pack import read_pack
 
@@ -99,7 +99,7 @@ def test_metadata_pack_fixture_carries_standard_metadata_and_the_same_pack():
 def test_cli_golden_only_writes_every_golden_and_the_tables(tmp_path, monkeypatch, rendered):
     # The rendering itself is proven above; this checks what the CLI reads and writes, without
     # paying for a second full regeneration.
-    from albert_edge import android_ner
+    from albert_edge.android import ner as android_ner
 
     for name in (android.VOCAB_FILE, android.SENTENCES_FILE, android_ner.SPIECE_FILE, android_ner.CORPUS_FILE):
         (tmp_path / name).write_bytes((RESOURCES / name).read_bytes())

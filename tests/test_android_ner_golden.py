@@ -17,9 +17,10 @@ import pytest
 
 from tests.support.android_fixtures import committed_case
 
-from albert_edge import android, android_ner
+from albert_edge.android import goldens as android
+from albert_edge.android import ner as android_ner
 from albert_edge.cli import main
-from albert_edge.output_set import OutputSet
+from albert_edge.outputs.output_set import OutputSet
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCES = REPO / android.TEST_RESOURCES

@@ -16,10 +16,11 @@ import pytest
 
 from tests.support.android_fixtures import committed_case
 
-from albert_edge import android, android_qa
-from albert_edge.android import SENTENCES_FILE, VOCAB_FILE, read_sentences
-from albert_edge.android_qa import GOLDEN_QA, RESOURCES, render_qa_goldens
-from albert_edge.output_set import OutputSet
+from albert_edge.android import goldens as android
+from albert_edge.android import qa as android_qa
+from albert_edge.android.goldens import SENTENCES_FILE, VOCAB_FILE, read_sentences
+from albert_edge.android.qa import GOLDEN_QA, RESOURCES, render_qa_goldens
+from albert_edge.outputs.output_set import OutputSet
 from albert_edge.tasks.qa_spans import (
     best_span,
     encode_windows,
@@ -31,7 +32,7 @@ from albert_edge.tasks.qa_spans import (
 def test_committed_qa_golden_equals_a_fresh_regeneration():
     vocab_text = (RESOURCES / VOCAB_FILE).read_text(encoding="utf-8")
     fresh = render_qa_goldens(vocab_text, read_sentences(RESOURCES / SENTENCES_FILE))
-    assert (RESOURCES / GOLDEN_QA).read_bytes() == fresh, "regenerate with: python -m albert_edge.android_qa"
+    assert (RESOURCES / GOLDEN_QA).read_bytes() == fresh, "regenerate with: python -m albert_edge.android.qa"
 
 
 def test_qa_golden_covers_several_windows_astral_text_and_an_empty_context():

@@ -10,7 +10,7 @@ from tests.support.benchmark_logs import PLAIN_LOG, PROFILED_LOG
 from tests.support.bench_models import shared_models
 
 from albert_edge.cli import main
-from albert_edge.output_claim import MANIFEST
+from albert_edge.outputs.claim import MANIFEST
 
 
 def test_bench_prints_the_table_and_writes_the_report_files(tmp_path, capsys):

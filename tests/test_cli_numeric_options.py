@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from albert_edge.cli import build_parser, main
-from albert_edge.option_ranges import NumberRange
+from albert_edge.inputs.option_ranges import NumberRange
 
 #: What each subcommand needs besides the option under test (parsing stops at the bad value).
 REQUIRED: dict[str, list[str]] = {

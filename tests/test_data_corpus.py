@@ -1,4 +1,4 @@
-"""albert_edge.data: corpus cleaning, the hash split, statistics and asset verification."""
+"""albert_edge.inputs.data: corpus cleaning, the hash split, statistics and asset verification."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from albert_edge.data import (
+from albert_edge.inputs.data import (
     Example,
     clean_sentiment_corpus,
     compute_stats,

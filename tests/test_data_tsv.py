@@ -1,10 +1,10 @@
-"""albert_edge.data: TSV reading/writing and the errors bad files produce."""
+"""albert_edge.inputs.data: TSV reading/writing and the errors bad files produce."""
 
 from __future__ import annotations
 
 import pytest
 
-from albert_edge.data import Example, read_tsv, write_tsv
+from albert_edge.inputs.data import Example, read_tsv, write_tsv
 from albert_edge.errors import DataError
 from albert_edge.quantize.calibration import read_calibration_texts
 

@@ -7,7 +7,7 @@ import sys
 
 SCRIPT = """
 import os, sys, warnings
-from albert_edge.demo_console import quiet_console
+from albert_edge.demo.console import quiet_console
 with quiet_console(sys.argv[1]) as console:
     os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on\\n")
     os.write(1, b"INFO: Created TensorFlow Lite XNNPACK delegate for CPU.\\n")
@@ -29,7 +29,7 @@ def test_chatter_goes_to_the_log_and_the_report_to_the_terminal(tmp_path):
 
 
 def test_verbose_leaves_the_descriptors_alone(tmp_path, capfd):
-    from albert_edge.demo_console import quiet_console
+    from albert_edge.demo.console import quiet_console
 
     with quiet_console(tmp_path / "unused.log", enabled=False) as console:
         print("shown", file=console)

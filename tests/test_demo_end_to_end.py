@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from albert_edge.data import read_tsv
-from albert_edge.demo import default_sample_dir, quick_settings, run_demo
+from albert_edge.inputs.data import read_tsv
+from albert_edge.demo.pipeline import default_sample_dir, quick_settings, run_demo
 from albert_edge.errors import DataError
 from albert_edge.model import AlbertConfig, random_weights, write_tf1_checkpoint
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from albert_edge.data import Example, read_tsv
-from albert_edge.demo import default_sample_dir
-from albert_edge.demo_examples import judge_held_out, pick_examples
+from albert_edge.inputs.data import Example, read_tsv
+from albert_edge.demo.pipeline import default_sample_dir
+from albert_edge.demo.examples import judge_held_out, pick_examples
 
 TEST_SPLIT = default_sample_dir() / "test.tsv"
 

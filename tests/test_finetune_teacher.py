@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from albert_edge.data import data_hash, write_tsv
+from albert_edge.inputs.data import data_hash, write_tsv
 from albert_edge.errors import DataError
 from albert_edge.finetune.teacher import read_soft_targets, write_soft_targets
 

@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from albert_edge.cli import main
-from albert_edge.data import write_tsv
+from albert_edge.inputs.data import write_tsv
 from albert_edge.finetune.tf_model import TfAlbertClassifier
 from albert_edge.finetune.trainer import (
     FinetuneSettings,

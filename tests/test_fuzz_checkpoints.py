@@ -19,7 +19,7 @@ import pytest
 
 from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights, write_hf_checkpoint
-from albert_edge.output_claim import MANIFEST
+from albert_edge.outputs.claim import MANIFEST
 
 pytest.importorskip("tensorflow")
 from albert_edge.model.tf1 import write_tf1_checkpoint  # noqa: E402

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from albert_edge import data, evaluate
+from albert_edge import evaluate
+from albert_edge.inputs import data
 from albert_edge.cli import main
-from albert_edge.data import Example, read_text_lines, read_tsv
+from albert_edge.inputs.data import Example, read_text_lines, read_tsv
 from albert_edge.errors import DataError
 from albert_edge.finetune.recipe import resolve_labels
 from albert_edge.model import AlbertConfig, random_weights
@@ -192,7 +193,7 @@ def test_finetune_refuses_a_label_listed_twice(tmp_path, given):
 
 
 def test_android_sentences_from_a_device_are_refused_at_once():
-    from albert_edge.android import read_sentences
+    from albert_edge.android.goldens import read_sentences
 
     with pytest.raises(DataError, match="/dev/zero: cannot read: a device"):
         read_sentences("/dev/zero")

@@ -62,7 +62,7 @@ def test_a_deeply_nested_token_classification_config_is_not_an_error(tmp_path):
 
 
 def test_a_deeply_nested_tokenizer_corpus_is_one_data_error(tmp_path):
-    from albert_edge.android_ner import read_corpus
+    from albert_edge.android.ner import read_corpus
 
     path = Path(tmp_path / "corpus.jsonl")
     path.write_text(DEEP + "\n", encoding="utf-8")

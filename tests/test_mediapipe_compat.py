@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from albert_edge.data import read_tsv
+from albert_edge.inputs.data import read_tsv
 from albert_edge.runtime.classifier import TextClassifier, softmax
 from tests.support.mediapipe_text import same_preprocessing
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from albert_edge.data import read_tsv
+from albert_edge.inputs.data import read_tsv
 from albert_edge.runtime.embedder import TextEmbedder
 from tests.support.mediapipe_text import same_preprocessing
 

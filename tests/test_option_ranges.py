@@ -1,6 +1,6 @@
 """The Python API's option objects refuse what the CLI's converters refuse (issue #27, causes 8, 9, 13, 14).
 
-Both doors read one table (``albert_edge.option_ranges``); these are the values the hostile
+Both doors read one table (``albert_edge.inputs.option_ranges``); these are the values the hostile
 battery found getting through: a NaN learning rate trained into a NaN checkpoint, ``threads=-1``
 aborted inside TensorFlow's C++ with an empty stderr, ``rounds=0`` and a batch size of 0 crashed.
 """
@@ -18,7 +18,7 @@ from albert_edge.errors import ConfigError, DataError, QuantizationError
 from albert_edge.finetune.pretrain import PretrainSettings
 from albert_edge.finetune.recipe import check_settings
 from albert_edge.finetune.trainer import FinetuneSettings
-from albert_edge.option_ranges import THREADS, NumberRange
+from albert_edge.inputs.option_ranges import THREADS, NumberRange
 from albert_edge.quantize.options import QuantizeOptions
 
 

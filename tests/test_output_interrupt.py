@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from albert_edge.errors import OutputError
-from albert_edge.output_set import OutputSet, clean_leftovers
+from albert_edge.outputs.output_set import OutputSet, clean_leftovers
 
 OLD = {"model_fp32.tflite": b"old model", "model_int8.tflite": b"old int8", "report.json": b"old report"}
 NEW = {"model_fp32.tflite": b"new model", "model_int8.tflite": b"new int8", "report.json": b"new report"}
@@ -108,7 +108,7 @@ def test_a_new_file_placed_before_the_failure_is_removed_again(tmp_path, monkeyp
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from albert_edge.output_set import OutputSet
+    from albert_edge.outputs.output_set import OutputSet
 
     directory = Path(sys.argv[1])
     real = os.replace

@@ -17,7 +17,7 @@ import pytest
 from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
-from albert_edge.output_claim import MANIFEST
+from albert_edge.outputs.claim import MANIFEST
 from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
@@ -108,7 +108,7 @@ def training_files(tmp_path) -> Path:
     """train/dev TSVs, a brightmart config.json and vocab.txt: what ``finetune --config`` trains from."""
     import json
 
-    from albert_edge.data import Example, write_tsv
+    from albert_edge.inputs.data import Example, write_tsv
     from albert_edge.model.config import tf1_config_dict
 
     root = tmp_path / "data"
@@ -150,8 +150,8 @@ def test_finetune_reruns_into_its_own_output(training_files, tmp_path, capsys):
 def test_the_write_itself_refuses_a_checkpoint_beside_a_foreign_one(checkpoint, tmp_path):
     """The commit checks the rule too, so a caller that skips the CLI's early check cannot break it."""
     from albert_edge.errors import OutputError
-    from albert_edge.output_claim import CHECKPOINT_FILES
-    from albert_edge.output_set import OutputSet
+    from albert_edge.outputs.claim import CHECKPOINT_FILES
+    from albert_edge.outputs.output_set import OutputSet
 
     before = snapshot(checkpoint)
     with pytest.raises(OutputError, match="did not write"), \

@@ -18,8 +18,8 @@ import pytest
 from albert_edge.cli import main
 from albert_edge.errors import OutputError
 from albert_edge.model import AlbertConfig, random_weights, write_hf_checkpoint
-from albert_edge.output_claim import MANIFEST
-from albert_edge.output_set import OutputSet, clean_leftovers
+from albert_edge.outputs.claim import MANIFEST
+from albert_edge.outputs.output_set import OutputSet, clean_leftovers
 
 CONFIG = AlbertConfig(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                       intermediate_size=48, max_position_embeddings=64)

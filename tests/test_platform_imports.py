@@ -14,7 +14,7 @@ SCRIPT = """
 import sys
 for name in ("resource", "fcntl", "termios"):
     sys.modules[name] = None  # `import resource` now raises ImportError, as on Windows
-import albert_edge.bench_latency.runner, albert_edge.bench_latency.worker, albert_edge.demo
+import albert_edge.bench_latency.runner, albert_edge.bench_latency.worker, albert_edge.demo.pipeline
 import albert_edge.cli.bench_cmd, albert_edge.cli.demo_cmd, albert_edge.cli.predict_cmd
 from albert_edge.bench_latency.memory import max_rss_mb, process_usage
 usage = process_usage()

@@ -15,7 +15,7 @@ import pytest
 from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights, reference_forward
 from albert_edge.model.hf import write_hf_checkpoint
-from albert_edge.output_claim import MANIFEST
+from albert_edge.outputs.claim import MANIFEST
 
 POS = "好棒赞爱喜乐美优"
 NEG = "坏差烂恨悲苦丑劣"

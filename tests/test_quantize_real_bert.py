@@ -44,7 +44,7 @@ def auto_run(minilm_sentiment, tmp_path_factory):
 
 
 def _logits(path, tsv, names):
-    from albert_edge.data import label_ids, read_tsv
+    from albert_edge.inputs.data import label_ids, read_tsv
     from albert_edge.runtime import TextClassifier
 
     examples = read_tsv(tsv, names)

@@ -77,7 +77,7 @@ def test_a_400_digit_score_is_a_data_error_not_an_overflow(tmp_path):
 @pytest.mark.parametrize("target", ["missing", "loop"])
 def test_a_dangling_or_looping_out_symlink_is_named_as_such(tmp_path, target):
     """#27 cause 17: mkdir on such a link says only "File exists"."""
-    from albert_edge.atomic import ensure_writable_dir
+    from albert_edge.outputs.atomic import ensure_writable_dir
     from albert_edge.errors import OutputError
 
     link = tmp_path / "out"

@@ -20,7 +20,7 @@ from pathlib import Path
 def main() -> int:
     from tests.support.minilm_classifier import build_minilm_sentiment
 
-    from albert_edge.data import label_ids, read_tsv
+    from albert_edge.inputs.data import label_ids, read_tsv
     from albert_edge.errors import BudgetNotMetError
     from albert_edge.quantize import quantize_checkpoint
     from albert_edge.quantize.auto import Budget

@@ -224,7 +224,7 @@ def build_peer(group: str, hf: Path, out: Path, peers_dir: Path, extra: list[str
 
 def tokenize_eval(path: str, out: Path, limit: int) -> tuple[Path, np.ndarray]:
     """Tokenize the labelled file once ([N, 128] ids/mask/types padded, lengths) -> (npz path, labels)."""
-    from albert_edge.data import read_tsv
+    from albert_edge.inputs.data import read_tsv
     from albert_edge.tokenizer.preprocessor import Preprocessor
     from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
 

@@ -149,7 +149,7 @@ def held_out_drift(report, checkpoint: Path, test: str, threads: int, limit: int
                    progress=None) -> dict:
     """variant key -> Drift on ``test`` (not seen by the choice; its first ``limit`` rows), against fp32 TFLite."""
     from albert_edge.convert.assets import find_tokenizer_asset
-    from albert_edge.data import label_ids, read_tsv
+    from albert_edge.inputs.data import label_ids, read_tsv
     from albert_edge.quantize.measure import drift, variant_logits
     from albert_edge.quantize.pipeline import _encode_examples
     from albert_edge.tokenizer import Preprocessor, load_tokenizer

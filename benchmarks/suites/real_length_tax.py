@@ -143,7 +143,7 @@ def main() -> None:
 
     from albert_edge.bench_latency.machine import describe_machine, load_average
     from albert_edge.bench_latency.runner import describe_variants, length_summary, real_lengths, sample_batch_lengths
-    from albert_edge.data import read_tsv
+    from albert_edge.inputs.data import read_tsv
 
     started = time.time()
     machine = describe_machine()

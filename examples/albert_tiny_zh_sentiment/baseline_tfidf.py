@@ -23,7 +23,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 
-from albert_edge.data import data_hash, read_tsv
+from albert_edge.inputs.data import data_hash, read_tsv
 from albert_edge.finetune.teacher import write_soft_targets
 
 C_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)

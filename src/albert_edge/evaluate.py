@@ -8,7 +8,7 @@ reference may be another model file, a TextClassifier, or the canonical weights 
 checkpoint and an int8 file against the fp32 one.
 
 Data is a UTF-8 TSV, one example per line: ``label<TAB>text`` or ``label<TAB>text_a<TAB>text_b``,
-read by the toolkit's one TSV reader (``albert_edge.data.read_tsv``, re-exported here); every
+read by the toolkit's one TSV reader (``albert_edge.inputs.data.read_tsv``, re-exported here); every
 defect is a DataError naming the file and line.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.data import Example, read_tsv
+from albert_edge.inputs.data import Example, read_tsv
 from albert_edge.errors import DataError, ModelFileError
 from albert_edge.runtime.classifier import TextClassifier, softmax
 from albert_edge.tokenizer import Encoding

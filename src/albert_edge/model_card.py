@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import DataError
-from albert_edge.jsonfile import load_json_file
-from albert_edge.output_set import OutputSet
+from albert_edge.inputs.jsonfile import load_json_file
+from albert_edge.outputs.output_set import OutputSet
 
 CARD_NAME = "README.md"
 CONVERSION_REPORT = "conversion_report.json"

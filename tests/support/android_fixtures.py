@@ -12,7 +12,7 @@ Needs sentencepiece, torch and transformers (the test extras). Writes into the r
 * ``ner_model.tflite``: the tiny BertForTokenClassification of tests/support/ner_model.py,
   fine-tuned here and converted (fp32, max_seq_len 32: 30-token windows, so long texts need several).
 * ``golden_ner.jsonl``: its window logits, tags and entities on the texts below
-  (``albert_edge.android_ner.render_ner_golden``), and then the offset goldens, which read ``spiece.model``.
+  (``albert_edge.android.ner.render_ner_golden``), and then the offset goldens, which read ``spiece.model``.
 * ``ner_model_sp.tflite`` / ``golden_ner_sp.jsonl``: the same for a tiny AlbertForTokenClassification
   fine-tuned here on the same sentences tokenized by that ``spiece.model`` (the SentencePiece path).
 
@@ -122,7 +122,7 @@ def qa_cases() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     from tests.support.qa_data import held_out
     from tests.support.qa_model import long_contexts
 
-    from albert_edge.android_qa import DEFAULT_QA_CASES
+    from albert_edge.android.qa import DEFAULT_QA_CASES
 
     cases = list(DEFAULT_QA_CASES)
     cases += [(e["question"], e["context"]) for e in held_out(12)]
@@ -190,7 +190,8 @@ def build_qa(out: Path) -> None:
         trained_checkpoint,
     )
 
-    from albert_edge import android_ner, android_qa
+    from albert_edge.android import ner as android_ner
+    from albert_edge.android import qa as android_qa
     from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,7 +217,7 @@ def main(resources: str) -> None:
         return
     from tests.support.ner_model import model_file, train_and_convert
 
-    from albert_edge import android_ner
+    from albert_edge.android import ner as android_ner
 
     if "--sp-only" not in sys.argv:
         (out / android_ner.SPIECE_FILE).write_bytes(build_spiece())

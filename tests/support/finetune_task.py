@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_edge.data import Example
+from albert_edge.inputs.data import Example
 from albert_edge.model import AlbertConfig
 
 CHARS = "好坏大小多少高低快慢新旧美丑"

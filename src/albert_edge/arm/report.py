@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.errors import DataError
 
 REPORT_KEYS = ("tool", "created_utc", "eval", "examples", "host_machine", "emulator", "cpus", "variants", "rows")
@@ -70,7 +70,7 @@ def validate(data: object, source: str) -> dict:
 
 def load(path: str | os.PathLike[str]) -> dict:
     """Read and validate an arm_check.json."""
-    from albert_edge.jsonfile import load_json_file
+    from albert_edge.inputs.jsonfile import load_json_file
 
     return validate(load_json_file(path, DataError), str(path))
 
@@ -146,7 +146,7 @@ def render_markdown(data: dict) -> str:
 
 def write(data: dict, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """arm_check.json + arm_check.md, rendered first and swapped in as one set (the JSON last)."""
-    from albert_edge.output_set import OutputSet
+    from albert_edge.outputs.output_set import OutputSet
 
     out = ensure_writable_dir(out_dir)
     markdown = render_markdown(data)

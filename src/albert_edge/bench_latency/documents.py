@@ -26,7 +26,7 @@ def require_keys(obj: object, keys: tuple[str, ...], where: str) -> None:
 
 def read_json_file(path: Path, what: str) -> Any:
     """The parsed JSON of ``path``; DataError "<path>: not a readable <what> (...)" on a read or JSON error."""
-    from albert_edge.jsonfile import load_json_file
+    from albert_edge.inputs.jsonfile import load_json_file
 
     try:
         return load_json_file(path, DataError)  # bounded: a hostile nesting is one line, not a RecursionError

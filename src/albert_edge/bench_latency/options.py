@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from albert_edge import option_ranges as ranges
+from albert_edge.inputs import option_ranges as ranges
 from albert_edge.errors import DataError
 
 DEFAULT_SEQ_LENS: tuple[int, ...] = (16, 32, 64, 128)

@@ -6,12 +6,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.bench_latency.device import device_commands_script
 from albert_edge.bench_latency.plot import render_png
 from albert_edge.bench_latency.report_md import render_markdown
 from albert_edge.bench_latency.schema import BenchReport, validate_report
-from albert_edge.output_set import OutputSet
+from albert_edge.outputs.output_set import OutputSet
 
 REPORT_FILES = ("report.json", "report.md", "report.png", "device_commands.sh")
 

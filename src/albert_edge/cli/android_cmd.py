@@ -49,7 +49,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from albert_edge import android
+    from albert_edge.android import goldens as android
 
     if args.golden_only:
         return _run_golden_only(args, android)
@@ -74,7 +74,7 @@ def _run_golden_only(args: argparse.Namespace, android) -> int:
     vocab = Path(args.vocab) if args.vocab else out / android.VOCAB_FILE
     for path in android.write_test_goldens(out, vocab, sentences_path, tables):
         print(f"wrote {path}")
-    from albert_edge import android_ner
+    from albert_edge.android import ner as android_ner
 
     # Offsets and tag decoding (token classification); the NER model's own golden is rebuilt with
     # tests/support/android_fixtures.py, which trains that model.

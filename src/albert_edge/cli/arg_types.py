@@ -1,6 +1,6 @@
 """argparse ``type=`` converters shared by subcommands: every numeric option is read through one.
 
-Each converter checks a range from ``albert_edge.option_ranges`` (the same ranges the option
+Each converter checks a range from ``albert_edge.inputs.option_ranges`` (the same ranges the option
 objects check), so a NaN, zero, negative or 400-digit value is one usage line and exit 2 before
 any library sees it. ``tests/test_cli_numeric_options.py`` fails when an option uses a bare
 ``int``/``float``.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from albert_edge import option_ranges as ranges
-from albert_edge.option_ranges import NumberRange
+from albert_edge.inputs import option_ranges as ranges
+from albert_edge.inputs.option_ranges import NumberRange
 
 
 def number_in(allowed: NumberRange, name: str) -> Callable[[str], int | float]:

@@ -52,9 +52,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from albert_edge.arm.check import arm_check
     from albert_edge.arm.report import markdown_section, write
-    from albert_edge.atomic import ensure_writable_dir
+    from albert_edge.outputs.atomic import ensure_writable_dir
     from albert_edge.errors import DataError
-    from albert_edge.output_claim import claim_output_dir
+    from albert_edge.outputs.claim import claim_output_dir
 
     if args.count < 0 or args.count_padded < 0:
         raise DataError("arm-check: --count and --count-padded must be >= 0")

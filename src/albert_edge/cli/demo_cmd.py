@@ -8,8 +8,8 @@ from dataclasses import replace
 from albert_edge import progress
 from albert_edge.cli import arg_types
 from albert_edge.cli.arg_types import positive_int, positive_int_list, seq_len_list
-from albert_edge.demo import DemoSettings, run_demo
-from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED
+from albert_edge.demo.pipeline import DemoSettings, run_demo
+from albert_edge.demo.examples import DEFAULT_COUNT, DEFAULT_SEED
 
 
 def add_parser(subparsers) -> None:
@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     settings.quantize = replace(settings.quantize, max_drop=args.max_drop)
     if args.threads:
         settings.threads = tuple(args.threads)
-    from albert_edge.atomic import ensure_writable_dir
-    from albert_edge.demo_console import quiet_console
+    from albert_edge.outputs.atomic import ensure_writable_dir
+    from albert_edge.demo.console import quiet_console
 
     log_path = ensure_writable_dir(args.out) / "demo_chatter.log"
     with quiet_console(log_path, enabled=not getattr(args, "verbose", False)) as console:

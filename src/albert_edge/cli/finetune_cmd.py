@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from albert_edge.finetune.recipe import finetune_files
     from albert_edge.finetune.trainer import FinetuneSettings
-    from albert_edge.output_claim import CHECKPOINT_FILES, claim_output_dir
+    from albert_edge.outputs.claim import CHECKPOINT_FILES, claim_output_dir
 
     claim_output_dir(args.out, patterns=CHECKPOINT_FILES)  # before the training, not after it
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from albert_edge.errors import TokenizerError
-from albert_edge.jsonfile import load_json_file
-from albert_edge.userfile import read_user_bytes
+from albert_edge.inputs.jsonfile import load_json_file
+from albert_edge.inputs.userfile import read_user_bytes
 from albert_edge.tokenizer.tokenizer_json import TOKENIZER_JSON, wordpiece_vocab_from_tokenizer_json
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from albert_edge.atomic import write_bytes_atomic
+from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.convert.onnx_graph import build_onnx_model
 from albert_edge.errors import ConversionError
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from albert_edge import __version__
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.convert.assets import TokenizerAsset
 from albert_edge.convert.census import census_onnx, census_tflite
 from albert_edge.convert.source import ModelSource
@@ -32,8 +32,8 @@ from albert_edge.convert.tf_graph import (
     activation_kind,
 )
 from albert_edge.errors import ConfigError, ConversionError
-from albert_edge.option_ranges import MODEL_SEQ_LEN, check_optional
-from albert_edge.output_set import OutputSet
+from albert_edge.inputs.option_ranges import MODEL_SEQ_LEN, check_optional
+from albert_edge.outputs.output_set import OutputSet
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
     """Class names from a Hugging Face config.json's ``id2label``, unless they are the LABEL_i defaults."""
     from albert_edge.convert.assets import checkpoint_dir
 
-    from albert_edge.jsonfile import load_json_file
+    from albert_edge.inputs.jsonfile import load_json_file
 
     path = checkpoint_dir(checkpoint) / "config.json"
     if not path.is_file():
@@ -147,7 +147,7 @@ def labels_txt_beside(checkpoint: str | os.PathLike[str], width: int) -> tuple[l
     when it holds exactly ``width`` names; convert and quantize both read it, so the same checkpoint gets
     the same names from either command."""
     from albert_edge.convert.assets import checkpoint_dir
-    from albert_edge.data import read_text_lines  # one line naming the file if it is not UTF-8
+    from albert_edge.inputs.data import read_text_lines  # one line naming the file if it is not UTF-8
 
     path = checkpoint_dir(checkpoint) / "labels.txt"
     if not path.is_file():

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from albert_edge.errors import ConversionError, ModelFileError
-from albert_edge.output_set import OutputSet
+from albert_edge.outputs.output_set import OutputSet
 from albert_edge.runtime.consistency import (
     GraphFacts,
     check_model_consistency,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from albert_edge.atomic import write_bytes_atomic
+from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
 from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
 from albert_edge.errors import ConversionError

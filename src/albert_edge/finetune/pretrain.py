@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.errors import CheckpointError, DataError
 from albert_edge.finetune.tf_model import TfAlbertClassifier, layer_norm
 from albert_edge.finetune.trainer import (
@@ -370,8 +370,8 @@ def write_pretrained(result: PretrainResult, out_dir: str | Path, vocab_path: st
     under ``cls/predictions/`` (which the loaders know to ignore), the config and vocab beside it.
     """
     from albert_edge.model import write_tf1_checkpoint
-    from albert_edge.output_claim import CHECKPOINT_FILES
-    from albert_edge.output_set import OutputSet
+    from albert_edge.outputs.claim import CHECKPOINT_FILES
+    from albert_edge.outputs.output_set import OutputSet
 
     out = ensure_writable_dir(out_dir)
     prefix = out / f"model.ckpt-{result.steps}"

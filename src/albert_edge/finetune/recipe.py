@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from albert_edge import option_ranges as ranges
-from albert_edge.data import (
+from albert_edge.inputs import option_ranges as ranges
+from albert_edge.inputs.data import (
     VOCAB_MD5,
     data_hash,
     infer_labels,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from albert_edge.atomic import write_text_atomic
-from albert_edge.data import MAX_DATA_BYTES
+from albert_edge.outputs.atomic import write_text_atomic
+from albert_edge.inputs.data import MAX_DATA_BYTES
 from albert_edge.errors import DataError
-from albert_edge.userfile import read_user_bytes
+from albert_edge.inputs.userfile import read_user_bytes
 
 _HEADER = re.compile(r"^# albert-edge soft targets; train data_hash ([0-9a-f]{32})$")
 #: How far a row may sum from 1 (the producer rounds to 6 decimals).

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from albert_edge.atomic import ensure_writable_dir
-from albert_edge.data import Example, label_ids
+from albert_edge.outputs.atomic import ensure_writable_dir
+from albert_edge.inputs.data import Example, label_ids
 from albert_edge.errors import DataError
 from albert_edge.finetune.tf_model import TfAlbertClassifier
 
@@ -438,8 +438,8 @@ def write_finetuned(
     ``finetune_log.json``. Only model variables are written, no optimizer slots.
     """
     from albert_edge.model import write_tf1_checkpoint
-    from albert_edge.output_claim import CHECKPOINT_FILES
-    from albert_edge.output_set import OutputSet
+    from albert_edge.outputs.claim import CHECKPOINT_FILES
+    from albert_edge.outputs.output_set import OutputSet
 
     out = ensure_writable_dir(out_dir)
     log = {

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping
 
 from albert_edge.errors import ConfigError
-from albert_edge.jsonfile import load_json_file
+from albert_edge.inputs.jsonfile import load_json_file
 
 ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu", "silu", "tanh")
 LN_TYPES = ("postln", "preln")

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from albert_edge.atomic import atomic_path, ensure_writable_dir, write_text_atomic
+from albert_edge.outputs.atomic import atomic_path, ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, hf_config_dict, load_config
 from albert_edge.model.dtypes import float32_weight
@@ -26,7 +26,7 @@ from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORE
                                      map_to_canonical, name_map)
 from albert_edge.model.shard_index import read_shard_index
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
-from albert_edge.output_set import clean_leftovers
+from albert_edge.outputs.output_set import clean_leftovers
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
                 "pytorch_model.bin", "pytorch_model.bin.index.json")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
-from albert_edge.jsonfile import load_json_file
+from albert_edge.inputs.jsonfile import load_json_file
 
 MODULES_FILE = "modules.json"
 #: The pooling modes we export; sentence-transformers names more (``mean_sqrt_len_tokens``, ...).

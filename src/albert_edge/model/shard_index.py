@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
-from albert_edge.jsonfile import load_json_file
+from albert_edge.inputs.jsonfile import load_json_file
 
 #: The largest published checkpoints have a few hundred shards; an ALBERT/BERT has 1-2.
 MAX_SHARDS = 1024

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from albert_edge.atomic import ensure_writable_dir, write_text_atomic
+from albert_edge.outputs.atomic import ensure_writable_dir, write_text_atomic
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, load_config, tf1_config_dict
 from albert_edge.model.names import (
@@ -33,8 +33,8 @@ from albert_edge.model.names import (
     name_map,
 )
 from albert_edge.model.weights import AlbertWeights
-from albert_edge.output_set import clean_leftovers
-from albert_edge.userfile import read_user_bytes
+from albert_edge.outputs.output_set import clean_leftovers
+from albert_edge.inputs.userfile import read_user_bytes
 
 WRITE_SCHEMES = {"google": GOOGLE, "brightmart": BRIGHTMART, "bert": BERT_TF1}
 _DATA_SHARD = re.compile(r"\.data-\d{5}-of-\d{5}$")

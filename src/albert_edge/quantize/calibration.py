@@ -60,7 +60,7 @@ def read_calibration_texts(path: str | os.PathLike[str], min_texts: int = MIN_CA
 
     Raises DataError when the file is unreadable, not UTF-8, or holds fewer than ``min_texts`` texts.
     """
-    from albert_edge.data import NumberedText, read_text_lines, read_tsv
+    from albert_edge.inputs.data import NumberedText, read_text_lines, read_tsv
 
     path = Path(path)
     if not path.is_file():

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from albert_edge import option_ranges as ranges
+from albert_edge.inputs import option_ranges as ranges
 from albert_edge.errors import QuantizationError
 from albert_edge.quantize.auto import Budget
 

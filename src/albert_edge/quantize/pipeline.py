@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
-from albert_edge.output_set import OutputSet
+from albert_edge.outputs.output_set import OutputSet
 from albert_edge.quantize.auto import SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose, not_judged
 from albert_edge.quantize.calibration import (
     MAX_CALIBRATION_TEXTS,

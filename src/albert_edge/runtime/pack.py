@@ -27,7 +27,7 @@ from typing import Any
 
 from albert_edge import __version__
 from albert_edge.errors import MissingPackError, ModelFileError, StrippedPackError
-from albert_edge.jsonfile import load_json_text
+from albert_edge.inputs.jsonfile import load_json_text
 from albert_edge.runtime.onnx_proto import read_onnx_metadata
 from albert_edge.runtime.tflite_metadata import (
     METADATA_NAME,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import DataError
-from albert_edge.jsonfile import MAX_DEPTH, json_depth
+from albert_edge.inputs.jsonfile import MAX_DEPTH, json_depth
 
 
 def iter_jsonl_rows(path: str | os.PathLike[str], what: str,

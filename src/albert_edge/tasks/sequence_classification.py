@@ -184,14 +184,14 @@ class TsvEvalFormat(EvalFormat):
 
     def labels_from_eval(self, path: Any) -> list[str] | None:
         """The TSV's distinct labels, sorted: the class order the project's fine-tuning assigns."""
-        from albert_edge.data import infer_labels, read_tsv
+        from albert_edge.inputs.data import infer_labels, read_tsv
 
         return list(infer_labels(read_tsv(path)))
 
     def labelled_samples(self, path: Any, tokenizer: Any, max_seq_len: int, labels: tuple[str, ...] | None = None,
                          max_examples: int | None = None) -> Samples | None:
         """``label<TAB>text[<TAB>text_b]`` rows: batch-1 samples and class ids in ``labels``' order."""
-        from albert_edge.data import label_ids, read_tsv
+        from albert_edge.inputs.data import label_ids, read_tsv
         from albert_edge.errors import AlbertEdgeError, DataError
         from albert_edge.tokenizer import Preprocessor
 

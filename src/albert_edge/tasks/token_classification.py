@@ -55,7 +55,7 @@ def declares_token_classification(checkpoint: str | os.PathLike[str] | None) -> 
     if not config.is_file():
         return False
     from albert_edge.errors import AlbertEdgeError
-    from albert_edge.jsonfile import load_json_file
+    from albert_edge.inputs.jsonfile import load_json_file
 
     try:
         architectures = load_json_file(config, AlbertEdgeError).get("architectures") or []

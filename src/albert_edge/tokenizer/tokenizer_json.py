@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import TokenizerError
-from albert_edge.jsonfile import load_json_file
+from albert_edge.inputs.jsonfile import load_json_file
 
 TOKENIZER_JSON = "tokenizer.json"
 

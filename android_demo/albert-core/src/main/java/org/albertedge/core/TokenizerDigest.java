@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Compact parity check over all of Unicode: the SHA-256 of how a block of code points tokenizes,
- * each placed between a prefix and a suffix. Python's {@code albert_edge.android.codepoint_digests}
+ * each placed between a prefix and a suffix. Python's {@code albert_edge.android.goldens.codepoint_digests}
  * computes the same digests, so a JVM test, or the phone itself, can prove the two tokenizers
  * agree on every character without shipping millions of golden lines.
  */

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The phone tokenizes exactly as Python does: every line of golden_tokenization.jsonl (written by
- * albert_edge.android from albert_edge.tokenizer) must come out identical.
+ * albert_edge.android.goldens from albert_edge.tokenizer) must come out identical.
  */
 class GoldenTokenizationTest {
     private static List<JSONObject> golden;

@@ -1,7 +1,7 @@
 """The inputs and file names every Android golden shares: android, android_ner and android_qa.
 
-The asset writer (:mod:`albert_edge.android`) and the NER and QA golden writers
-(:mod:`albert_edge.android_ner`, :mod:`albert_edge.android_qa`) read the same sentences, feed the
+The asset writer (:mod:`albert_edge.android.goldens`) and the NER and QA golden writers
+(:mod:`albert_edge.android.ner`, :mod:`albert_edge.android.qa`) read the same sentences, feed the
 same edge and random texts, record tokenizations the same way and write the same JSONL; those
 shared pieces live here so that each writer imports them rather than one another.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from albert_edge.errors import DataError, TokenizerError
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer
-from albert_edge.userfile import read_user_bytes
+from albert_edge.inputs.userfile import read_user_bytes
 
 GOLDEN_TOKENIZATION = "golden_tokenization.jsonl"
 GOLDEN_LOGITS = "golden_logits.jsonl"
@@ -25,7 +25,7 @@ GOLDEN_LATENCY = "golden_latency.json"
 GOLDEN_PACK = "golden_pack.json"
 GOLDEN_CODEPOINTS = "golden_codepoints.json"
 GOLDEN_NORMALIZATION = "golden_normalization.jsonl"
-GOLDEN_NER = "golden_ner.jsonl"  # written by albert_edge.android_ner
+GOLDEN_NER = "golden_ner.jsonl"  # written by albert_edge.android.ner
 PACK_FIXTURE = "pack_fixture.tflite"
 PACK_METADATA_FIXTURE = "pack_fixture_metadata.tflite"
 SENTENCES_FILE = "golden_sentences.txt"

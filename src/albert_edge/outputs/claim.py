@@ -38,7 +38,7 @@ def read_manifest(directory: str | os.PathLike[str]) -> dict[str, str]:
     A missing, unreadable or foreign manifest counts as empty: then nothing here is ours, which
     can only make a run refuse, never overwrite.
     """
-    from albert_edge.jsonfile import load_json_file
+    from albert_edge.inputs.jsonfile import load_json_file
 
     path = Path(directory) / MANIFEST
     if not path.is_file():

@@ -56,7 +56,7 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> Path:
         with atomic_path(target) as tmp:
             tmp.write_bytes(data)
     except OSError as exc:  # a full disk is one line naming the file, not an OSError traceback
-        from albert_edge.output_set import write_failure
+        from albert_edge.outputs.output_set import write_failure
 
         raise write_failure(target, exc) from None
     return Path(target)

@@ -32,14 +32,14 @@ from pathlib import Path
 from types import TracebackType
 
 from albert_edge.errors import OutputError
-from albert_edge.held_signals import held_signals
-from albert_edge.output_claim import (
+from albert_edge.outputs.held_signals import held_signals
+from albert_edge.outputs.claim import (
     MANIFEST,
     claim_output_dir,
     manifest_text,
     read_manifest,
 )
-from albert_edge.output_swap import finish_leftover, fsync_path, swap
+from albert_edge.outputs.swap import finish_leftover, fsync_path, swap
 
 STAGING_PREFIX = ".albert-edge-staging-"
 # Leftovers of a killed writer: our staging folders, atomic.py's ``.NAME.p<pid>.XXXX.partial`` files

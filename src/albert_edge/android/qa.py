@@ -7,7 +7,7 @@ are code points, as Python's; Java converts them with ``offsetByCodePoints``). I
 review texts tokenized with the test vocab, alone and run together into long contexts, one with
 astral characters, and an empty one; the logits are seeded float32 noise with a planted answer.
 
-Regenerate with ``python -m albert_edge.android_qa`` (tests/test_android_qa_golden.py checks the
+Regenerate with ``python -m albert_edge.android.qa`` (tests/test_android_qa_golden.py checks the
 committed file equals a fresh regeneration).
 
 ``golden_qa.jsonl`` goes end to end from strings on a real QA model file (``qa_model.tflite``,
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.atomic import write_bytes_atomic
+from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.tasks.qa_spans import (
     MAX_ANSWER_TOKENS,
     best_span,
@@ -38,7 +38,7 @@ from albert_edge.tasks.qa_spans import (
 from albert_edge.tokenizer import WordPieceTokenizer
 
 GOLDEN_QA = "golden_qa_spans.jsonl"
-RESOURCES = Path(__file__).resolve().parents[2] / "android_demo" / "albert-core" / "src" / "test" / "resources"
+RESOURCES = Path(__file__).resolve().parents[3] / "android_demo" / "albert-core" / "src" / "test" / "resources"
 _SEED = 20261203
 
 
@@ -96,14 +96,14 @@ def qa_span_records(vocab_text: str, sentences: Sequence[str]) -> list[dict[str,
 
 
 def render_qa_goldens(vocab_text: str, sentences: Sequence[str]) -> bytes:
-    from albert_edge.android_golden_inputs import render_jsonl
+    from albert_edge.android.golden_inputs import render_jsonl
 
     return render_jsonl(qa_span_records(vocab_text, sentences)).encode("utf-8")
 
 
 def write_qa_goldens(resources_dir: str | Path = RESOURCES) -> Path:
     """Regenerate ``golden_qa_spans.jsonl`` from the committed vocab.txt and golden_sentences.txt."""
-    from albert_edge.android_golden_inputs import SENTENCES_FILE, VOCAB_FILE, read_sentences
+    from albert_edge.android.golden_inputs import SENTENCES_FILE, VOCAB_FILE, read_sentences
 
     out = Path(resources_dir)
     vocab_text = (out / VOCAB_FILE).read_text(encoding="utf-8")
@@ -227,7 +227,7 @@ def qa_model_records(data: bytes, source: str, cases: Sequence[tuple[str, str]],
 
 def render_qa_model_golden(data: bytes, source: str, cases: Sequence[tuple[str, str]],
                            settings: Sequence[tuple[int | None, int]] = ((None, MAX_ANSWER_TOKENS),)) -> str:
-    from albert_edge.android_golden_inputs import render_jsonl
+    from albert_edge.android.golden_inputs import render_jsonl
 
     return render_jsonl(qa_model_records(data, source, cases, settings))
 

@@ -2,7 +2,7 @@
 
 The phone cuts entities out of what the user typed, so the Java tokenizers must give the same
 character offsets as ``tokenize_with_offsets`` and the Java decoder the same entities as
-``TokenClassifier``. Like the tokenization goldens in :mod:`albert_edge.android`, nothing is
+``TokenClassifier``. Like the tokenization goldens in :mod:`albert_edge.android.goldens`, nothing is
 argued; these files are computed here and reproduced by the JVM tests
 (``android_demo/albert-core``):
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.android_golden_inputs import (
+from albert_edge.android.golden_inputs import (
     EDGE_TEXTS,
     GOLDEN_NER,
     SENTENCES_FILE,
@@ -37,12 +37,12 @@ from albert_edge.android_golden_inputs import (
     read_sentences,
     render_jsonl,
 )
-from albert_edge.atomic import ensure_writable_dir, write_bytes_atomic
+from albert_edge.outputs.atomic import ensure_writable_dir, write_bytes_atomic
 from albert_edge.errors import DataError, ModelFileError
-from albert_edge.jsonfile import load_json_text
+from albert_edge.inputs.jsonfile import load_json_text
 from albert_edge.runtime.pack import ModelPack
 
-# GOLDEN_NER is re-exported: one name for the asset writer (android.py) and the tests.
+# GOLDEN_NER is re-exported: one name for the asset writer (android/goldens.py) and the tests.
 __all__ = [
     "CORPUS_FILE",
     "DEFAULT_NER_TEXTS",
@@ -210,7 +210,7 @@ def sentencepiece_codepoint_digests(tokenizer: Any, lower: bool) -> dict[str, An
     """
     import hashlib
 
-    from albert_edge.android_golden_inputs import CODEPOINT_BLOCK, CODEPOINT_CONTEXT
+    from albert_edge.android.golden_inputs import CODEPOINT_BLOCK, CODEPOINT_CONTEXT
 
     before, after = CODEPOINT_CONTEXT
     digests: list[str] = []
@@ -224,11 +224,11 @@ def sentencepiece_codepoint_digests(tokenizer: Any, lower: bool) -> dict[str, An
 def sentencepiece_asset_goldens(pack: ModelPack, cases: Sequence[Any], source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(golden_tokenization records, golden_codepoints digests) for a SentencePiece pack's assets.
 
-    The same formats as the WordPiece ones of :mod:`albert_edge.android` (``tokenization_record``,
+    The same formats as the WordPiece ones of :mod:`albert_edge.android.goldens` (``tokenization_record``,
     ``codepoint_digests``), computed with the pack's own ``spiece.model`` and casing, so the app's
     instrumented test reads them unchanged.
     """
-    from albert_edge.android_golden_inputs import tokenization_record
+    from albert_edge.android.golden_inputs import tokenization_record
     from albert_edge.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from albert_edge.atomic import ensure_writable_dir
+from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.convert.pipeline import ConvertOptions
-from albert_edge.demo_examples import DEFAULT_COUNT, DEFAULT_SEED, judge_held_out, user_text_lines
+from albert_edge.demo.examples import DEFAULT_COUNT, DEFAULT_SEED, judge_held_out, user_text_lines
 from albert_edge.errors import DataError
-from albert_edge.output_claim import claim_output_dir
-from albert_edge.output_set import OutputSet
+from albert_edge.outputs.claim import claim_output_dir
+from albert_edge.outputs.output_set import OutputSet
 from albert_edge.quantize.options import QuantizeOptions
 
 SAMPLE_NAME = "albert_tiny_zh_sentiment"
@@ -37,7 +37,7 @@ def _host_thread_counts() -> list[int]:
 
 def default_sample_dir() -> Path:
     """Where the trained sample lives in a source checkout (``examples/`` beside ``src/``)."""
-    return Path(__file__).resolve().parents[2] / "examples" / SAMPLE_NAME
+    return Path(__file__).resolve().parents[3] / "examples" / SAMPLE_NAME
 
 
 def _demo_convert_options() -> ConvertOptions:
@@ -70,7 +70,7 @@ class DemoSettings:
     bench_max_seconds: float | None = 90.0
     convert: ConvertOptions = field(default_factory=_demo_convert_options)
     quantize: QuantizeOptions = field(default_factory=_demo_quantize_options)
-    # The closing examples: a seeded pick from the test split with gold labels (demo_examples.py),
+    # The closing examples: a seeded pick from the test split with gold labels (demo/examples.py),
     # then the user's own texts, if any.
     example_count: int = DEFAULT_COUNT
     example_seed: int = DEFAULT_SEED

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from albert_edge.atomic import write_text_atomic
+from albert_edge.outputs.atomic import write_text_atomic
 from albert_edge.errors import DataError
-from albert_edge.userfile import read_user_bytes
+from albert_edge.inputs.userfile import read_user_bytes
 
 #: md5 of the bert-base-chinese vocab.txt (21128 lines) that ALBERT-Tiny (albert_zh) uses.
 VOCAB_MD5 = "3b5b76c4aef48ecf8cb3abaafe960f09"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_edge.errors import AlbertEdgeError
-from albert_edge.userfile import read_user_bytes
+from albert_edge.inputs.userfile import read_user_bytes
 
 # Real configs nest 2-3 levels (id2label, pack settings' tokenizer block); 32 leaves ample room.
 MAX_DEPTH = 32

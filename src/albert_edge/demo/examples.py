@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from albert_edge.data import Example, read_tsv
+from albert_edge.inputs.data import Example, read_tsv
 
 #: How many held-out examples the demo shows by default (split evenly over the classes).
 DEFAULT_COUNT = 6

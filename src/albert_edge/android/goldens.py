@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_edge.android_golden_inputs import (  # re-exported: callers name them from here too
+from albert_edge.android.golden_inputs import (  # re-exported: callers name them from here too
     ASSET_MODEL,
     CODEPOINT_BLOCK,
     CODEPOINT_CONTEXT,
@@ -60,8 +60,8 @@ from albert_edge.android_golden_inputs import (  # re-exported: callers name the
     render_jsonl,
     tokenization_record,
 )
-from albert_edge.android_tables import render_unicode_tables_java
-from albert_edge.atomic import (
+from albert_edge.android.tables import render_unicode_tables_java
+from albert_edge.outputs.atomic import (
     ensure_writable_dir,
     write_bytes_atomic,
     write_text_atomic,
@@ -77,7 +77,7 @@ from albert_edge.runtime.pack import (
 )
 from albert_edge.tokenizer import Preprocessor, WordPieceTokenizer, load_tokenizer
 # (kept after the tokenizer import so that merging with the consistency-check import above stays clean)
-from albert_edge.output_set import OutputSet  # noqa: I001
+from albert_edge.outputs.output_set import OutputSet  # noqa: I001
 
 
 # Where the committed test goldens and the generated Java tables live, relative to the repo root.
@@ -506,11 +506,11 @@ def write_android_assets(
     casing; ``golden_logits.jsonl`` (if ``with_logits``) holds LiteRT's logits for the first
     encodable cases, which the app's instrumented test compares with the phone's. For a
     token-classification model ``golden_ner.jsonl`` replaces it: window logits, tags and entities
-    per text (``albert_edge.android_ner``), checked against ``TokenClassifier`` first; for a
+    per text (``albert_edge.android.ner``), checked against ``TokenClassifier`` first; for a
     question-answering model ``golden_qa.jsonl``: tokens, windows, start/end logits and the answer
-    per (question, context) (``albert_edge.android_qa``), checked against ``QuestionAnswerer`` first.
+    per (question, context) (``albert_edge.android.qa``), checked against ``QuestionAnswerer`` first.
     """
-    from albert_edge import android_qa
+    from albert_edge.android import qa as android_qa
 
     data, pack = load_model_pack(model_path)
     source = str(model_path)
@@ -518,7 +518,7 @@ def write_android_assets(
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
     if pack.tokenizer_type == "sentencepiece":
         # albert-core tokenizes SentencePiece in Java too; the same goldens, from the pack's own model.
-        from albert_edge import android_ner
+        from albert_edge.android import ner as android_ner
 
         records, digests = android_ner.sentencepiece_asset_goldens(pack, cases, source)
     else:
@@ -534,7 +534,7 @@ def write_android_assets(
         qa_text = android_qa.render_qa_model_golden(data, source, qa_cases)
     elif with_logits and pack.task == "token_classification":
         # Entities instead of sentence logits; checked against TokenClassifier before anything is written.
-        from albert_edge import android_ner
+        from albert_edge.android import ner as android_ner
 
         texts = list(sentences) if sentences else list(android_ner.DEFAULT_NER_TEXTS)
         ner_text = android_ner.render_ner_golden(data, source, texts[:_MAX_MODEL_GOLDENS])
