@@ -85,7 +85,8 @@ def claim_output_dir(directory: str | os.PathLike[str], names: Iterable[str] = (
     present_set = set(present)
     patterns = tuple(patterns)
     for name in dict.fromkeys(names):
-        if name != MANIFEST and name in present_set and not _ours(directory, name, manifest):
+        there = name in present_set or ("/" in name and os.path.lexists(directory / name))
+        if name != MANIFEST and there and not _ours(directory, name, manifest):
             raise _refusal(directory, name)
     for name in present:
         if name.startswith(".") or _ours(directory, name, manifest):

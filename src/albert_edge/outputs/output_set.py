@@ -39,7 +39,7 @@ from albert_edge.outputs.claim import (
     manifest_text,
     read_manifest,
 )
-from albert_edge.outputs.swap import finish_leftover, fsync_path, swap
+from albert_edge.outputs.swap import finish_leftover, fsync_path, relative_name, swap
 
 STAGING_PREFIX = ".albert-edge-staging-"
 # Leftovers of a killed writer: our staging folders, atomic.py's ``.NAME.p<pid>.XXXX.partial`` files
@@ -132,14 +132,16 @@ class OutputSet:
     def _check_name(self, name: str) -> None:
         if self.staging is None:
             raise RuntimeError("OutputSet used outside its with-block")
-        if Path(name).name != name or name in self.names or name == MANIFEST:
-            raise ValueError(f"output name {name!r} must be a new plain file name")
+        if not relative_name(name) or name in self.names or name == MANIFEST:
+            raise ValueError(f"output name {name!r} must be a new file name (or sub-folder/name)")
 
     def write_bytes(self, name: str, data: bytes) -> Path:
-        """Stage ``data`` as ``name`` (a plain file name); return the path it will have once swapped in."""
+        """Stage ``data`` as ``name`` (a file name, or ``sub/name`` inside the directory: quantize's
+        ``variants/``); return the path it will have once swapped in."""
         self._check_name(name)
         assert self.staging is not None
         try:
+            (self.staging / name).parent.mkdir(parents=True, exist_ok=True)
             (self.staging / name).write_bytes(data)
             fsync_path(self.staging / name)  # renamed into place later: the bytes must be on disk first
             # mkdtemp makes 0700 folders; outputs are read by apps, asset copies and other users.
@@ -175,8 +177,8 @@ class OutputSet:
     def remove_stale(self, name: str) -> None:
         """Delete ``name`` from the directory at commit: a file of the previous set this set does not
         replace (e.g. golden logits of another model) must not survive beside the new files."""
-        if Path(name).name != name:
-            raise ValueError(f"output name {name!r} must be a plain file name")
+        if not relative_name(name):
+            raise ValueError(f"output name {name!r} must be a file name (or sub-folder/name)")
         self.stale.append(name)
 
     def commit(self) -> list[Path]:

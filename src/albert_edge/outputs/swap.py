@@ -35,6 +35,13 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def relative_name(name: str) -> bool:
+    """``name`` is a file name or ``folder/name`` below the output directory (relative, no ``.`` or
+    ``..`` part). Journals are checked with it too: a folder's contents are never trusted blindly."""
+    return bool(name) and not Path(name).is_absolute() and "\\" not in name and all(
+        part not in ("", ".", "..") for part in name.split("/"))
+
+
 def _keep(old: Path, kept: Path) -> None:
     """Keep the file about to be replaced: a second name for it, or (no hard links here) move it."""
     try:
@@ -62,10 +69,13 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> 
     try:
         for name in names:
             if name in existed:
+                (replaced / name).parent.mkdir(parents=True, exist_ok=True)
                 _keep(directory / name, replaced / name)
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / name, directory / name)
         for name in stale:
             if name in existed and name not in names:
+                (replaced / name).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(directory / name, replaced / name)
         fsync_path(directory)
     except BaseException:
@@ -100,7 +110,7 @@ def roll_back(staging: Path, directory: Path) -> bool:
         return False
     replaced = staging / REPLACED
     for name in dict.fromkeys([*names, *stale]):
-        if Path(name).name != name:
+        if not relative_name(name):
             continue  # the journal is ours, but a folder's contents are never trusted blindly
         now = _identity(directory / name)
         ours = now is not None and now == placed.get(name)
