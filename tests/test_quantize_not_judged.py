@@ -49,8 +49,9 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
     out = tmp_path / "q"
     assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--out", str(out), *COMMON]) == 0
     printed = capsys.readouterr().out
-    written = sorted(p.name for p in out.iterdir() if p.suffix in (".tflite", ".onnx"))
-    assert written == ["model_dynamic_int8.onnx", "model_dynamic_int8.tflite", "model_fp32.onnx", "model_fp32.tflite"]
+    written = sorted(p.name for p in (out / "variants").iterdir())
+    assert written == ["dynamic_int8.onnx", "dynamic_int8.tflite", "fp32.onnx", "fp32.tflite"]
+    assert not list(out.glob("model.*"))  # nothing judged, nothing shipped under the one name
     report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
     assert report["calibration"]["data"] is None and report["calibration"]["used_by"] == []
     assert report["judge"]["examples"] == 0 and report["chosen"] is None
@@ -59,16 +60,17 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
             assert v["not_judged"] is None
         else:
             assert v["not_judged"].startswith("no rows to judge on") and v["meets_budget"] is False
-    rows = [line for line in printed.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
+    details = (out / "quantize_report.md").read_text(encoding="utf-8")
+    rows = [line for line in details.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
                                                                           ["onnx", "dynamic_int8"])]
-    assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), printed
-    assert "chosen: (none: not judged, no rows to judge on" in printed and "rejected" not in printed
+    assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), details
+    assert "ship      nothing: no variant was judged: no rows to judge on" in printed and "rejected" not in printed
 
 
 def test_fp16_runs_without_calib(checkpoint, tmp_path, capsys):
     out = tmp_path / "q"
     assert main(["quantize", str(checkpoint), "--mode", "fp16", "--formats", "tflite", "--out", str(out), *COMMON]) == 0
-    assert (out / "model_fp16.tflite").is_file() and not list(out.glob("*.onnx"))
+    assert (out / "variants" / "fp16.tflite").is_file() and not list(out.glob("**/*.onnx"))
 
 
 @pytest.mark.parametrize("argv,needs", [
@@ -108,7 +110,9 @@ def test_dynamic_with_calib_and_no_eval_judges_every_text_and_too_few_is_not_jud
     need = min_judge_rows(0.99, 0.95)
     assert int8["drift"]["agreement"] == 1.0  # what dynamic int8 of this tiny model does on these 20 texts (seeded)
     assert int8["not_judged"] == f"20 rows cannot show 99% agreement at 95% confidence (need {need}; measured 100.00%)"
-    assert "not judged (never chosen): 20 rows" in printed and "rejected" not in printed
+    assert "ship      nothing: no variant was judged: 20 rows cannot show 99% agreement" in printed
+    details = (out / "quantize_report.md").read_text(encoding="utf-8")
+    assert "not judged (never chosen): 20 rows" in details and "rejected" not in printed + details
     assert report["chosen"] is None and int8["meets_budget"] is False
 
 
