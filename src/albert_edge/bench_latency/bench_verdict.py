@@ -89,3 +89,22 @@ def bench_verdict(report: BenchReport, details: str | None = None) -> Verdict:
                    speed=speed, accuracy=_accuracy(report, rec["variant"], baseline, rec.get("accuracy_drop_points")),
                    decided=decided, undecided=undecided, rerun=None if decided else _rerun(report, seq_len),
                    **common)
+
+
+def file_verdict(report: BenchReport, path: str | Path, command: str, details: str | None = None) -> Verdict:
+    """The verdict on one file already chosen (the demo's ``model.tflite``): its own rows decide only the
+    thread count, so the block describes that file, not whichever variant the whole bench would pick."""
+    from dataclasses import replace
+
+    from albert_edge.bench_latency.analysis import headline_seq_len, recommend
+
+    name = next((v["name"] for v in report.variants if Path(v["path"]) == Path(path)), None)
+    host = [r for r in report.results if r["source"] == "host"]
+    seq_len = headline_seq_len(r["seq_len"] for r in host)
+    own = [r for r in host if r["variant"] == name]
+    rec = None
+    if name is not None and seq_len is not None:
+        cores = report.machine.get("physical_cores") if report.machine.get("kind") == "host" else None
+        rec = recommend(own, {a["variant"]: a for a in report.accuracy}, report.baseline(), seq_len,
+                        report.settings.get("max_drop", 0.5), max_threads=int(cores) if cores else None)
+    return replace(bench_verdict(replace(report, recommendation=rec), details), command=command)
