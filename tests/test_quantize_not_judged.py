@@ -116,6 +116,27 @@ def test_dynamic_with_calib_and_no_eval_judges_every_text_and_too_few_is_not_jud
     assert report["chosen"] is None and int8["meets_budget"] is False
 
 
+def test_without_eval_a_labelled_dev_split_beside_the_checkpoint_is_the_judge(checkpoint, tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    rows = [f"{('neg', 'pos')[i % 2]}\t{''.join(rng.choice(VOCAB[5:], size=6))}" for i in range(300)]
+    (checkpoint / "dev.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "q"
+    assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--formats", "tflite", "--out", str(out),
+                 *COMMON]) == 0
+    report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
+    assert report["judge"]["data"] == str(checkpoint / "dev.tsv") and report["judge"]["examples"] == 300
+    assert report["judge"]["default"].startswith("the labelled split beside the checkpoint")
+    [int8] = [v for v in report["variants"] if v["name"] == "dynamic_int8"]
+    assert int8["not_judged"] is None and int8["drift"]["accuracy"] is not None  # judged in the task's metric
+    # --eval still wins over the split beside the checkpoint.
+    mine = tmp_path / "mine.tsv"
+    mine.write_text("\n".join(rows[:20]) + "\n", encoding="utf-8")
+    assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--formats", "tflite", "--eval", str(mine),
+                 "--out", str(tmp_path / "q2"), *COMMON]) == 0
+    report = json.loads((tmp_path / "q2" / "quantize_report.json").read_text(encoding="utf-8"))
+    assert report["judge"]["data"] == str(mine) and "default" not in report["judge"]
+
+
 # --- the rule, without a model -------------------------------------------------------------------
 
 def _variant(name, drift, ratio, size=1000):

@@ -279,6 +279,10 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
         task = source.task(options.task)
     except AlbertEdgeError as exc:
         raise QuantizationError(str(exc)) from None
+    default_judge = default_judge_file(source.checkpoint, task) if options.eval_tsv is None else None
+    if default_judge is not None:
+        options = replace(options, eval_tsv=default_judge)
+        say(f"judging on {default_judge} (the labelled split beside the checkpoint; no --eval given)")
     # The eval file is the task's own labelled format (``Task.eval_format``: a TSV for sentence
     # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
     # (and a bad one refused) before the output directory exists.
@@ -300,8 +304,32 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
         judge.info.setdefault("labels", names)
         judge.info.setdefault("labels_from", labels_source)
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
+    if default_judge is not None:
+        judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
     return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
                        options.budget(), out, say, started)
+
+
+#: Labelled held-out splits looked for beside a checkpoint when no --eval is given (the sample's dev.tsv).
+DEFAULT_JUDGE_FILES = ("dev.tsv", "dev.jsonl")
+
+
+def default_judge_file(checkpoint: str | os.PathLike[str], task: Task) -> Path | None:
+    """The judge set a run without ``--eval`` uses: a ``dev.tsv`` / ``dev.jsonl`` beside the checkpoint in the
+    task's own labelled format, else None (then calibration texts are judged, as before).
+
+    Why: calibration files are sized for calibration (the sample's 256 texts), too few to show 99 %
+    agreement (268 rows); a checkpoint folder that carries its labelled dev split should be judged on
+    it, in the task's metric, rather than have every variant marked "not judged". The report's
+    ``judge.default`` and a progress line say when this happened; ``--eval`` always wins.
+    """
+    from albert_edge.convert.assets import checkpoint_dir
+
+    for name in DEFAULT_JUDGE_FILES:
+        path = checkpoint_dir(checkpoint) / name
+        if path.is_file() and task.eval_format.reads_labelled(path):
+            return path
+    return None
 
 
 def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_texts: list[str] | None,
