@@ -182,3 +182,16 @@ def test_auto_never_chooses_an_unjudged_variant_and_says_so():
     fast.not_judged = not_judged(fast, budget)
     sentence = relax_sentence(fast, budget, get_task("sequence_classification"))
     assert sentence.startswith("no quantized variant could be judged: 50 rows") and "--eval" in sentence
+
+
+def test_a_rerun_removes_the_previous_runs_variants_and_shipped_file_but_never_converts_files(tmp_path):
+    from albert_edge.quantize.pipeline import _stale_files
+
+    previous = {"variants": [{"file": "variants/fp32.tflite"}, {"file": "variants/int8_fc.tflite"},
+                             {"file": "model_fp32.tflite"}, {"file": None}],
+                "shipped": {"model.tflite": {}, "model.onnx": {}}}
+    (tmp_path / "quantize_report.json").write_text(json.dumps(previous), encoding="utf-8")
+    written = {"variants/fp32.tflite", "variants/dynamic_int8.tflite", "model.tflite"}
+    assert _stale_files(tmp_path, written) == ["variants/int8_fc.tflite", "model.onnx"]
+    (tmp_path / "quantize_report.json").write_text("{not json", encoding="utf-8")
+    assert _stale_files(tmp_path, written) == []
