@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 #: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
-#: x86 they buy size, not speed (benchmarks/README.md, "int4 weights and ONNX int8").
+#: x86 they buy size, not speed (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md).
 INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
 FORMATS = ("tflite", "onnx")
 
