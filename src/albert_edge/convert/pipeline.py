@@ -294,7 +294,7 @@ def convert_checkpoint(
     say("write files")
     report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
-    with OutputSet(out) as staged:
+    with OutputSet(out, writer="convert") as staged:
         for exported, data in built:
             staged.write_bytes(exported.file, data)
             report.files.append(exported)

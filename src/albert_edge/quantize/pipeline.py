@@ -500,7 +500,7 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
     """Write the named files and ``quantize_report.json`` together; remove what they replace."""
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     over_budget = report.status == "over_budget"
-    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out) as staged:
+    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out, writer="quantize") as staged:
         for r in run.results:
             if r.file:
                 staged.write_bytes(r.file, run.packed[r.key])
