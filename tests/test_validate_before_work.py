@@ -115,7 +115,9 @@ def test_card_refuses_a_conversion_report_whose_files_are_not_objects(tmp_path, 
 @pytest.mark.parametrize("text", ["", "   "])
 def test_demo_refuses_an_empty_text_before_any_stage(tmp_path, capsys, text):
     out = tmp_path / "demo"
-    refused(capsys, ["demo", "--out", out, "--text", "fine", "--text", text], "--text", "empty")
+    # --sample names no folder: on a build that checks --text late, this fails fast for the wrong reason.
+    refused(capsys, ["demo", "--out", out, "--sample", tmp_path / "nowhere", "--text", "fine", "--text", text],
+            "--text", "empty")
     assert not out.exists() or not any(out.iterdir())
 
 
