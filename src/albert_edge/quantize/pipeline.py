@@ -152,7 +152,8 @@ def calibration_uses(options: QuantizeOptions) -> list[str]:
     from albert_edge.quantize.tflite_quant import VARIANTS
 
     tflite, onnx = variant_names(options.mode, options.variants)
-    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)]
+    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)
+            ] if "tflite" in options.format_list else []
     if "onnx" in options.format_list:
         uses += [f"onnx_{name}" for name in onnx if name == "qdq_int8"]
     if options.mode == "auto":
@@ -270,6 +271,8 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     texts = read_calibration_texts(calib) if calib is not None else []
     source = ModelSource.of(checkpoint)
     weights = source.weights
+    # The same limit convert uses: a pack longer than the position table is a file no reader opens.
+    options = replace(options, max_seq_len=source.max_seq_len(options.max_seq_len))
     try:
         task = source.task(options.task)
     except AlbertEdgeError as exc:
@@ -422,6 +425,7 @@ def _pack_variants(run: QuantizeRun) -> None:
     """Attach the runtime pack to every built variant; its shipped size decides the budget marks."""
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.convert.tflite_metadata import attach_standard_metadata
+    from albert_edge.runtime.consistency import checked_pack
 
     for r in run.results:
         if r.error:
@@ -431,6 +435,8 @@ def _pack_variants(run: QuantizeRun) -> None:
             run.packed[r.key] = attach_standard_metadata(r.data, pack)
         else:
             run.packed[r.key] = _onnx_with_pack(r.data, pack)
+        # A written file is a read file: the load-time check every runtime class makes, before any report.
+        checked_pack(run.packed[r.key], f"{run.out} ({r.key})", pack)
         r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
         r.not_judged = not_judged(r, run.budget)
         r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, run.budget)
@@ -462,6 +468,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
         keep = [r for r in run.results if r.name == "fp32" or r is closest]
     elif o.mode == "auto":
         report.status = "chosen"
+    keep = [r for r in keep if r.format in o.format_list]  # --formats onnx writes no .tflite, the reference neither
     _name_files(run.results, keep, report.status == "over_budget")
     report.seconds = time.perf_counter() - run.started
     return report
@@ -500,7 +507,7 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
     """Write the named files and ``quantize_report.json`` together; remove what they replace."""
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     over_budget = report.status == "over_budget"
-    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out) as staged:
+    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out, writer="quantize") as staged:
         for r in run.results:
             if r.file:
                 staged.write_bytes(r.file, run.packed[r.key])
@@ -528,6 +535,8 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
 
     results = []
     names, onnx_names = variant_names(mode, variants)
+    if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
+        names = []
     for name in ("fp32", *names):
         r = VariantResult(name, "tflite")
         try:
