@@ -229,6 +229,10 @@ def quantize_section(report: Mapping[str, Any]) -> str:
              f"agreement with fp32 at least {budget.get('min_agreement', '–')}.", "",
              table(["variant", "format", "file", "size MB", "median ms", "x fp32",
                     *(title for _, title in columns), "within budget"], rows)]
+    for name, item in (report.get("shipped") or {}).items():
+        lines += ["", f"**Ship `{name}`**: the chosen variant `{item.get('variant')}` (a copy of `{item.get('copy_of')}`), "
+                      f"{(_mb(item.get('size_bytes')) or 0):.2f} MB, {item.get('ratio_vs_fp32') or 0:.2f}x of fp32's time, "
+                      f"{item.get('drift') or 'not judged'}."]
     return "\n".join(lines)
 
 
@@ -267,9 +271,11 @@ def render_card(inputs: CardInputs, license_id: str = "apache-2.0", base_model: 
     """The whole card: front matter, a title, how to run it, then one section per report present."""
     checkpoint = (inputs.conversion or inputs.quantize or {}).get("checkpoint")
     name = title or base_model or model_name(checkpoint)
+    # The file to ship is the one quantize chose (model.tflite); without one, the first file written.
+    shipped = list(((inputs.quantize or {}).get("shipped") or {}).keys())
     first = next((f.get("file") for f in (inputs.conversion or {}).get("files", []) if f.get("file")), None)
-    first = first or next((v.get("file") for v in (inputs.quantize or {}).get("variants", []) if v.get("file")),
-                          "MODEL")
+    first = (shipped[0] if shipped else None) or first or next(
+        (v.get("file") for v in (inputs.quantize or {}).get("variants", []) if v.get("file")), "MODEL")
     parts = [front_matter(inputs, license_id, base_model), "", f"# {name} for on-device inference", "",
              "Converted with albert-edge: every file carries its tokenizer, "
              "labels and settings, and every number below was measured by the run that made the files.", "",

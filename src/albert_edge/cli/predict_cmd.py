@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
         description="Print each text's result as the model's task says (a label and score, entities, an answer). "
                     "Texts come from the arguments, --file, or stdin; a TAB in a line separates the two texts of "
                     "a pair.")
-    parser.add_argument("model", help="packed .tflite or .onnx model file")
+    parser.add_argument("model", help="packed .tflite or .onnx model file (the file quantize chose is OUT/model.tflite)")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to run (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text/TSV file, one text (or text_a<TAB>text_b) per line")
     parser.add_argument("--labelled", action="store_true", help="the first TSV column is a gold label; echo it")

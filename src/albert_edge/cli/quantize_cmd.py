@@ -12,6 +12,8 @@ from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
 from albert_edge.errors import DataError, QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
+from albert_edge.quantize.report import quantize_verdict
+from albert_edge.verdict import verdict_lines
 from albert_edge.tasks import TASK_NAMES, canonical_task_name
 
 
@@ -106,10 +108,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"report: {exc.report.report_path}", file=sys.stderr)
         raise
     progress.clear()
-    print(report.table())
-    unjudged = next((v.not_judged for v in report.variants if v.not_judged), None)
-    none = f"(none: not judged, {unjudged})" if unjudged else "(none: explicit mode, see budget column)"
-    print(f"chosen: {report.chosen or none}")
+    # One screen: the verdict and where the details are (every variant's row: quantize_report.md).
+    print("\n".join(verdict_lines(quantize_verdict(report))))
     print(f"report: {report.report_path}")
     warning = placeholder_labels_warning(report.judge.get("labels"), "quantize")
     if warning and not labels:
