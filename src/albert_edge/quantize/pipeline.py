@@ -42,6 +42,7 @@ from albert_edge.quantize.calibration import (
     read_calibration_texts,
 )
 from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+from albert_edge.quantize.sequential_judge import SequentialJudge
 from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
 from albert_edge.quantize.report import (
     OVER_BUDGET_DIR,
@@ -113,20 +114,21 @@ class QuantizeRun:
     say: Callable[[str], None]
     started: float
     results: list[VariantResult] = field(default_factory=list)
-    reference: np.ndarray | None = None
     tables: dict[str, ErrorTable] = field(default_factory=dict)
     fallback_log: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
     packed: dict[str, bytes] = field(default_factory=dict)
+    judge_rows: SequentialJudge | None = None
 
     @property
     def weights(self) -> AlbertWeights:
         return self.source.weights
 
     def judge_variant(self, r: VariantResult) -> None:
-        """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``)."""
-        assert self.reference is not None, "the fp32 reference is computed by _build_and_judge"
-        _judge(r, self.judge.samples, self.reference, self.judge.gold, self.options.num_threads, self.task)
+        """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``): on the
+        seeded rows that decide the budget (``sequential_judge``), all of them when needed."""
+        assert self.judge_rows is not None, "the judge is made by _build_and_judge"
+        _judge(r, self.judge_rows)
 
 
 def variant_names(mode: str, variants: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -356,26 +358,49 @@ def _build_and_judge(run: QuantizeRun) -> None:
     if not run.judge.samples:
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
-    run.reference = variant_values(run.results[0].data, run.judge.samples, run.task, o.num_threads)
-    for r in run.results:
-        run.say(f"judging {r.key} on {len(run.judge.samples)} rows")
+    threads, task = o.num_threads, run.task
+    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, run.results[0].data, run.budget,
+                                     lambda model, rows: variant_values(model, rows, task, threads), task.drift,
+                                     subsample=o.judge_subsample)
+    run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
+                                   "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
+    total = len(run.results)
+    for k, r in enumerate(run.results, 1):
+        run.say(f"judging {r.key} ({k}/{total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
 
 
+def needs_error_table(r: VariantResult, budget: Budget, mode: str) -> bool:
+    """Whether ``r`` gets a per-op error table: a quantized TFLite variant judged to miss the budget, the
+    one kind a fallback (auto's search, or the user reading the worst ops) can act on. A variant that
+    meets the budget, or was not judged (more rows, not floated ops, would decide it), gets none; nor
+    does auto's ``dynamic_int8_col``, whose search ranks FCs by measured gain instead."""
+    from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
+
+    if r.format != "tflite" or r.name == "fp32" or r.error or r.drift is None:
+        return False
+    if mode == "auto" and r.name == SEARCHED_BY_GAIN:
+        return False
+    return bool(budget_failures(r, budget)) and not_judged(r, budget) is None
+
+
 def _error_tables(run: QuantizeRun) -> None:
-    """Per-op error tables of the quantized TFLite variants (what the fallback search ranks ops by)."""
+    """Per-op error tables of the variants that need a fallback (``needs_error_table``): what the
+    fallback search ranks ops by. Each costs two keep-every-tensor interpreters, so none is built
+    for a variant nothing will fall back."""
     if not run.options.error_tables or not len(run.calibration):
         return  # the tables run calibration texts; without --calib there are none
     from albert_edge.quantize.op_errors import error_table
 
     fp32 = run.results[0].data
-    for r in run.results:
-        if r.format == "tflite" and r.name != "fp32" and not r.error:
-            run.say(f"per-op error table of {r.key} on {min(TABLE_TEXTS, len(run.calibration))} calibration texts")
-            try:
-                run.tables[r.key] = error_table(r.name, r.data, fp32, run.calibration.samples, run.weights, TABLE_TEXTS)
-            except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
-                run.say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
+    needed = [r for r in run.results if needs_error_table(r, run.budget, run.options.mode)]
+    for k, r in enumerate(needed, 1):
+        run.say(f"per-op error table of {r.key} ({k}/{len(needed)}) on "
+                f"{min(TABLE_TEXTS, len(run.calibration))} calibration texts")
+        try:
+            run.tables[r.key] = error_table(r.name, r.data, fp32, run.calibration.samples, run.weights, TABLE_TEXTS)
+        except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
+            run.say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
 
 
 def _fallback_searches(run: QuantizeRun) -> None:
@@ -565,13 +590,12 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     return results
 
 
-def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
-           num_threads: int, task: Task) -> None:
-    """Set ``r.drift`` against ``reference``, or ``r.error`` when the variant cannot run (a built error stays)."""
+def _judge(r: VariantResult, judge: SequentialJudge) -> None:
+    """Set ``r.drift`` against fp32, or ``r.error`` when the variant cannot run (a built error stays)."""
     if r.error:
         return
     try:
-        r.drift = task.drift(variant_values(r.data, samples, task, num_threads), reference, y)
+        r.drift = judge.judge(r.data)
     except (AlbertEdgeError, RuntimeError, ValueError) as exc:
         r.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
 
