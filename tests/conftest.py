@@ -32,3 +32,16 @@ def mediapipe_python() -> Path:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.ensure_venv()
+
+
+@pytest.fixture(autouse=True)
+def _progress_held_whole_run(monkeypatch):
+    """Progress lines held for the whole command, however slow the machine running the tests.
+
+    In a log, a command writes its progress lines once it has run ``progress.HOLD_SECONDS``; a test
+    that checks an error is the one line on stderr must not depend on whether a loaded machine took
+    that long to reach it. tests/test_progress.py sets the hold itself where it tests it.
+    """
+    from albert_edge import progress
+
+    monkeypatch.setattr(progress, "HOLD_SECONDS", float("inf"))

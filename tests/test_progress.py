@@ -145,6 +145,7 @@ def _log(monkeypatch) -> tuple[io.StringIO, _Clock]:
     stream, clock = io.StringIO(), _Clock()
     monkeypatch.setattr("sys.stderr", stream)
     monkeypatch.setattr(progress, "_clock", clock)
+    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)  # the shipped hold (conftest holds whole runs)
     return stream, clock
 
 
