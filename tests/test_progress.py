@@ -146,7 +146,8 @@ def _log(monkeypatch) -> tuple[io.StringIO, _Clock]:
     stream, clock = io.StringIO(), _Clock()
     monkeypatch.setattr("sys.stderr", stream)
     monkeypatch.setattr(progress, "_clock", clock)
-    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)  # the shipped hold (conftest holds whole runs)
+    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)  # the shipped values (conftest turns both off)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 10.0)
     return stream, clock
 
 
