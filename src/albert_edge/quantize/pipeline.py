@@ -41,7 +41,7 @@ from albert_edge.quantize.calibration import (
     encode_calibration,
     read_calibration_texts,
 )
-from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+from albert_edge.quantize.measure import StopRule, interleaved_latency, latency_inputs, variant_values
 from albert_edge.quantize.sequential_judge import SequentialJudge
 from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
 from albert_edge.quantize.report import (
@@ -69,6 +69,8 @@ __all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_
 
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
+#: Interleaved rounds every variant is timed for, whether or not its speed can change the verdict.
+MIN_TIMING_ROUNDS = 5
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
 TFLITE_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -431,11 +433,19 @@ def _time_variants(run: QuantizeRun) -> None:
     runnable = {r.key: r.data for r in run.results if not r.error}
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(o.seq_len, o.max_seq_len, config.max_position_embeddings)
-    run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": o.rounds, "interleaved": True,
+    # Only the variants within budget can be chosen, so only their speed must be known within the tie band.
+    needed = frozenset(r.key for r in run.results if r.key in runnable and r.name != "fp32"
+                       and r.drift is not None and not budget_failures(r, run.budget))
+    stop = StopRule("tflite:fp32", needed, SPEED_TIE_BAND, min(o.rounds, MIN_TIMING_ROUNDS))
+    run.say(f"timing {len(runnable)} variants, up to {o.rounds} interleaved rounds (until the {len(needed)} within "
+            f"budget are known within {100 * SPEED_TIE_BAND:g}%)")
+    latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds,
+                                  stop=stop)
+    done = latency["tflite:fp32"]["rounds"]
+    run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": done, "max_rounds": o.rounds,
+                  "stopped": "decided" if done < o.rounds else "max rounds", "interleaved": True,
                   "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32",
                   "speed_tie_band": SPEED_TIE_BAND}
-    run.say(f"timing {len(runnable)} variants, {o.rounds} interleaved rounds")
-    latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds)
     base = latency["tflite:fp32"]["median_ms"]
     for r in run.results:
         if r.key in latency:
