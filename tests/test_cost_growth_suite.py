@@ -42,3 +42,12 @@ def test_bench_is_skipped_without_quantized_files(tmp_path):
     (tmp_path / "dynamic").mkdir()
     (tmp_path / "dynamic" / "model.tflite").write_bytes(b"")
     assert cost_growth.stage_argv("bench", cost_growth.SAMPLE, tmp_path)[:2] == ["bench", str(tmp_path / "dynamic" / "model.tflite")]
+
+
+def test_a_written_shape_converts_with_the_samples_tokenizer(tiny_shapes, tmp_path):
+    """The shape's word table matches the sample's vocab.txt, which convert checks (inspect does not)."""
+    checkpoint, _ = cost_growth.write_shape("bert-base", tmp_path / "bert-base")
+    record = cost_growth.run_stage(["convert", str(checkpoint), "--formats", "tflite", "--max-seq-len", "16",
+                                    "--labels", "neg,pos", "--out", str(tmp_path / "out")], timeout=600)
+    assert record["exit"] == 0, record
+    assert (tmp_path / "out" / "conversion_report.json").is_file()

@@ -118,3 +118,11 @@ def budget_failures_of(drift, budget):
     r = _Result()
     r.drift = drift
     return budget_failures(r, budget)
+
+
+def test_judge_all_gives_the_all_rows_figures_of_a_variant_a_stage_decided():
+    rows = _Rows()
+    judge = rows.judge(Budget())
+    name = rows.variant(b"same", 0)
+    assert judge.judge(name).examples < ROWS
+    assert judge.judge_all(name) == classification_drift(rows.logits[name], rows.fp32, rows.gold)

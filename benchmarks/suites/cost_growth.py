@@ -56,8 +56,8 @@ def write_shape(name: str, directory: Path) -> tuple[Path, int]:
     from albert_edge.model import AlbertConfig, random_weights
     from albert_edge.model.hf import write_hf_checkpoint
 
-    vocab = (SAMPLE / "vocab.txt").read_text(encoding="utf-8").splitlines()
-    config = AlbertConfig(vocab_size=len(vocab), max_position_embeddings=512, **BASE_SHAPES[name])
+    vocab_size = json.loads((SAMPLE / "albert_config.json").read_text(encoding="utf-8"))["vocab_size"]
+    config = AlbertConfig(vocab_size=vocab_size, max_position_embeddings=512, **BASE_SHAPES[name])
     weights = random_weights(config, num_labels=2, seed=0)
     write_hf_checkpoint(weights, directory)
     shutil.copy(SAMPLE / "vocab.txt", directory / "vocab.txt")

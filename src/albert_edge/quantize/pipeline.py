@@ -251,6 +251,7 @@ def quantize_checkpoint(
     _fallback_searches(run)
     _time_variants(run)
     _pack_variants(run)
+    _confirm_chosen(run)
     report = _decide(run)
     _write(run, report)
     if report.status == "over_budget":
@@ -467,11 +468,36 @@ def _pack_variants(run: QuantizeRun) -> None:
         else:
             run.packed[r.key] = _onnx_with_pack(r.data, pack)
         r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
-        r.not_judged = not_judged(r, run.budget)
-        r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, run.budget)
-        verdict = getattr(r.drift, "agreement_verdict", None)
-        if verdict is not None and r.name != "fp32":
-            r.gate = verdict(run.budget)[1]
+        _mark(r, run.budget)
+
+
+def _mark(r: VariantResult, budget: Budget) -> None:
+    """Set ``r``'s budget marks from its drift and shipped size: not judged, meets budget, the gate's rule."""
+    r.not_judged = not_judged(r, budget)
+    r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, budget)
+    verdict = getattr(r.drift, "agreement_verdict", None)
+    if verdict is not None and r.name != "fp32":
+        r.gate = verdict(budget)[1]
+
+
+def _confirm_chosen(run: QuantizeRun) -> None:
+    """The variant ``choose`` picks is judged on every row before it is named: what ships carries the
+    figures of the whole judge set, as before subsampling. Should all rows reject it (the subsample's
+    verdict holds at the budget's confidence, not always), the choice is made again, each variant
+    judged on all rows at most once."""
+    if run.judge_rows is None:
+        return
+    rows = len(run.judge.samples)
+    while True:
+        chosen, _ = choose(run.results, run.budget)
+        if chosen is None or chosen.drift is None or chosen.drift.examples >= rows:
+            return
+        run.say(f"judging the chosen {chosen.key} on all {rows} rows")
+        try:
+            chosen.drift = run.judge_rows.judge_all(chosen.data)
+        except (AlbertEdgeError, RuntimeError, ValueError) as exc:
+            chosen.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
+        _mark(chosen, run.budget)
 
 
 def _decide(run: QuantizeRun) -> QuantizeReport:

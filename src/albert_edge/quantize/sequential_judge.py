@@ -90,6 +90,10 @@ class SequentialJudge:
                 return drift
         return drift
 
+    def judge_all(self, model: bytes) -> Any:
+        """The task's drift of ``model`` on every row (the figures a chosen variant is reported with)."""
+        return self._drift(self.run_values(model, [self.samples[i] for i in self.order]), len(self.samples))
+
     def _drift(self, values: np.ndarray, n: int) -> Any:
         """The drift over the first ``n`` rows; on all rows in the file's own order (as before subsampling)."""
         rows = self.order[:n]
