@@ -357,7 +357,7 @@ def _build_and_judge(run: QuantizeRun) -> None:
     """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
-    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task)
+    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task, run.say)
     if not run.judge.samples:
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
@@ -582,14 +582,19 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
 
 
 def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], calibration: CalibrationSet,
-                    variants: Sequence[str] | None = None, task: Task | None = None) -> list[VariantResult]:
-    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
+                    variants: Sequence[str] | None = None, task: Task | None = None,
+                    say: Callable[[str], None] = lambda _line: None) -> list[VariantResult]:
+    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error.
+    ``say`` receives a line as each variant's build begins (``building tflite:int8_fc (4/8)``)."""
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
     names, onnx_names = variant_names(mode, variants)
-    for name in ("fp32", *names):
+    onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
+    total = 1 + len(names) + onnx_count
+    for k, name in enumerate(("fp32", *names), 1):
+        say(f"building tflite:{name} ({k}/{total})")
         r = VariantResult(name, "tflite")
         try:
             r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None,
@@ -607,9 +612,11 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
         from albert_edge.convert.onnx_export import onnx_model_bytes
         from albert_edge.quantize.onnx_quant import onnx_variant
 
+        say(f"building onnx:fp32 ({total - onnx_count + 1}/{total})")
         fp32 = onnx_model_bytes(weights, task=task)
         onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for name in onnx_names:
+        for k, name in enumerate(onnx_names, total - onnx_count + 2):
+            say(f"building onnx:{name} ({k}/{total})")
             r = VariantResult(name, "onnx")
             try:
                 r.data = onnx_variant(fp32, "onnx_" + name, calibration)
