@@ -42,7 +42,9 @@ class QuantizeOptions:
     ops to float until drift fits the budget, and marks the fastest variant within budget as
     chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all), and
     its ``onnx_``-prefixed names the ONNX list (``onnx_int4``, ``onnx_dynamic_int8_col``, ...);
-    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
+    ``max_eval_examples`` judges on the first N eval rows only; ``judge_subsample`` (default) judges
+    each variant on seeded rows that grow until the budget is decided (``sequential_judge``), False
+    on every row. ``task`` (default: detected from
     the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
     classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
     extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
@@ -71,6 +73,7 @@ class QuantizeOptions:
     min_mean_cosine: float = 0.999
     tie_margin: float = 0.1
     error_tables: bool = True
+    judge_subsample: bool = True
 
     def __post_init__(self) -> None:
         """Refuse a value no run could use, with the flag's name (QuantizationError, one line)."""
