@@ -82,6 +82,7 @@ def test_a_sub_folder_file_is_part_of_the_set_and_rolled_back_with_it(tmp_path):
     assert (tmp_path / "variants" / "a.bin").read_bytes() == b"old a"
     with OutputSet(tmp_path) as staged:
         staged.write_bytes("variants/b.bin", b"new b")
+        staged.write_text("report.json", "old")  # a run replaces its whole previous set: it rewrites what stays
         staged.remove_stale("variants/a.bin")
     assert sorted(p.name for p in (tmp_path / "variants").iterdir()) == ["b.bin"]
     # A swap killed half-way is undone by the next run, sub-folder files included.

@@ -50,12 +50,45 @@ class CardInputs:
     bench_plot: Path | None  # the benchmark's report.png, when it exists
 
 
+# The parts of each report the card reads, with the JSON type each must have when present (null is
+# absent): a report of another shape is one line naming the file and the field, not a traceback.
+_ROW = {"drift": dict, "latency": dict, "latency_ms": dict, "memory": dict}
+_SHAPES: dict[str, dict[str, Any]] = {
+    CONVERSION_REPORT: {"files": [dict], "labels": list, "tokenizer": dict},
+    QUANTIZE_REPORT: {"variants": [_ROW], "budget": dict, "judge": dict},
+    BENCH_REPORT: {"results": [_ROW], "machine": {"packages": dict}},
+}
+_JSON_NAMES = {dict: "an object", list: "a list"}
+
+
+def check_shape(value: Any, shape: Any, where: str, path: Path) -> None:
+    """Raise DataError naming ``path`` and the field ``where`` unless ``value`` has ``shape``:
+    a type, ``{field: shape}`` (an object whose fields, when present, have those shapes) or
+    ``[shape]`` (a list whose items have that shape)."""
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            raise DataError(f"{path}: {where} should be a list, not {type(value).__name__}; not a report albert-edge wrote")
+        for i, item in enumerate(value):
+            check_shape(item, shape[0], f"{where}[{i}]", path)
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise DataError(f"{path}: {where} should be an object, not {type(value).__name__}; "
+                            "not a report albert-edge wrote")
+        for key, inner in shape.items():
+            if value.get(key) is not None:
+                check_shape(value[key], inner, f"{where}.{key}" if where else key, path)
+    elif not isinstance(value, shape):
+        raise DataError(f"{path}: {where} should be {_JSON_NAMES.get(shape, shape.__name__)}, not "
+                        f"{type(value).__name__}; not a report albert-edge wrote")
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     value = load_json_file(path, DataError)
     if not isinstance(value, dict):
         raise DataError(f"{path}: expected a JSON object")
+    check_shape(value, _SHAPES.get(path.name, {}), "", path)
     return value
 
 

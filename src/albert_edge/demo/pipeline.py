@@ -76,6 +76,12 @@ class DemoSettings:
     example_seed: int = DEFAULT_SEED
     texts: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Refuse a ``--text`` the classifier would refuse, now rather than after the whole pipeline."""
+        for i, text in enumerate(self.texts):
+            if not isinstance(text, str) or not text.strip():
+                raise DataError(f"--text {text!r} (number {i + 1}): empty; give a text to classify, or leave it out")
+
 
 @dataclass
 class DemoResult:
