@@ -65,3 +65,10 @@ def test_loading_the_sample_vocab_builds_no_dict_and_tokenizes_as_the_eager_one(
     assert lazy.vocab.built
     ids = list(range(0, 21128, 997))
     assert lazy.convert_ids_to_tokens(ids) == eager_tok.convert_ids_to_tokens(ids)
+
+
+def test_a_token_asked_twice_is_scanned_once(monkeypatch):
+    """tokenize asks whether a word is in the vocab, then its id: one scan answers both."""
+    vocab = LazyVocab("a\nb\nc\n")
+    assert "b" in vocab and vocab["b"] == 1 and vocab.get("q") is None and "q" not in vocab
+    assert vocab._scans == 2 and not vocab.built

@@ -29,6 +29,8 @@ class LazyVocab(Mapping[str, int]):
         self.line_count = self._framed.count("\n") - 1
         self._dict: dict[str, int] | None = None
         self._scans = 0
+        # Answers found by scanning, kept: tokenize asks "in vocab?" and then the id of the same token.
+        self._scanned: dict[str, int | None] = {}
 
     def lines(self) -> list[str]:
         """The tokens in id order (one per line)."""
@@ -44,13 +46,15 @@ class LazyVocab(Mapping[str, int]):
         """The token's id, or None; by scanning the text until the dict is worth building."""
         if self._dict is not None:
             return self._dict.get(token)
+        if token in self._scanned:
+            return self._scanned[token]
         if self._scans >= SCANS_BEFORE_DICT:
             return self._built().get(token)
         self._scans += 1
-        if "\n" in token:
-            return None
-        position = self._framed.rfind("\n" + token + "\n")
-        return None if position < 0 else self._framed.count("\n", 0, position)
+        position = -1 if "\n" in token else self._framed.rfind("\n" + token + "\n")
+        found = None if position < 0 else self._framed.count("\n", 0, position)
+        self._scanned[token] = found
+        return found
 
     @property
     def built(self) -> bool:
