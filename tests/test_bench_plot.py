@@ -170,3 +170,20 @@ def test_a_report_without_a_recommendation_still_renders(rendered):
     target, fig = rendered(data)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [t for t in fig.axes[0].texts if "ship:" in t.get_text()]
+
+
+def test_an_embedding_report_shows_its_cosine_cost(rendered):
+    data = fixed_report()
+    for entry in data["accuracy"]:
+        entry.update(accuracy=None, task="feature_extraction", mean_cosine=0.9995, min_cosine=0.998)
+    _, fig = rendered(data)
+    assert "cosine" in fig.axes[0].get_ylabel()
+
+
+def test_unpaired_rows_are_placed_by_their_ratio_of_medians(rendered):
+    data = fixed_report()
+    for r in data["results"]:
+        r["vs_baseline"] = None
+    _, fig = rendered(data)
+    note = next(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("ship:"))
+    assert "0.37x fp32's time," in note  # no interval: the rows were not timed in the same rounds

@@ -135,6 +135,8 @@ def _draw_main(ax, points: list[Point], report: BenchReport, label: str, budget:
     ax.set_title(title, fontsize=FONT + 2)
     ax.grid(alpha=0.3)
     hollow = " Hollow markers: timed under contention." if any(p.contended for p in points) else ""
+    if not points:
+        return
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=FONT - 1, frameon=False,
               title=f"circle: LiteRT-family backend, square: ONNX Runtime; bars: 95 % interval.{hollow}",
               title_fontsize=FONT - 1)
@@ -176,7 +178,8 @@ def _draw_scaling(ax, rows: list[dict], keep: list[tuple[str, str]], colors: dic
     ax.set_ylim(bottom=0)
     ax.set_title(f"{source}: the recommended file and the baseline by threads and length", fontsize=FONT + 2)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT - 1, frameon=False)
+    if ax.get_lines():
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT - 1, frameon=False)
 
 
 def render_png(report: BenchReport, target: Path) -> Path:
