@@ -125,8 +125,10 @@ def _draw_main(ax, points: list[Point], report: BenchReport, label: str, budget:
         interval = f" [{chosen.low:.2f}\u2013{chosen.high:.2f}]" if chosen.high > chosen.low else ""
         text = (f"{chosen_label(rec)}\n{chosen.ratio:.2f}x {report.baseline() or 'the baseline'}'s time{interval}, "
                 f"{_cost_words(chosen.cost, label)}")
-        ax.annotate(text, (chosen.ratio, chosen.cost), xytext=(0.5, 0.30), textcoords="axes fraction",
-                    ha="center", fontsize=FONT + 1, fontweight="bold",
+        if rec.get("decided") is False:  # the data did not separate it from a rival: report.md says which
+            text += "\nundecided on this machine: the conservative pick, see report.md"
+        ax.annotate(text, (chosen.ratio, chosen.cost), xytext=(0.5, 0.2), textcoords="axes fraction",
+                    ha="center", va="center", fontsize=FONT + 1, fontweight="bold",
                     bbox=dict(boxstyle="round", fc="lightyellow", ec="black"),
                     arrowprops=dict(arrowstyle="->", color="black"), zorder=5)
     ax.set_xlabel(f"time / {report.baseline() or 'baseline'} time, paired rounds (95 % interval); "
@@ -134,11 +136,11 @@ def _draw_main(ax, points: list[Point], report: BenchReport, label: str, budget:
     ax.set_ylabel(label, fontsize=FONT)
     ax.set_title(title, fontsize=FONT + 2)
     ax.grid(alpha=0.3)
-    hollow = " Hollow markers: timed under contention." if any(p.contended for p in points) else ""
+    hollow = "hollow: timed under contention" if any(p.contended for p in points) else ""
     if not points:
         return
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=FONT - 1, frameon=False,
-              title=f"circle: LiteRT-family backend, square: ONNX Runtime; bars: 95 % interval.{hollow}",
+              title=f"circle: LiteRT-family backend, square: ONNX Runtime; bars: 95 % interval\n{hollow}",
               title_fontsize=FONT - 1)
 
 
@@ -149,13 +151,15 @@ def _cost_words(cost: float, label: str) -> str:
     return f"{abs(cost):.2f} points {'lower' if cost > 0 else 'higher'}" if round(cost, 2) else "no accuracy lost"
 
 
-def _seq_key(seq_len) -> tuple[int, int]:
-    return (1, 0) if seq_len == "real" else (0, int(seq_len))
+def _length_order(rows: list[dict]) -> list:
+    """The measured lengths left to right by size, "real" placed at its median token length."""
+    median = next((r["lengths"]["median"] for r in rows if r["seq_len"] == "real" and r.get("lengths")), 0)
+    return sorted({r["seq_len"] for r in rows}, key=lambda s: median if s == "real" else s)
 
 
 def _draw_scaling(ax, rows: list[dict], keep: list[tuple[str, str]], colors: dict, source: str) -> None:
     """p50 latency by sequence length, one line per kept (variant, backend) and thread count."""
-    seq_lens = sorted({r["seq_len"] for r in rows}, key=_seq_key)
+    seq_lens = _length_order(rows)
     threads = sorted({r["threads"] for r in rows})
     styles = ["-", "--", ":", "-."]
     for variant, backend in keep:
@@ -179,7 +183,7 @@ def _draw_scaling(ax, rows: list[dict], keep: list[tuple[str, str]], colors: dic
     ax.set_title(f"{source}: the recommended file and the baseline by threads and length", fontsize=FONT + 2)
     ax.grid(alpha=0.3)
     if ax.get_lines():
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT - 1, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=FONT - 1, frameon=False)
 
 
 def render_png(report: BenchReport, target: Path) -> Path:
