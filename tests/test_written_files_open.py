@@ -21,7 +21,8 @@ from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
-from albert_edge.runtime.pack import attach_tflite_pack, read_pack, strip_tflite_pack
+from albert_edge.convert.tflite_metadata import attach_standard_metadata
+from albert_edge.runtime.pack import read_pack, strip_tflite_pack
 from tests.support.open_output import open_model, written_files
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
@@ -90,7 +91,8 @@ def test_inspect_runs_the_runtime_check_and_names_a_pack_the_graph_cannot_serve(
     assert "consistent" in capsys.readouterr().out
     bad = tmp_path / "bad.tflite"
     data = good.read_bytes()
-    bad.write_bytes(attach_tflite_pack(strip_tflite_pack(data), replace(read_pack(good), max_seq_len=128)))
+    # What quantize used to write: pack and standard metadata agree with each other (128), not with the graph (32).
+    bad.write_bytes(attach_standard_metadata(strip_tflite_pack(data), replace(read_pack(good), max_seq_len=128)))
     code = main(["inspect", str(bad)])
     printed = capsys.readouterr().out
     assert code == 1 and "DISAGREES" in printed and "consistent:" not in printed, printed
