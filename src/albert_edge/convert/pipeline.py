@@ -34,6 +34,7 @@ from albert_edge.convert.tf_graph import (
 from albert_edge.errors import ConfigError, ConversionError
 from albert_edge.inputs.option_ranges import MODEL_SEQ_LEN, check_optional
 from albert_edge.outputs.output_set import OutputSet
+from albert_edge.runtime.consistency import checked_pack
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
 if TYPE_CHECKING:
@@ -294,6 +295,7 @@ def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples,
             pack = build_pack(model.weights, model.asset, model.task, model.labels, model.max_seq_len, variant)
             name = model_file_name(fmt, variant)
             data = _export_bytes(fmt, model.weights, pack, variant == "fp16", model.task, options.graph_options)
+            checked_pack(data, name, pack)  # a written file is a read file: the runtime's own load-time check
             parity = check_parity(data, model.weights, variant=variant, task=model.task, samples=samples, name=name)
             if not parity.passed:
                 raise ConversionError(parity.failure_line() + "; no model file written")
