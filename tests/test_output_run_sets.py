@@ -23,7 +23,7 @@ from albert_edge.outputs.output_set import OutputSet
 
 
 def write_set(directory: Path, files: dict[str, bytes], writer: str = "quantize", replaces: bool = True) -> None:
-    with OutputSet(directory, writer, replaces=replaces) as staged:
+    with (OutputSet(directory, writer) if replaces else OutputSet(directory, writer, replaces=False)) as staged:
         for name, data in files.items():
             staged.write_bytes(name, data)
 
