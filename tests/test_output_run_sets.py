@@ -60,6 +60,13 @@ def test_a_set_may_hold_files_in_a_sub_folder_and_its_removal_prunes_the_folder(
     assert not (tmp_path / "variants").exists()
 
 
+def test_a_sub_folder_name_held_by_a_users_file_is_refused_before_any_rename(tmp_path):
+    (tmp_path / "variants").write_bytes(b"the user's file named variants")
+    with pytest.raises(OutputError, match="is not a folder"):
+        write_set(tmp_path, {"model.tflite": b"a", "variants/model_int8.tflite": b"v"})
+    assert tree(tmp_path) == {"variants": b"the user's file named variants"}
+
+
 def test_a_name_outside_the_folder_is_refused(tmp_path):
     with pytest.raises(ValueError), OutputSet(tmp_path, "quantize") as staged:
         staged.write_bytes("../escape.tflite", b"x")
