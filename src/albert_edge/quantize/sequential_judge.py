@@ -78,7 +78,12 @@ class SequentialJudge:
         return self._reference[:n]
 
     def judge(self, model: bytes) -> Any:
-        """The task's drift of ``model`` on the first stage whose rows decide the budget (or on all rows)."""
+        """The task's drift of ``model`` on the first stage whose rows decide the budget (or on all rows).
+
+        The reference itself is judged on every row from its cached values (no second run): its
+        accuracy is the baseline every report line is read against, so it is never a subsample's."""
+        if model is self.reference_model or model == self.reference_model:
+            return self._drift(self.reference(len(self.samples)), len(self.samples))
         values: np.ndarray | None = None
         drift = None
         for n in self.sizes:
