@@ -98,8 +98,26 @@ def interleaved_latency(models: Mapping[str, bytes], inputs: Mapping[str, np.nda
         if stop is not None and done >= stop.min_rounds and _settled(times, stop):
             break
     return {name: {"median_ms": float(np.median(t)), "p10_ms": float(np.percentile(t, 10)),
-                   "p90_ms": float(np.percentile(t, 90)), "min_ms": float(np.min(t)), "rounds": len(t)}
+                   "p90_ms": float(np.percentile(t, 90)), "min_ms": float(np.min(t)), "rounds_ms": t,
+                   "rounds": len(t)}
             for name, t in times.items()}
+
+
+#: Resamples and seed of ``ratio_interval``: the bench's paired-ratio method (bench_latency.stats), so a
+#: quantize verdict and a bench verdict on the same rounds would give the same interval.
+_RESAMPLES, _SEED, _LEVEL = 2000, 20240601, 0.95
+
+
+def ratio_interval(rounds_ms: Sequence[float], baseline_rounds_ms: Sequence[float]) -> dict[str, Any]:
+    """Time over the baseline's, round by round (both timed in the same interleaved rounds): the median
+    per-round ratio and the percentile-bootstrap 95 % interval of that median (None under 5 rounds)."""
+    ratios = np.asarray(rounds_ms, dtype=np.float64) / np.asarray(baseline_rounds_ms, dtype=np.float64)
+    low = high = None
+    if ratios.size >= 5:
+        picks = np.random.default_rng(_SEED).integers(0, ratios.size, size=(_RESAMPLES, ratios.size))
+        tail = (1 - _LEVEL) / 2 * 100
+        low, high = (float(x) for x in np.percentile(np.median(ratios[picks], axis=1), [tail, 100 - tail]))
+    return {"ratio": float(np.median(ratios)), "low": low, "high": high, "rounds": int(ratios.size)}
 
 
 class _QuietOnnx:
