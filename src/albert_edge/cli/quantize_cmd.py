@@ -67,7 +67,8 @@ def add_parser(subparsers) -> None:
                         help=f"comma list of {', '.join(FORMATS)} (default: all, as convert)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
-    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128, metavar="N", help="tokenizer max length (default 128)")
+    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=None, metavar="N",
+                        help="tokenizer max length (default 128, or max_position_embeddings if smaller, as convert)")
     parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=arg_types.threads, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=arg_types.positive_int, default=30, metavar="N", help="interleaved timing rounds (default 30)")

@@ -56,7 +56,7 @@ class QuantizeOptions:
     formats: str | Iterable[str] = FORMATS  # both, as ConvertOptions
     labels: Sequence[str] | None = None
     vocab: str | os.PathLike[str] | None = None
-    max_seq_len: int = 128
+    max_seq_len: int | None = None  # None: 128, or max_position_embeddings if smaller (as convert)
     num_threads: int = 2
     seq_len: int = 128
     rounds: int = 30

@@ -270,6 +270,12 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     texts = read_calibration_texts(calib) if calib is not None else []
     source = ModelSource.of(checkpoint)
     weights = source.weights
+    positions = weights.config.max_position_embeddings
+    if options.max_seq_len is None:  # the pack's length must fit the graph's position table, as convert's does
+        options = replace(options, max_seq_len=min(128, positions))
+    elif options.max_seq_len > positions:
+        raise QuantizationError(f"--max-seq-len {options.max_seq_len} exceeds max_position_embeddings {positions} "
+                                f"of {weights.source}")
     try:
         task = source.task(options.task)
     except AlbertEdgeError as exc:
