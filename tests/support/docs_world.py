@@ -57,7 +57,8 @@ def build_docs_world(root: Path) -> Path:
     """Write the checkpoints, data files and model files the documentation names into ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     rng = random.Random(0)
-    classifier = _checkpoint(root / "path" / "to" / "checkpoint", seed=0, num_labels=2)
+    # 128 positions: the length docs/pack_format.md's snippet packs beside this model's flatbuffer.
+    classifier = _checkpoint(root / "path" / "to" / "checkpoint", seed=0, max_positions=128, num_labels=2)
     shutil.copy(classifier / "vocab.txt", root / "vocab.txt")
     (root / "calib.txt").write_text("\n".join(_texts(rng, 300)) + "\n", encoding="utf-8")
     for name, rows in (("dev.tsv", 300), ("test.tsv", 60)):

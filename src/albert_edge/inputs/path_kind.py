@@ -88,7 +88,8 @@ def convert_first(path: str | os.PathLike[str]) -> str:
 def already_a_model(path: str | os.PathLike[str], kind: str) -> str:
     """The line for a model file given where a checkpoint is expected."""
     quoted = shlex.quote(str(path))
-    return (f"{path}: this is already a {kind} model, not a checkpoint; run it with "
+    named = {"tflite": "a TFLite", "onnx": "an ONNX"}.get(kind, f"a {kind}")
+    return (f"{path}: this is already {named} model, not a checkpoint; run it with "
             f"albert-edge predict {quoted} TEXT, or look inside with albert-edge inspect {quoted}")
 
 

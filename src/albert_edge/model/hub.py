@@ -65,7 +65,7 @@ def resolve_checkpoint(argument: str | os.PathLike[str], revision: str | None = 
     text = str(argument)
     if not looks_like_hub_id(text) or is_local_looking(text):
         # `examples/albert_tiny_zh_sentimnet` is a local typo, not a Hub id: say so, not offline advice.
-        raise CheckpointError(not_found(path, "no such file or folder"))
+        raise CheckpointError(not_found(path, "checkpoint not found"))
     try:
         return _download(text, revision)
     except CheckpointError as exc:
