@@ -200,7 +200,13 @@ class TsvEvalFormat(EvalFormat):
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
 
     def reads_labelled(self, path: Any) -> bool:
-        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``)."""
+        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``); a ``.jsonl``
+        (another task's eval file) is refused here, naming the format, not as "got 1 column"."""
+        if str(path).lower().endswith(".jsonl"):
+            from albert_edge.errors import DataError
+
+            raise DataError(f"{path}: a JSON lines file, but a sentence classifier's --eval is a label<TAB>text "
+                            "TSV (label<TAB>text_a<TAB>text_b for pairs)")
         return True
 
     def labels_from_eval(self, path: Any) -> list[str] | None:
