@@ -70,7 +70,8 @@ def int4_run(tmp_path_factory):
     calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
     report = quantize_checkpoint(ckpt, root / "out", calib, mode="dynamic", formats="tflite,onnx", rounds=2,
                                  max_seq_len=32, seq_len=32, error_tables=False,
-                                 variants=["dynamic_int8", *INT4_VARIANTS, "onnx_dynamic_int8", "onnx_dynamic_int8_col"])
+                                 variants=["dynamic_int8", *INT4_VARIANTS, "onnx_dynamic_int8", "onnx_dynamic_int8_col",
+                                           "onnx_dynamic_int8_block"])
     return report, root / "out"
 
 
@@ -207,3 +208,34 @@ def test_the_onnx_search_skips_a_base_that_misses_only_the_size_budget() -> None
                                  max_steps=5, task=None, num_threads=1, judge=lambda r: None,
                                  make_result=VariantResult, say=said.append)
     assert found == [] and "misses only the size budget" in said[0]
+
+
+@pytest.mark.slow
+def test_onnx_dynamic_int8_block_has_int8_block_weights_and_predicts_like_fp32(int4_run):
+    """Issue #41's ONNX dynamic default: MatMulNBits bits=8 (one scale per block of 64 rows of a column, zero
+    point 128), per-column int8 tables; the runtime opens it with its pack and its logits follow fp32's."""
+    import onnx
+    from onnx import numpy_helper
+    from albert_edge.quantize.pipeline import ONNX_MODE_VARIANTS
+    from albert_edge.runtime import TextClassifier
+
+    assert ONNX_MODE_VARIANTS["dynamic"] == ("dynamic_int8_block",) and "dynamic_int8" in ONNX_MODE_VARIANTS["auto"]
+    report, out = int4_run
+    r = _result(report, "onnx:dynamic_int8_block")
+    assert not r.error and r.drift is not None and r.file == "model_dynamic_int8_block.onnx"
+    model = onnx.load(str(out / r.file))
+    inits = {i.name: i for i in model.graph.initializer}
+    nbits = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    assert len(nbits) >= 6
+    for node in nbits:
+        attrs = {a.name: a.i for a in node.attribute}
+        assert attrs["bits"] == 8 and attrs["block_size"] == 64 and attrs["accuracy_level"] == 4
+        weight = numpy_helper.to_array(inits[node.input[1]])
+        assert weight.dtype == np.uint8 and weight.shape == (attrs["N"], -(-attrs["K"] // 64), 64)
+    assert numpy_helper.to_array(inits["embeddings.word_int8_scales"]).shape == (32,)
+    texts = ["".join(VOCAB[5 + i:25 + i]) for i in range(0, 60, 6)]
+    fp32 = TextClassifier.from_file(out / "model_fp32.onnx", num_threads=1)
+    int8 = TextClassifier.from_file(out / r.file, num_threads=1)
+    assert int8.pack.variant == "dynamic_int8_block"
+    ref, got = fp32.logits_batch(texts)[0], int8.logits_batch(texts)[0]
+    assert np.abs(np.asarray(got) - np.asarray(ref)).max() < 0.05

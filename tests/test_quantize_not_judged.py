@@ -50,7 +50,8 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
     assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--out", str(out), *COMMON]) == 0
     printed = capsys.readouterr().out
     written = sorted(p.name for p in out.iterdir() if p.suffix in (".tflite", ".onnx"))
-    assert written == ["model_dynamic_int8.onnx", "model_dynamic_int8.tflite", "model_fp32.onnx", "model_fp32.tflite"]
+    assert written == ["model_dynamic_int8.tflite", "model_dynamic_int8_block.onnx", "model_fp32.onnx",
+                       "model_fp32.tflite"]
     report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
     assert report["calibration"]["data"] is None and report["calibration"]["used_by"] == []
     assert report["judge"]["examples"] == 0 and report["chosen"] is None
@@ -60,7 +61,7 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
         else:
             assert v["not_judged"].startswith("no rows to judge on") and v["meets_budget"] is False
     rows = [line for line in printed.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
-                                                                          ["onnx", "dynamic_int8"])]
+                                                                          ["onnx", "dynamic_int8_block"])]
     assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), printed
     assert "chosen: (none: not judged, no rows to judge on" in printed and "rejected" not in printed
 

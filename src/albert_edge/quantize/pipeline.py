@@ -76,12 +76,15 @@ TFLITE_MODE_VARIANTS = {
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
 }
+#: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
+#: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
+#: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
 ONNX_MODE_VARIANTS = {
-    "dynamic": ("dynamic_int8",),
+    "dynamic": ("dynamic_int8_block",),
     "int8": ("qdq_int8",),
     "int16x8": (),
     "fp16": (),
-    "auto": ("dynamic_int8", "qdq_int8"),
+    "auto": ("dynamic_int8", "dynamic_int8_block", "qdq_int8"),
 }
 
 
