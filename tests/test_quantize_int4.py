@@ -96,7 +96,7 @@ def test_int4_files_load_in_the_runtime_keep_the_pack_and_predict_like_fp32(int4
     report, out = int4_run
     texts = ["".join(VOCAB[5 + i:25 + i]) for i in range(0, 60, 6)]
     for fmt, key in (("tflite", "tflite:dynamic_int4"), ("onnx", "onnx:int4")):
-        fp32 = TextClassifier.from_file(out / f"model_fp32.{fmt}", num_threads=1)
+        fp32 = TextClassifier.from_file(out / "variants" / f"fp32.{fmt}", num_threads=1)
         int4 = TextClassifier.from_file(out / _result(report, key).file, num_threads=1)
         assert int4.labels == fp32.labels and int4.pack.variant == key.split(":")[1]
         ref, got = fp32.logits_batch(texts)[0], int4.logits_batch(texts)[0]
@@ -222,7 +222,7 @@ def test_onnx_dynamic_int8_block_has_int8_block_weights_and_predicts_like_fp32(i
     assert ONNX_MODE_VARIANTS["dynamic"] == ("dynamic_int8_block",) and "dynamic_int8" in ONNX_MODE_VARIANTS["auto"]
     report, out = int4_run
     r = _result(report, "onnx:dynamic_int8_block")
-    assert not r.error and r.drift is not None and r.file == "model_dynamic_int8_block.onnx"
+    assert not r.error and r.drift is not None and r.file == "variants/dynamic_int8_block.onnx"
     model = onnx.load(str(out / r.file))
     inits = {i.name: i for i in model.graph.initializer}
     nbits = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
@@ -234,7 +234,7 @@ def test_onnx_dynamic_int8_block_has_int8_block_weights_and_predicts_like_fp32(i
         assert weight.dtype == np.uint8 and weight.shape == (attrs["N"], -(-attrs["K"] // 64), 64)
     assert numpy_helper.to_array(inits["embeddings.word_int8_scales"]).shape == (32,)
     texts = ["".join(VOCAB[5 + i:25 + i]) for i in range(0, 60, 6)]
-    fp32 = TextClassifier.from_file(out / "model_fp32.onnx", num_threads=1)
+    fp32 = TextClassifier.from_file(out / "variants" / "fp32.onnx", num_threads=1)
     int8 = TextClassifier.from_file(out / r.file, num_threads=1)
     assert int8.pack.variant == "dynamic_int8_block"
     ref, got = fp32.logits_batch(texts)[0], int8.logits_batch(texts)[0]
