@@ -3,7 +3,7 @@ test.tsv accuracy within 0.5 pt of fp32 (issue #41 point 2)? Prints one JSON obj
 
 1. ``albert-edge quantize examples/albert_tiny_zh_sentiment --calib calib.txt --eval dev.tsv --mode auto
    --max-size-mb MB --formats tflite``: the size search ranks on calib.txt and the choice is made on dev.tsv.
-2. Every .tflite the run wrote (its folder, or over_budget/ when nothing fit) is opened with ``TextClassifier``
+2. Every .tflite the run wrote (model.tflite and variants/, or over_budget/ when nothing fit) is opened with ``TextClassifier``
    as a user would and scored on **test.tsv**, which the run never read: accuracy, points against fp32,
    agreement with fp32, size. The report's chosen / best-effort key and status are copied.
 
@@ -27,6 +27,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "albert_tiny_zh_sentiment"
+#: The fp32 reference's file name within budget (variants/) and over budget (over_budget/).
+FP32_NAMES = ("fp32.tflite", "model_fp32.tflite")
 
 
 def score(folder: Path) -> dict:
@@ -36,18 +38,19 @@ def score(folder: Path) -> dict:
 
     rows = read_tsv(SAMPLE / "test.tsv")
     texts = [r.text_a for r in rows]
-    files = sorted(folder.glob("*.tflite")) + sorted(folder.parent.glob("model_fp32.tflite"))
-    out, ref = {}, None
-    for path in dict.fromkeys(files):
+    files = sorted(folder.rglob("*.tflite"))  # model.tflite, variants/*.tflite; over budget: fp32 + the closest miss
+    out: dict = {}
+    ref, fp32 = None, ""
+    for path in files:
         model = TextClassifier.from_file(path, num_threads=2)
         gold = np.asarray([model.labels.index(r.label) for r in rows])
         predicted = model.logits_batch(texts)[0].argmax(axis=1)
-        if path.name == "model_fp32.tflite":
-            ref = predicted
-        out[path.name] = {"mb": round(path.stat().st_size / 1e6, 3), "accuracy": round(100 * float((predicted == gold).mean()), 2),
+        if path.name in FP32_NAMES:
+            ref, fp32 = predicted, str(path.relative_to(folder))
+        out[str(path.relative_to(folder))] = {"mb": round(path.stat().st_size / 1e6, 3), "accuracy": round(100 * float((predicted == gold).mean()), 2),
                           "predicted": predicted}
     for entry in out.values():
-        entry["points_vs_fp32"] = round(entry["accuracy"] - out["model_fp32.tflite"]["accuracy"], 2)
+        entry["points_vs_fp32"] = round(entry["accuracy"] - out[fp32]["accuracy"], 2)
         entry["agreement"] = round(100 * float((entry.pop("predicted") == ref).mean()), 2)
     return out
 
