@@ -7,7 +7,7 @@ test.tsv accuracy within 0.5 pt of fp32 (issue #41 point 2)? Prints one JSON obj
    as a user would and scored on **test.tsv**, which the run never read: accuracy, points against fp32,
    agreement with fp32, size. The report's chosen / best-effort key and status are copied.
 
-    python -m benchmarks.records.int4_in_auto [--max-size-mb 3] [--out /tmp/int4_auto] [--reuse] [--prefer size]
+    python -m benchmarks.records.int4_in_auto [--max-size-mb 3] [--out /tmp/int4_auto] [--reuse] [--prefer size] [--min-agreement 0.99]
 
 ``--reuse`` scores the files an earlier run left in ``--out`` without quantizing again.
 Decision: benchmarks/decisions/0151-int4-in-auto.md.
@@ -60,13 +60,14 @@ def main() -> None:
     parser.add_argument("--max-size-mb", type=float, default=3.0)
     parser.add_argument("--out", default="/tmp/int4_auto")
     parser.add_argument("--prefer", default="speed")
+    parser.add_argument("--min-agreement", default="0.99")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--reuse", action="store_true")
     args = parser.parse_args()
     out = Path(args.out)
     command = [sys.executable, "-m", "albert_edge", "quantize", str(SAMPLE), "--calib", str(SAMPLE / "calib.txt"),
                "--eval", str(SAMPLE / "dev.tsv"), "--mode", "auto", "--max-size-mb", str(args.max_size_mb),
-               "--formats", "tflite", "--prefer", args.prefer, "--rounds", str(args.rounds), "--out", str(out)]
+               "--formats", "tflite", "--prefer", args.prefer, "--min-agreement", args.min_agreement, "--rounds", str(args.rounds), "--out", str(out)]
     result = {"command": " ".join(command[1:]), "load_before": os.getloadavg()}
     if not args.reuse:
         result["exit"] = subprocess.run(command, check=False).returncode
