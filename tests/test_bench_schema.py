@@ -72,7 +72,10 @@ def test_markdown_has_one_table_per_sequence_length_with_the_asked_columns():
     header = next(line for line in text.splitlines() if line.startswith("| variant | source"))
     for column in ("size", "p50 ms", "p90 ms", "speed-up vs fp32", "accuracy", "Δaccuracy", "agreement"):
         assert column in header
-    assert text.count("→ ship ") == 2
+    # One verdict names the file to ship; each length's pick is a detail, never a second "ship".
+    assert text.count("→ fastest within budget at this length (a detail") == 2 and "→ ship " not in text
+    assert [line.split()[:1] for line in text.splitlines() if line.startswith("  ship ")] == [["ship"]]
+    assert text.index("verdict (bench):") < text.index("## Sequence length:")
     assert "## Load time and model memory" in text and "| fp32 | host | litert |" in text
     assert "first answer ms" in text and "interpreter cold start ms" in text
     assert "cold start ms" in text and "model peak MB @ 12" in text and "baseline after importing only the runtime" in text

@@ -68,7 +68,7 @@ def build_docs_world(root: Path) -> Path:
     _albert_edge("quantize", str(classifier), "--mode", "dynamic", "--formats", "tflite,onnx", "--labels", "neg,pos",
                  "--rounds", "2", "--out", str(root / "models"))
     shutil.copytree(root / "models", root / "demo_out" / "models")
-    shutil.copy(quantized_tflite(root / "models"), root / "model_int8.tflite")
+    shutil.copy(quantized_tflite(root / "models"), root / "model.tflite")  # docs/pack_format.md reads one
     embedder = _checkpoint(build / "embedder", seed=1, num_labels=None, pooler=False)
     _albert_edge("quantize", str(embedder), "--mode", "dynamic", "--formats", "tflite", "--pooling", "mean",
                  "--normalize", "--rounds", "2", "--out", str(root / "minilm"))

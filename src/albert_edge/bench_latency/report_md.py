@@ -66,7 +66,12 @@ def render_markdown(report: BenchReport) -> str:
     settings = report.settings
     out = ["# albert-edge bench", ""]
     if report.recommendation:
-        out += [f"**Recommendation:** {report.recommendation['text']}", ""]
+        from albert_edge.bench_latency.bench_verdict import bench_verdict
+        from albert_edge.verdict import verdict_lines
+
+        # The one verdict (the console prints the same block); each length's pick below is a detail.
+        out += ["```", *verdict_lines(bench_verdict(report)), "```", "",
+                f"**Why:** {report.recommendation['text']}", ""]
     out += _unstable_block(report)
     if machine.get("kind") == "host":
         out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
@@ -114,7 +119,8 @@ def render_markdown(report: BenchReport) -> str:
         pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5),
                          max_threads=_host_cores(report))
         if pick:
-            out += ["", f"→ {pick['text']}"]
+            text = pick["text"].removeprefix("ship ")
+            out += ["", f"→ fastest within budget at this length (a detail: the verdict above says what to ship): {text}"]
         out.append("")
     out += real_length_section(report)
     out += _load_and_memory(report)

@@ -53,7 +53,7 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      albert_edge.bench_latency.peers)
 
 Additions keep ``schema_version``; renames or removals bump it. The same schema, as tables, is in
-benchmarks/README.md.
+docs/report_schema.md.
 """
 
 from __future__ import annotations

@@ -62,13 +62,12 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _print_table(report) -> None:
-    from albert_edge.bench_latency.report_md import render_markdown
+def _print_table(report, out: str) -> None:
+    """One screen: the verdict block (``albert_edge.verdict``); tables and warnings are in report.md."""
+    from albert_edge.bench_latency.bench_verdict import bench_verdict
+    from albert_edge.verdict import verdict_lines
 
-    text = render_markdown(report)
-    print(text.split("\n## Warnings")[0].rstrip())
-    for warning in report.warnings:
-        print(f"warning: {warning}")
+    print("\n".join(verdict_lines(bench_verdict(report, details=f"{out}/report.md"))))
 
 
 def _refuse_conflicting_modes(args: argparse.Namespace) -> None:
@@ -88,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         from albert_edge.bench_latency.importer import import_device_logs
 
         report = import_device_logs(args.import_device_log, args.out, args.variant, args.device)
-        _print_table(report)
+        _print_table(report, args.out)
         print(f"wrote {args.out}/report.json, report.md, report.png")
         return 0
     if args.import_arm:
@@ -120,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
         # Without --rounds the run is adaptive; an explicit --rounds N keeps its old meaning (N rounds).
         max_seconds=args.max_seconds or (DEFAULT_MAX_SECONDS if args.rounds is None else None))
     report = run_benchmark(args.models, options, out_dir=args.out, progress=not args.no_progress)
-    _print_table(report)
+    _print_table(report, args.out)
     print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")
     return 0

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Any
 
-from albert_edge.errors import ModelFileError
+from albert_edge.errors import AlbertEdgeError, ModelFileError
 from albert_edge.runtime.flatbuffer import inspect_tflite
 from albert_edge.runtime.pack import (
     SETTINGS_MEMBER,
@@ -100,6 +100,7 @@ def describe(path: str) -> dict[str, Any]:
             out["problems"].append(str(exc).split(": ", 1)[-1])
         else:
             out["albert_edge_pack"] = {k: v for k, v in pack.settings().items() if k != "source"}
+            _graph_problem(data, pack, path, out["problems"])
             if meta is not None:
                 try:
                     check_against_pack(meta, pack, members, path)
@@ -108,6 +109,17 @@ def describe(path: str) -> dict[str, Any]:
                     if line not in out["problems"]:
                         out["problems"].append(line)
     return out
+
+
+def _graph_problem(data: bytes, pack: Any, path: str, problems: list[str]) -> None:
+    """The runtime's own load-time check of the pack against the graph (positions, vocab rows,
+    outputs): inspect calls a file consistent only if every runtime class would open it."""
+    from albert_edge.runtime.consistency import checked_pack
+
+    try:
+        checked_pack(data, path, pack)
+    except AlbertEdgeError as exc:
+        problems.append(str(exc).split(": ", 1)[-1])
 
 
 def run_model(args: argparse.Namespace) -> int:

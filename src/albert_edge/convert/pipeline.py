@@ -294,7 +294,7 @@ def convert_checkpoint(
     say("write files")
     report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
-    with OutputSet(out) as staged:
+    with OutputSet(out, writer="convert") as staged:
         for exported, data in built:
             staged.write_bytes(exported.file, data)
             report.files.append(exported)
@@ -311,11 +311,8 @@ def resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
 
 def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
     """Settle the task, labels, sequence length and tokenizer asset of ``source`` under ``options``."""
-    weights, config, checkpoint = source.weights, source.config, source.checkpoint
-    max_seq_len = min(128, config.max_position_embeddings) if options.max_seq_len is None else options.max_seq_len
-    if max_seq_len > config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
-                          f"{config.max_position_embeddings} of {weights.source}")
+    weights, checkpoint = source.weights, source.checkpoint
+    max_seq_len = source.max_seq_len(options.max_seq_len)
     task = source.task(options.task)
     labels = options.labels
     if labels is None and task.needs_labels:

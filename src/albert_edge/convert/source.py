@@ -55,11 +55,26 @@ class ModelSource:
         task.check_weights(self.weights)
         return task
 
+    def max_seq_len(self, requested: int | None) -> int:
+        """The pack's ``max_seq_len``: ``requested``, else a sentence-transformers folder's
+        ``max_seq_length`` (what it truncates to), else 128; never past the position table
+        (``fit_max_seq_len``, the one rule every writer uses)."""
+        from albert_edge.model.config import fit_max_seq_len
+        from albert_edge.model.sentence_transformers import read_sentence_bert_config
+
+        if requested is None:
+            length = read_sentence_bert_config(self.checkpoint).max_seq_length
+            requested = None if length is None else min(length, self.config.max_position_embeddings)
+        return fit_max_seq_len(requested, self.config, self.weights.source)
+
     def tokenizer_asset(self, vocab: str | os.PathLike[str] | None = None,
                         do_lower_case: bool | None = None) -> TokenizerAsset:
         """The vocab.txt / spiece.model to pack: ``vocab`` when given, else the one beside the checkpoint;
         checked to fit the embedding table."""
         from albert_edge.convert.assets import find_tokenizer_asset
+        from albert_edge.model.sentence_transformers import read_sentence_bert_config
 
+        if do_lower_case is None and read_sentence_bert_config(self.checkpoint).do_lower_case:
+            do_lower_case = True  # sentence-transformers lowercases before its tokenizer: the pack must too
         return find_tokenizer_asset(self.checkpoint, vocab, do_lower_case, self.config.vocab_size,
                                     str(self.weights.source))

@@ -24,6 +24,7 @@ from albert_edge.inputs.data import (
 from albert_edge.errors import ConfigError, DataError
 from albert_edge.finetune.embeddings import ppmi_svd_embeddings
 from albert_edge.finetune.teacher import read_soft_targets
+from albert_edge.model.config import fit_max_seq_len
 from albert_edge.finetune.trainer import (
     FinetuneResult,
     FinetuneSettings,
@@ -174,9 +175,7 @@ def finetune_files(
     elif settings.distill_weight > 0:
         raise ConfigError("--distill-weight needs --teacher FILE (the teacher's soft targets for --train)")
     vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, train_path, dev_path))
-    if settings.max_seq_len > model_config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
-                          f"{model_config.max_position_embeddings}")
+    fit_max_seq_len(settings.max_seq_len, model_config, "the model config")
     preprocessor = Preprocessor(WordPieceTokenizer.from_vocab_file(vocab_path), settings.max_seq_len)
     if init_embeddings not in INIT_EMBEDDINGS:
         raise ConfigError(f"--init-embeddings {init_embeddings!r}: expected one of {list(INIT_EMBEDDINGS)}")
@@ -259,9 +258,7 @@ def pretrain_files(
     else:
         model_config = resolve_config(config)
         weights, mlm_head = None, None
-    if settings.max_seq_len > model_config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
-                          f"{model_config.max_position_embeddings}")
+    fit_max_seq_len(settings.max_seq_len, model_config, "the model config")
     vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, *text_paths, heldout_path))
     tokenizer = WordPieceTokenizer.from_vocab_file(vocab_path)
     texts = read_pretraining_texts(text_paths)

@@ -43,13 +43,16 @@ def _refuse_mixed_directory(directory: Path, hf_weights: Path) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike[str],
-                    config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
+                    config: AlbertConfig | str | os.PathLike[str] | None = None,
+                    verify_checksums: bool = True) -> AlbertWeights:
     """Read any supported checkpoint into canonical weights.
 
     ``path``: a TF1 prefix, one of its files, its directory or ``checkpoint`` state file; or a Hugging
     Face directory / weights file. ``config``: an AlbertConfig or config path overriding the one found
     beside the checkpoint (albert_config*.json / bert_config.json for TF1, config.json for HF).
+    ``verify_checksums`` False reads a TF1 checkpoint without TensorFlow and without checking its data
+    shard's CRC (``inspect``); Hugging Face files carry no checksum, so it changes nothing for them.
     """
     if checkpoint_format(path) == "hf":
         return read_hf_checkpoint(path, config)
-    return read_tf1_checkpoint(path, config)
+    return read_tf1_checkpoint(path, config, verify_checksums)
