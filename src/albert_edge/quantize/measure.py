@@ -110,8 +110,13 @@ _RESAMPLES, _SEED, _LEVEL = 2000, 20240601, 0.95
 
 def ratio_interval(rounds_ms: Sequence[float], baseline_rounds_ms: Sequence[float]) -> dict[str, Any]:
     """Time over the baseline's, round by round (both timed in the same interleaved rounds): the median
-    per-round ratio and the percentile-bootstrap 95 % interval of that median (None under 5 rounds)."""
-    ratios = np.asarray(rounds_ms, dtype=np.float64) / np.asarray(baseline_rounds_ms, dtype=np.float64)
+    per-round ratio and the percentile-bootstrap 95 % interval of that median (None under 5 rounds).
+
+    A variant outside the budget leaves the timing after its first rounds while the baseline goes on,
+    so only the rounds both were timed in are paired (the first ``min`` of the two counts)."""
+    paired = min(len(rounds_ms), len(baseline_rounds_ms))
+    ratios = (np.asarray(rounds_ms[:paired], dtype=np.float64)
+              / np.asarray(baseline_rounds_ms[:paired], dtype=np.float64))
     low = high = None
     if ratios.size >= 5:
         picks = np.random.default_rng(_SEED).integers(0, ratios.size, size=(_RESAMPLES, ratios.size))
