@@ -20,8 +20,8 @@ def add_training_arguments(p: argparse.ArgumentParser, lr: float, warmup: float,
                    help=f"without --init: start word embeddings from PPMI-SVD co-occurrence vectors of {embeddings_from}")
     p.add_argument("--vocab", help="vocab.txt (default: the vocab.txt beside --init, beside a --config JSON, "
                    "or beside the data files; albert_tiny needs the bert-base-chinese vocab)")
-    p.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128,
-                   help="tokens per row, [CLS] and [SEP] included; the model's position table (default 128)")
+    p.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=None, metavar="N",
+                   help="tokens per row, [CLS] and [SEP] included (default 128, or the model's max_position_embeddings if fewer)")
     p.add_argument("--batch-size", type=arg_types.batch_size, default=32, help="rows per training step (default 32)")
     p.add_argument("--lr", type=arg_types.learning_rate, default=lr, help="peak AdamW learning rate")
     p.add_argument("--warmup", type=arg_types.share_below_one, default=warmup, help="warmup share of the steps")

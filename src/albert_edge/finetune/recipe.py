@@ -9,6 +9,7 @@ trains and writes the brightmart-format checkpoint directory.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from albert_edge.inputs import option_ranges as ranges
@@ -175,7 +176,8 @@ def finetune_files(
     elif settings.distill_weight > 0:
         raise ConfigError("--distill-weight needs --teacher FILE (the teacher's soft targets for --train)")
     vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, train_path, dev_path))
-    fit_max_seq_len(settings.max_seq_len, model_config, "the model config")
+    # None (the CLI default): 128, or the model's positions if fewer; the rule convert and quantize use.
+    settings = replace(settings, max_seq_len=fit_max_seq_len(settings.max_seq_len, model_config, "the model config"))
     preprocessor = Preprocessor(WordPieceTokenizer.from_vocab_file(vocab_path), settings.max_seq_len)
     if init_embeddings not in INIT_EMBEDDINGS:
         raise ConfigError(f"--init-embeddings {init_embeddings!r}: expected one of {list(INIT_EMBEDDINGS)}")
@@ -258,7 +260,8 @@ def pretrain_files(
     else:
         model_config = resolve_config(config)
         weights, mlm_head = None, None
-    fit_max_seq_len(settings.max_seq_len, model_config, "the model config")
+    # None (the CLI default): 128, or the model's positions if fewer; the rule convert and quantize use.
+    settings = replace(settings, max_seq_len=fit_max_seq_len(settings.max_seq_len, model_config, "the model config"))
     vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, *text_paths, heldout_path))
     tokenizer = WordPieceTokenizer.from_vocab_file(vocab_path)
     texts = read_pretraining_texts(text_paths)

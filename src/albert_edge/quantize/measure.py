@@ -112,8 +112,8 @@ def ratio_interval(rounds_ms: Sequence[float], baseline_rounds_ms: Sequence[floa
     """Time over the baseline's, round by round (both timed in the same interleaved rounds): the median
     per-round ratio and the percentile-bootstrap 95 % interval of that median (None under 5 rounds).
 
-    A variant outside the budget leaves the timing after its first rounds while the baseline goes on,
-    so only the rounds both were timed in are paired (the first ``min`` of the two counts)."""
+    A model that left the rotation early (``StopRule``: not needed by the verdict) was timed in the
+    first rounds only, so it is paired with the baseline's first rounds, never with rounds it sat out."""
     paired = min(len(rounds_ms), len(baseline_rounds_ms))
     ratios = (np.asarray(rounds_ms[:paired], dtype=np.float64)
               / np.asarray(baseline_rounds_ms[:paired], dtype=np.float64))

@@ -205,22 +205,19 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
                             "not an exported model file")
 
 
-def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
+def _labels(source: ModelSource, weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
             eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
     a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
     ``LABEL_i``."""
-    from albert_edge.convert.pipeline import hf_labels, labels_txt_beside, resolve_labels
+    from albert_edge.convert.pipeline import resolve_labels
 
     width = task.num_labels(weights)
     if labels:
         return resolve_labels(weights, labels, task), "--labels"
-    named = hf_labels(checkpoint)
-    if named and len(named) == width:
-        return named, "config.json id2label"
-    beside = labels_txt_beside(checkpoint, width)
-    if beside is not None:
-        return beside
+    found = source.checkpoint_labels(width)
+    if found is not None:
+        return found
     if eval_labels is not None and len(eval_labels) == width:
         # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
         return list(eval_labels), f"sorted labels of {eval_path}"
@@ -300,7 +297,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     eval_texts = read_calibration_texts(eval_path, min_texts=2) if eval_path is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
     # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
-    names, labels_source = (_labels(source.checkpoint, weights, options.labels, task, eval_labels, eval_path)
+    names, labels_source = (_labels(source, weights, options.labels, task, eval_labels, eval_path)
                             if task.needs_labels else (None, None))
     if options.labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")

@@ -56,7 +56,7 @@ class ClassificationDrift(TaskDrift):
     margins: list[float] = field(default_factory=list, repr=False)
 
     columns: ClassVar[tuple[Column, ...]] = (
-        Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
+        Column("rows", "examples", "d"), Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
         Column("agree %", "agreement", ".1f", percent=True),
         Column("near-tie flips", "near_ties.near_tie_changes", "d"),
         Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
