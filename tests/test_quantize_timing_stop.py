@@ -68,3 +68,12 @@ def test_the_median_interval_narrows_with_rounds_and_holds_the_median():
     assert lo9 <= np.median(few) <= hi9 and lo <= np.median(many) <= hi
     assert hi - lo < (hi9 - lo9) / 3
     assert median_interval([1.0, 2.0, 3.0, 4.0, 5.0]) == (1.0, 5.0)  # five rounds: the whole range
+
+
+def test_the_verdicts_ratio_pairs_only_the_rounds_a_variant_that_left_early_ran():
+    # A variant outside the budget leaves the rotation after min_rounds: its 5 rounds are fp32's first 5.
+    from albert_edge.quantize.measure import ratio_interval
+
+    fp32 = [10.0] * 5 + [99.0] * 15  # later rounds (load changed) must not enter a 5-round variant's ratio
+    paired = ratio_interval([4.0] * 5, fp32)
+    assert paired["ratio"] == 0.4 and paired["rounds"] == 5 and paired["low"] == paired["high"] == 0.4
