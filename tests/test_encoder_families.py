@@ -1,0 +1,162 @@
+"""DistilBERT, ELECTRA, RoBERTa and XLM-R checkpoints through the one skeleton, pack and runtime (#40).
+
+Each family's tiny random-init checkpoint is transformers' own ``*For<head>.save_pretrained`` with a
+tokenizer trained in the test (``tests/support/tiny_families.py``); it is converted and the TFLite and
+ONNX files are compared with transformers' torch forward on the same ids: probabilities within 1e-3
+(the done-when bound; they agree to ~1e-6), and the packed tokenizer's ids equal the Hugging Face
+tokenizer's. The int8 dynamic variants are judged by ``quantize``; an unmapped architecture is one
+line and exit 2.
+Runtime: about 60 s (a dozen small conversions; more on a shared machine).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from albert_edge.cli import main
+from albert_edge.convert import check_parity, convert_to_tflite_bytes, onnx_model_bytes
+from albert_edge.model import load_checkpoint
+from albert_edge.model.reference import reference_forward
+from albert_edge.runtime.backends import open_backend
+from albert_edge.runtime.classifier import TextClassifier
+from albert_edge.tasks import FeatureExtraction, get_task
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+from tests.support.tiny_families import SENTENCES, family_checkpoint  # needs torch: after the importorskips
+
+WORDPIECE_FAMILIES = ["distilbert", "electra"]
+FAMILIES = WORDPIECE_FAMILIES
+PAIRS = [("the quick brown fox", "a lazy dog"), ("Paris is cold!", None), ("good films, bad films", "happy people")]
+
+
+def _batch(tokenizer, pairs):
+    """HF tokenizer ids of ``pairs``, right-padded: (input_ids, attention_mask) int64 [B, S]."""
+    rows = [tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"] for a, b in pairs]
+    width = max(len(r) for r in rows)
+    pad = tokenizer.pad_token_id
+    ids = np.array([r + [pad] * (width - len(r)) for r in rows], dtype=np.int64)
+    mask = np.array([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=np.int64)
+    return ids, mask
+
+
+def _torch(model, ids, mask):
+    with torch.no_grad():
+        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask))
+
+
+def _run(data, ids, mask):
+    return open_backend(data, num_threads=1).run(
+        {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def classifier(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(f"{request.param}_cls")
+    return family_checkpoint(folder, request.param, "SequenceClassification", num_labels=3)
+
+
+def test_reference_reads_the_family_as_transformers_computes_it(classifier):
+    folder, model, tokenizer = classifier
+    weights = load_checkpoint(folder)
+    assert weights.config.model_type == model.config.model_type
+    ids, mask = _batch(tokenizer, PAIRS)
+    ours = reference_forward(weights, ids, mask).logits
+    assert np.max(np.abs(ours - _torch(model, ids, mask).logits.double().numpy())) <= 1e-5
+
+
+def test_cli_convert_packs_the_tokenizer_and_matches_transformers_probabilities(classifier, tmp_path):
+    folder, model, tokenizer = classifier
+    assert main(["convert", str(folder), "--out", str(tmp_path / "out"), "--labels", "a,b,c", "--max-seq-len", "32",
+                 "--no-progress"]) == 0
+    report = json.loads((tmp_path / "out" / "conversion_report.json").read_text(encoding="utf-8"))
+    assert report["scheme"] == "hf-" + model.config.model_type.replace("xlm-", "")
+    for suffix in ("tflite", "onnx"):
+        runtime = TextClassifier.from_file(tmp_path / "out" / f"model_fp32.{suffix}", num_threads=1)
+        for a, b in PAIRS:
+            enc = runtime.encode(a, b)
+            want = tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"]
+            assert enc.input_ids[:enc.length] == want, (suffix, a, b)
+            theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64)).logits.numpy()[0])
+            got = runtime.predict(a, b)
+            assert np.max(np.abs(np.array([got.scores[k] for k in "abc"]) - theirs)) <= 1e-3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("head", ["TokenClassification", "QuestionAnswering"])
+def test_token_and_span_heads_convert_with_parity_to_transformers(family, head, tmp_path):
+    folder, model, tokenizer = family_checkpoint(tmp_path / "ckpt", family, head,
+                                                 **({"num_labels": 5} if head == "TokenClassification" else {}))
+    weights = load_checkpoint(folder)
+    task = get_task(None, weights, folder)
+    ids, mask = _batch(tokenizer, PAIRS)
+    out = _torch(model, ids, mask)
+    real = mask.astype(bool)
+    for data in (convert_to_tflite_bytes(weights, task=task), onnx_model_bytes(weights, task=task)):
+        result = check_parity(data, weights, task=task)
+        assert result.passed, result.failure_line()
+        got = _run(data, ids.astype(np.int32), mask.astype(np.int32))
+        if head == "TokenClassification":
+            assert np.max(np.abs(_softmax(got["logits"])[real] - _softmax(out.logits.numpy())[real])) <= 1e-3
+        else:
+            for name in ("start_logits", "end_logits"):
+                assert np.max(np.abs(got[name][real] - getattr(out, name).numpy()[real])) <= 1e-3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_bare_model_converts_as_a_mean_pooled_embedder(family, tmp_path):
+    folder, model, tokenizer = family_checkpoint(tmp_path / "ckpt", family, "Model")
+    weights = load_checkpoint(folder)
+    task = FeatureExtraction(pooling="mean")
+    ids, mask = _batch(tokenizer, PAIRS)
+    hidden = _torch(model, ids, mask).last_hidden_state.numpy()
+    theirs = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    for data in (convert_to_tflite_bytes(weights, task=task), onnx_model_bytes(weights, task=task)):
+        assert check_parity(data, weights, task=task).passed
+        got = _run(data, ids.astype(np.int32), mask.astype(np.int32))["sentence_embedding"]
+        assert np.max(np.abs(got - theirs)) <= 1e-3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_quantize_judges_the_dynamic_int8_variants(family, tmp_path, capsys):
+    folder, _, _ = family_checkpoint(tmp_path / "ckpt", family, "SequenceClassification", num_labels=2)
+    calib = tmp_path / "judge.txt"
+    rng = np.random.default_rng(0)
+    words = " ".join(SENTENCES).split()
+    calib.write_text("\n".join(" ".join(rng.choice(words, size=int(rng.integers(3, 12)))) for _ in range(80)) + "\n",
+                     encoding="utf-8")
+    out = tmp_path / "q"
+    assert main(["quantize", str(folder), "--mode", "dynamic", "--calib", str(calib), "--out", str(out),
+                 "--min-agreement", "0.9", "--max-drop", "100", "--rounds", "1", "--threads", "1",
+                 "--max-seq-len", "16", "--labels", "neg,pos", "--no-progress"]) == 0
+    report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
+    dynamic = [v for v in report["variants"] if v["name"] == "dynamic_int8"]
+    assert len(dynamic) == 2 and all(v["not_judged"] is None for v in dynamic), dynamic
+    assert report["judge"]["examples"] == 80
+    for name in ("model_dynamic_int8.tflite", "model_dynamic_int8.onnx"):
+        assert TextClassifier.from_file(out / name, num_threads=1).predict("the quick fox").label in ("neg", "pos")
+
+
+@pytest.mark.parametrize("model_type", ["mobilebert", "deberta-v2", "mpnet"])
+def test_an_unmapped_architecture_is_one_line_and_exit_2(model_type, tmp_path, capsys):
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_size": 32, "vocab_size": 10}),
+                                        encoding="utf-8")
+    (folder / "model.safetensors").write_bytes(b"")
+    (folder / "vocab.txt").write_text("[PAD]\n[UNK]\n", encoding="utf-8")
+    assert main(["convert", str(folder), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"unsupported model_type '{model_type}'" in err and "distilbert" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
