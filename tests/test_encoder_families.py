@@ -31,7 +31,7 @@ pytest.importorskip("tokenizers")
 from tests.support.tiny_families import SENTENCES, family_checkpoint  # needs torch: after the importorskips
 
 WORDPIECE_FAMILIES = ["distilbert", "electra"]
-FAMILIES = WORDPIECE_FAMILIES
+FAMILIES = [*WORDPIECE_FAMILIES, "xlm-roberta"]
 PAIRS = [("the quick brown fox", "a lazy dog"), ("Paris is cold!", None), ("good films, bad films", "happy people")]
 
 

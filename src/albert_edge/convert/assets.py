@@ -14,6 +14,7 @@ from pathlib import Path
 from albert_edge.errors import TokenizerError
 from albert_edge.inputs.jsonfile import load_json_file
 from albert_edge.inputs.userfile import read_user_bytes
+from albert_edge.tokenizer.fairseq_spm import FAIRSEQ_MODEL_NAME, rebase_fairseq_model
 from albert_edge.tokenizer.tokenizer_json import TOKENIZER_JSON, wordpiece_vocab_from_tokenizer_json
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -24,6 +25,7 @@ ASSET_NAMES: tuple[tuple[str, str], ...] = (
     ("vocab.txt", "wordpiece"),
     ("spiece.model", "sentencepiece"),
     ("30k-clean.model", "sentencepiece"),
+    (FAIRSEQ_MODEL_NAME, "sentencepiece"),  # XLM-R: rebuilt in the model's id layout (``fairseq_spm``)
 )
 
 
@@ -109,9 +111,12 @@ def find_tokenizer_asset(
     else:
         data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
         kind = kind_of_asset(path, data)
+        if path.name == FAIRSEQ_MODEL_NAME:
+            data = rebase_fairseq_model(data, str(path))
     if do_lower_case is None:
         do_lower_case = _lower_case_from_config(directory, json_lower_case)
     tokenizer = load_tokenizer(kind, data, do_lower_case=do_lower_case, source=str(path))
+    do_lower_case = bool(getattr(tokenizer, "do_lower_case", do_lower_case))  # XLM-R's is cased whatever the config says
     asset = TokenizerAsset(kind=kind, data=data, path=path, do_lower_case=do_lower_case,
                            vocab_size=int(tokenizer.vocab_size))
     if embedding_rows is not None:
