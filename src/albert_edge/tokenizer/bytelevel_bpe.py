@@ -18,7 +18,9 @@ The specification, in the order it runs (Hugging Face ``tokenizers``' ``ByteLeve
 5. **Ids**: each resulting symbol string's id in the vocab (``<unk>``'s id if absent, which a
    byte-level vocab with all 256 byte symbols never needs).
 
-Specials (what the Preprocessor adds): ``<s>`` text ``</s>``, pairs ``<s> a </s></s> b </s>`` (RoBERTa's
+Text that spells a special token (``<s>``, ``</s>``, ``<mask>``, ...) is tokenized as text; Hugging
+Face's tokenizer maps such a spelling to the special id (its added-token matching), the one known
+difference. Specials (what the Preprocessor adds): ``<s>`` text ``</s>``, pairs ``<s> a </s></s> b </s>`` (RoBERTa's
 ``RobertaProcessing``); ``<pad>`` pads. The pack stores the vocab and merges as one JSON object
 (``bpe.json``: ``{"type": "bytelevel_bpe", "add_prefix_space": bool, "vocab": {symbol: id},
 "merges": ["a b", ...]}``), read from a ``tokenizer.json`` (model type BPE with a ByteLevel
