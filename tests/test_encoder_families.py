@@ -185,6 +185,32 @@ def test_quantize_judges_the_dynamic_int8_variants(family, tmp_path, capsys):
         assert TextClassifier.from_file(out / name, num_threads=1).predict("the quick fox").label in ("neg", "pos")
 
 
+def test_a_bare_model_without_a_pooler_names_the_pooling_that_converts_it(tmp_path, capsys):
+    folder, _, _ = family_checkpoint(tmp_path / "ckpt", "distilbert", "Model")
+    capsys.readouterr()  # transformers' save progress
+    assert main(["convert", str(folder), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "has no pooler" in err and "--pooling cls, mean or max" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_finetune_refuses_a_family_it_would_save_as_another(classifier, tmp_path, capsys):
+    """finetune saves TF1 ALBERT/BERT: a DistilBERT saved so would read back with a tanh pooler."""
+    from albert_edge.errors import ConfigError
+    from albert_edge.model.config import tf1_config_dict
+
+    folder, _, _ = classifier
+    data = tmp_path / "train.tsv"
+    data.write_text("a\tthe quick fox\nb\ta lazy dog\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["finetune", "--init", str(folder), "--train", str(data), "--dev", str(data), "--out",
+                 str(tmp_path / "ft"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "finetune --init takes ALBERT or BERT checkpoints" in err
+    with pytest.raises(ConfigError, match="has no TF1 ALBERT/BERT form"):
+        tf1_config_dict(load_checkpoint(folder).config, "bert")
+
+
 @pytest.mark.parametrize("model_type", ["mobilebert", "deberta-v2", "mpnet"])
 def test_an_unmapped_architecture_is_one_line_and_exit_2(model_type, tmp_path, capsys):
     folder = tmp_path / "ckpt"

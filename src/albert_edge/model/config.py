@@ -348,6 +348,9 @@ def load_config(path: str | os.PathLike[str]) -> AlbertConfig:
 
 def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
     """The ``albert_config.json`` a TF1 training script of ``scheme`` (google | brightmart | bert) would read."""
+    if config.model_type not in ("albert", "bert") or config.pooler_act != "tanh":
+        raise ConfigError(f"a {config.model_type} model has no TF1 ALBERT/BERT form (its pooler activation is "
+                          f"{config.pooler_act}, its names and inputs are its own)")
     act = {"gelu_tanh": "gelu", "relu": "relu", "tanh": "tanh"}.get(config.hidden_act)
     if act is None:
         raise ConfigError(f"hidden_act {config.hidden_act} has no name in TF1 ALBERT/BERT code (it knows gelu "

@@ -195,6 +195,15 @@ class FeatureExtraction(Task):
     def required_weights(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("pooler.kernel", "pooler.bias") if self.pooling == "none" else ()
 
+    def check_weights(self, weights: Any) -> None:
+        """Pooling "none" returns the tanh pooler's output, which DistilBERT, ELECTRA and many sentence
+        encoders do not have: the error then says which pooling converts the checkpoint."""
+        if self.pooling == "none" and "pooler.kernel" not in weights.tensors:
+            raise ConversionError(f"{weights.source}: this {weights.config.model_type} checkpoint has no pooler "
+                                  "(pooler.kernel), which --pooling none returns; convert it with --pooling cls, "
+                                  "mean or max")
+        super().check_weights(weights)
+
     def outputs(self) -> tuple[str, ...]:
         if self.pooling == "none":
             return ("last_hidden_state", "pooled_output")
