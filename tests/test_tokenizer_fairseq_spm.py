@@ -1,6 +1,7 @@
 """XLM-R's ``sentencepiece.bpe.model`` rebuilt in the fairseq id layout (``tokenizer/fairseq_spm.py``).
 
-A unigram model is trained in the test on the tokenizer corpus (Chinese, accented, emoji, digits,
+A unigram model is trained in the test (and, for folders that ship only ``tokenizer.json``, read
+back from the Unigram ``tokenizer.json`` transformers writes for it) on the tokenizer corpus (Chinese, accented, emoji, digits,
 odd whitespace) and saved as fairseq ships it; the rebuilt model, read by the ordinary
 ``SentencePieceTokenizer``, must give Hugging Face ``XLMRobertaTokenizer``'s ids (fairseq offset +1,
 ``<s>`` / ``</s></s>`` around pairs) on every corpus text but two corners where transformers 5's Rust
@@ -73,3 +74,16 @@ def test_a_model_in_another_layout_is_refused_by_name(tmp_path):
         rebase_fairseq_model(data, "x.model")
     with pytest.raises(TokenizerError, match="not a valid SentencePiece model"):
         rebase_fairseq_model(b"\xff\x00garbage", "x.model")
+
+
+def test_a_unigram_tokenizer_json_alone_reads_as_the_model_file_does(folder, tmp_path):
+    """Folders that ship only XLM-R's tokenizer.json (Unigram) get the same ids as from the .model."""
+    transformers.XLMRobertaTokenizer.from_pretrained(str(folder)).save_pretrained(str(tmp_path))
+    assert not (tmp_path / "sentencepiece.bpe.model").exists()
+    from_json, from_model = find_tokenizer_asset(tmp_path), find_tokenizer_asset(folder)
+    assert (from_json.kind, from_json.path.name, from_json.do_lower_case) == ("sentencepiece", "tokenizer.json", False)
+    assert from_json.vocab_size == from_model.vocab_size
+    ours = Preprocessor(load_tokenizer(from_json.kind, from_json.data, False), 512)
+    theirs = Preprocessor(load_tokenizer(from_model.kind, from_model.data, False), 512)
+    for text in [t for t in corpus_texts() if t.strip()]:
+        assert ours.encode(text).input_ids == theirs.encode(text).input_ids, text

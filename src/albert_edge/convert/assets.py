@@ -15,7 +15,8 @@ from albert_edge.errors import TokenizerError
 from albert_edge.inputs.jsonfile import load_json_file
 from albert_edge.inputs.userfile import read_user_bytes
 from albert_edge.tokenizer.bytelevel_bpe import BPE_VOCAB_JSON, asset_from_tokenizer_json, asset_from_vocab_merges
-from albert_edge.tokenizer.fairseq_spm import FAIRSEQ_MODEL_NAME, rebase_fairseq_model
+from albert_edge.tokenizer.fairseq_spm import (FAIRSEQ_MODEL_NAME, model_from_unigram_tokenizer_json,
+                                               rebase_fairseq_model)
 from albert_edge.tokenizer.tokenizer_json import TOKENIZER_JSON, wordpiece_vocab_from_tokenizer_json
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -106,9 +107,13 @@ def find_tokenizer_asset(
             names = ", ".join([name for name, _ in ASSET_NAMES] + [TOKENIZER_JSON])
             raise TokenizerError(f"{directory}: no tokenizer asset beside the checkpoint (looked for {names}); "
                                  "pass --vocab PATH")
-    bpe = asset_from_tokenizer_json(load_json_file(path, TokenizerError), str(path)) if path.name == TOKENIZER_JSON else None
+    parsed = load_json_file(path, TokenizerError) if path.name == TOKENIZER_JSON else None
+    bpe = asset_from_tokenizer_json(parsed, str(path)) if parsed is not None else None
+    unigram = model_from_unigram_tokenizer_json(parsed, str(path)) if parsed is not None else None
     if bpe is not None:  # RoBERTa's byte-level BPE
         data, kind, json_lower_case = bpe, "bytelevel_bpe", False
+    elif unigram is not None:  # XLM-R's SentencePiece, rebuilt from its Unigram tokenizer.json
+        data, kind, json_lower_case = unigram, "sentencepiece", False
     elif path.name == TOKENIZER_JSON:
         # Only a fast tokenizer's file: its WordPiece vocab becomes the pack's vocab.txt.
         data, json_lower_case = wordpiece_vocab_from_tokenizer_json(path)

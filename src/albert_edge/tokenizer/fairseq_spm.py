@@ -59,3 +59,67 @@ def rebase_fairseq_model(data: bytes, source: str) -> bytes:
     spec.bos_id, spec.pad_id, spec.eos_id, spec.unk_id = 0, 1, 2, 3
     spec.bos_piece, spec.pad_piece, spec.eos_piece, spec.unk_piece = FAIRSEQ_SPECIALS
     return proto.SerializeToString()
+
+
+def model_from_unigram_tokenizer_json(data: object, source: str) -> bytes | None:
+    """A SentencePiece model (already in the fairseq id layout) from a parsed XLM-R ``tokenizer.json``
+    whose model is Unigram; None when it holds another model, or a Unigram not in XLM-R's layout
+    (ALBERT's: the WordPiece reader then asks for its spiece.model).
+
+    The pieces and scores are ``model.vocab`` in id order; the normaliser is its ``Precompiled``
+    character map (SentencePiece's own ``nmt_nfkc`` tables) with SentencePiece's whitespace rules
+    (dummy prefix, extra whitespace removed, spaces as ``▁``), which is what the Hugging Face
+    converter turned them into. A tokenizer.json that adds other normalisers or byte fallback is refused
+    by name rather than approximated.
+    """
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, dict) or model.get("type") != "Unigram":
+        return None
+    from base64 import b64decode
+
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    vocab = model.get("vocab")
+    if (not isinstance(vocab, list) or not all(isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)
+                                               and isinstance(row[1], (int, float)) for row in vocab)
+            or [row[0] for row in vocab[:4]] != list(FAIRSEQ_SPECIALS)):
+        return None
+    charsmap = _precompiled_charsmap(data.get("normalizer"), source)
+    if model.get("byte_fallback"):
+        raise TokenizerError(f"{source}: a Unigram tokenizer with byte_fallback is not supported")
+    kind = model_pb2.ModelProto.SentencePiece
+    special = {"<s>": kind.CONTROL, "<pad>": kind.CONTROL, "</s>": kind.CONTROL, "<unk>": kind.UNKNOWN,
+               MASK: kind.USER_DEFINED}
+    proto = model_pb2.ModelProto()
+    for piece, score in vocab:
+        proto.pieces.add(piece=piece, score=float(score), type=special.get(piece, kind.NORMAL))
+    spec = proto.trainer_spec
+    spec.model_type = model_pb2.TrainerSpec.UNIGRAM
+    spec.vocab_size = len(vocab)
+    spec.bos_id, spec.pad_id, spec.eos_id, spec.unk_id = 0, 1, 2, 3
+    spec.bos_piece, spec.pad_piece, spec.eos_piece, spec.unk_piece = FAIRSEQ_SPECIALS
+    norm = proto.normalizer_spec
+    norm.name = "nmt_nfkc"
+    norm.precompiled_charsmap = b64decode(charsmap) if charsmap else b""
+    norm.add_dummy_prefix, norm.remove_extra_whitespaces, norm.escape_whitespaces = True, True, True
+    return proto.SerializeToString()
+
+
+def _precompiled_charsmap(normalizer: object, source: str) -> str | None:
+    """The base64 ``precompiled_charsmap`` of a Precompiled normaliser (alone, or in a Sequence with
+    the converter's collapse of repeated spaces, which SentencePiece does itself); anything else is refused."""
+    if normalizer is None:
+        return None
+    parts = normalizer.get("normalizers", []) if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" \
+        else [normalizer]
+    charsmap = None
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "Precompiled":
+            charsmap = part.get("precompiled_charsmap")
+        elif kind == "Replace" and part.get("content") == " ":
+            continue
+        else:
+            raise TokenizerError(f"{source}: Unigram tokenizer with a {kind} normaliser is not supported "
+                                 f"(XLM-R's is Precompiled)")
+    return charsmap
