@@ -131,6 +131,28 @@ def _check_family_goldens(model_path, hf_tokenizer, out):
             assert r["input_ids"] == hf_tokenizer(r["text_a"])["input_ids"], r["text_a"]
 
 
+def test_a_bert_with_xlm_r_tokenizer_converts(tmp_path):
+    """multilingual-e5-small and paraphrase-multilingual-MiniLM are model_type bert with XLM-R's
+    SentencePiece: BERT's encoder (positions from 0), the fairseq-layout tokenizer."""
+    from tests.support.family_tokenizers import save_family_tokenizer
+    from tests.support.tiny_hf import tiny_hf_model
+
+    folder = tmp_path / "ckpt"
+    tokenizer = save_family_tokenizer(folder, "xlm-roberta", SENTENCES)
+    model = tiny_hf_model("bert", "SequenceClassification", vocab_size=len(tokenizer), num_labels=3, pad_token_id=1)
+    model.save_pretrained(str(folder))
+    assert main(["convert", str(folder), "--out", str(tmp_path / "out"), "--labels", "a,b,c", "--formats", "onnx",
+                 "--max-seq-len", "32", "--no-progress"]) == 0
+    runtime = TextClassifier.from_file(tmp_path / "out" / "model_fp32.onnx", num_threads=1)
+    for a, b in PAIRS:
+        want = tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"]
+        enc = runtime.encode(a, b)
+        assert enc.input_ids[:len(want)] == want and set(enc.token_type_ids) == {0}  # HF's tokenizer gives no types
+        theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64)).logits.numpy()[0])
+        got = runtime.predict(a, b)
+        assert np.max(np.abs(np.array([got.scores[k] for k in "abc"]) - theirs)) <= 1e-3
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("head", ["TokenClassification", "QuestionAnswering"])
 def test_token_and_span_heads_convert_with_parity_to_transformers(family, head, tmp_path):

@@ -131,7 +131,7 @@ def encode_windows(tokenizer, question: Sequence[int], context: Sequence[Token],
     for start, mask in zip(starts, masks):
         part = ids[start:start + window]
         seq = (*head, *part, tokenizer.sep_id)
-        types = (0,) * len(head) + (1,) * (len(part) + 1)
+        types = (0,) * len(head) + (getattr(tokenizer, "pair_type_id", 1),) * (len(part) + 1)
         out.append(QAWindow(seq, types, len(head), start, len(part), mask))
     return out
 

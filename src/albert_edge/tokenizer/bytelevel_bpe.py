@@ -110,6 +110,7 @@ class ByteLevelBPETokenizer:
     kind = KIND
     cls_token, sep_token = SPECIALS["cls"], SPECIALS["sep"]
     pair_separators = 2
+    pair_type_id = 0  # RoBERTa's tokenizer gives no token types
     do_lower_case = False
 
     def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]], add_prefix_space: bool = False,

@@ -31,8 +31,10 @@ class Tokenizer(Protocol):
 
     def tokenize(self, text: str | bytes) -> list[str]: ...
 
-    # Optional: ``cls_token`` / ``sep_token`` (default "[CLS]" / "[SEP]") and ``pair_separators``
-    # (separators between a pair's segments, default 1; XLM-R's ``</s></s>`` is 2).
+    # Optional: ``cls_token`` / ``sep_token`` (default "[CLS]" / "[SEP]"), ``pair_separators``
+    # (separators between a pair's segments, default 1; XLM-R's ``</s></s>`` is 2) and
+    # ``pair_type_id`` (the second segment's token type, default 1; RoBERTa-style tokenizers give
+    # none, so 0: a BERT fed by XLM-R's tokenizer, as multilingual-e5 is, sees type 0 throughout).
 
     def convert_tokens_to_ids(self, tokens: list[str]) -> list[int]: ...
 
@@ -144,7 +146,7 @@ class Preprocessor:
             extra = getattr(tok, "pair_separators", 1) - 1  # XLM-R: <s> a </s></s> b </s>
             tokens += [sep] * extra + [*tokens_b[:keep_b], sep]
             ids += [tok.sep_id] * extra + [*tok.convert_tokens_to_ids(tokens_b[:keep_b]), tok.sep_id]
-            type_ids += [1] * (extra + keep_b + 1)
+            type_ids += [getattr(tok, "pair_type_id", 1)] * (extra + keep_b + 1)
         length = len(ids)
         mask = [1] * length
         if pad_to is not None:

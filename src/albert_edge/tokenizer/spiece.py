@@ -77,6 +77,7 @@ class SentencePieceTokenizer:
                                  "spiece.model, or XLM-R's with <s> <pad> </s> first)")
         self.cls_token, self.sep_token = ("<s>", "</s>") if self.fairseq else REQUIRED_SPECIALS
         self.pair_separators = 2 if self.fairseq else 1
+        self.pair_type_id = 0 if self.fairseq else 1  # XLM-R's tokenizer gives no token types
         if self.fairseq:
             self.do_lower_case, self.keep_accents = False, True
         self.cls_id = int(processor.piece_to_id(self.cls_token))
