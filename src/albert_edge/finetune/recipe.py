@@ -162,6 +162,9 @@ def finetune_files(
     if init:
         weights = load_checkpoint(init)
         model_config = weights.config
+        if model_config.model_type not in ("albert", "bert"):  # it saves TF1 ALBERT/BERT (tf1_config_dict)
+            raise ConfigError(f"{init}: finetune --init takes ALBERT or BERT checkpoints, this is "
+                              f"{model_config.model_type} (fine-tune it with transformers, then convert it)")
     else:
         model_config = resolve_config(config)
         weights = None

@@ -42,7 +42,7 @@ from albert_edge.runtime.tflite_metadata import (
 PACK_FORMAT = 1
 SETTINGS_MEMBER = "albert_edge.json"
 LABELS_MEMBER = "labels.txt"
-TOKENIZER_FILES: dict[str, str] = {"wordpiece": "vocab.txt", "sentencepiece": "spiece.model"}
+TOKENIZER_FILES: dict[str, str] = {"wordpiece": "vocab.txt", "sentencepiece": "spiece.model", "bytelevel_bpe": "bpe.json"}
 KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 # Caps on what a model file may make us read into memory. A 21128-line vocab is ~110 KB and a
@@ -52,6 +52,7 @@ MAX_MEMBER_BYTES: dict[str, int] = {
     LABELS_MEMBER: 1 << 20,
     "vocab.txt": 32 << 20,
     "spiece.model": 32 << 20,
+    "bpe.json": 32 << 20,  # RoBERTa's 50k vocab + merges as JSON: ~1.5 MB
 }
 MAX_OTHER_MEMBER_BYTES = 1 << 20
 MAX_MEMBERS = 32

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.model.skeleton import POOLER_SITE
+from albert_edge.model.skeleton import POOLER_SITE, pooler_activation
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
 from albert_edge.tasks.metrics import (
@@ -265,8 +265,9 @@ class SequenceClassification(ClassifierHeadTask):
         return {"logits": ["batch", self.num_labels(weights)]}
 
     def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        """BERT's pooler (tanh of a dense layer on [CLS]), dropout while training, the classifier."""
-        pooled = ops.dropout(ops.tanh(ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
+        """BERT's pooler (tanh of a dense layer on [CLS]; DistilBERT's ReLU, ELECTRA's GELU), dropout
+        while training, the classifier."""
+        pooled = ops.dropout(pooler_activation(ops, ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
         return {"logits": ops.named(ops.dense(pooled, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
