@@ -42,6 +42,12 @@ def test_bench_is_skipped_without_quantized_files(tmp_path):
     (tmp_path / "dynamic").mkdir()
     (tmp_path / "dynamic" / "model.tflite").write_bytes(b"")
     assert cost_growth.stage_argv("bench", cost_growth.SAMPLE, tmp_path)[:2] == ["bench", str(tmp_path / "dynamic" / "model.tflite")]
+    (tmp_path / "dynamic" / "variants").mkdir()
+    for name in ("fp32", "dynamic_int8"):
+        (tmp_path / "dynamic" / "variants" / f"{name}.tflite").write_bytes(b"")
+    argv = cost_growth.stage_argv("bench", cost_growth.SAMPLE, tmp_path)
+    assert [a for a in argv if a.endswith(".tflite")] == [str(tmp_path / "dynamic" / "variants" / f"{name}.tflite")
+                                                          for name in ("dynamic_int8", "fp32")]  # model.tflite is a copy
 
 
 def test_a_written_shape_converts_with_the_samples_tokenizer(tiny_shapes, tmp_path):

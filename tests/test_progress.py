@@ -146,7 +146,8 @@ def _log(monkeypatch) -> tuple[io.StringIO, _Clock]:
     stream, clock = io.StringIO(), _Clock()
     monkeypatch.setattr("sys.stderr", stream)
     monkeypatch.setattr(progress, "_clock", clock)
-    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)  # the shipped values (conftest turns both off)
+    # conftest turns both off; the hold as shipped, the heartbeat at a round 10 s (shipped: 8 s, for margin)
+    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)
     monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 10.0)
     return stream, clock
 

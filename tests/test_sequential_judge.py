@@ -126,3 +126,13 @@ def test_judge_all_gives_the_all_rows_figures_of_a_variant_a_stage_decided():
     name = rows.variant(b"same", 0)
     assert judge.judge(name).examples < ROWS
     assert judge.judge_all(name) == classification_drift(rows.logits[name], rows.fp32, rows.gold)
+    assert rows.runs[name] == ROWS  # the first stage's rows are not run again
+
+
+def test_the_reference_is_judged_on_every_row_from_its_own_values_run_once():
+    rows = _Rows()
+    judge = rows.judge(Budget())
+    drift = judge.judge(b"fp32")
+    assert drift.examples == ROWS and drift.agreement == 1.0 and drift.accuracy_drop == 0
+    judge.judge(rows.variant(b"same", 0))
+    assert rows.runs == {b"fp32": ROWS, b"same": 539}

@@ -109,7 +109,9 @@ def stage_argv(stage: str, checkpoint: Path, work: Path) -> list[str] | None:
     if stage == "quantize-auto":
         return ["quantize", str(checkpoint), "--mode", "auto", "--calib", str(SAMPLE / "calib.txt"), *data,
                 "--labels", "neg,pos", "--out", str(work / "auto")]
-    models = sorted(str(p) for p in (work / "dynamic").rglob("*.tflite"))
+    # quantize writes each candidate under variants/ and the chosen one again as model.tflite: bench each once.
+    found = sorted((work / "dynamic").rglob("*.tflite"))
+    models = [str(p) for p in found if p.parent.name == "variants"] or [str(p) for p in found]
     if not models:
         return None
     return ["bench", *models, "--threads", "2", "--seq-len", "real", "--eval", str(SAMPLE / "test.tsv"),

@@ -9,7 +9,7 @@ depends on stderr and on the command's ``session``:
   error line that follows starts on a line of its own.
 * stderr is a file or pipe (CI logs, ``nohup``, a notebook): no redrawing; each finished step or
   bar becomes one line ``albert-edge CMD: <step> (<seconds> s, at <since start> s)``, and a step or
-  bar still under way after ``HEARTBEAT_SECONDS`` says so every ``HEARTBEAT_SECONDS`` (a log that
+  bar still under way after ``HEARTBEAT_SECONDS`` without a line says so (a log that
   is silent for minutes cannot be told from a hung run). Inside a ``session`` the lines of the
   first ``HOLD_SECONDS`` are held: a command that fails that soon (bad input is refused before any
   work) drops them, so its error stays the one line on stderr the CLI promises (cli.failure); a
@@ -31,8 +31,10 @@ from typing import Any
 _CLEAR = "\r\x1b[K"
 #: Without a terminal, a command's first lines are held this long (an early error stays one line).
 HOLD_SECONDS = 10.0
-#: Without a terminal, a step or bar under way writes a line at least this often.
-HEARTBEAT_SECONDS = 10.0
+#: Without a terminal, a step or bar under way writes a line after this long without one: 8 s, so that a
+#: loaded machine's late wake-ups still give a line at least every 10 s (LiteRT's converter holds the GIL
+#: for seconds at a time; quantize starts a step per variant built so that a line follows each one).
+HEARTBEAT_SECONDS = 8.0
 #: The clock of every duration here (a test replaces it with a fake one).
 _clock: Callable[[], float] = time.perf_counter
 #: Held lines and writes from the heartbeat thread and the command's own thread go through it.

@@ -62,6 +62,8 @@ class SequentialJudge:
     subsample: bool = True
     seed: int = JUDGE_SEED
     _reference: np.ndarray | None = field(default=None, init=False, repr=False)
+    #: Each judged model's values on the rows run so far (``judge_all`` runs only the rest).
+    _seen: dict[bytes, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         rows = len(self.samples)
@@ -78,21 +80,34 @@ class SequentialJudge:
         return self._reference[:n]
 
     def judge(self, model: bytes) -> Any:
-        """The task's drift of ``model`` on the first stage whose rows decide the budget (or on all rows)."""
-        values: np.ndarray | None = None
+        """The task's drift of ``model`` on the first stage whose rows decide the budget (or on all rows).
+
+        The reference itself is judged on every row from its cached values (no second run): its
+        accuracy is the baseline every report line is read against, so it is never a subsample's."""
+        if model is self.reference_model or model == self.reference_model:
+            return self._drift(self.reference(len(self.samples)), len(self.samples))
         drift = None
         for n in self.sizes:
-            have = 0 if values is None else len(values)
-            more = self.run_values(model, [self.samples[i] for i in self.order[have:n]])
-            values = more if values is None else np.concatenate([values, more])
-            drift = self._drift(values, n)
+            drift = self._drift(self._values(model, n), n)
             if n == len(self.samples) or drift.decided(self.budget):
                 return drift
         return drift
 
     def judge_all(self, model: bytes) -> Any:
-        """The task's drift of ``model`` on every row (the figures a chosen variant is reported with)."""
-        return self._drift(self.run_values(model, [self.samples[i] for i in self.order]), len(self.samples))
+        """The task's drift of ``model`` on every row (the figures a chosen variant is reported with);
+        the rows ``judge`` already ran are not run again."""
+        return self._drift(self._values(model, len(self.samples)), len(self.samples))
+
+    def _values(self, model: bytes, n: int) -> np.ndarray:
+        """``model``'s values on the first ``n`` rows of the order, running only the rows not run yet."""
+        values = self._seen.get(model)
+        have = 0 if values is None else len(values)
+        if n > have:
+            more = self.run_values(model, [self.samples[i] for i in self.order[have:n]])
+            values = more if values is None else np.concatenate([values, more])
+            self._seen[model] = values
+        assert values is not None
+        return values[:n]
 
     def _drift(self, values: np.ndarray, n: int) -> Any:
         """The drift over the first ``n`` rows; on all rows in the file's own order (as before subsampling)."""
