@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from albert_edge.tasks import Task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
-#: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
-#: x86 they buy size, not speed (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md).
+#: The int4-weight variants (issue #28): in no mode's list, as on x86 they buy size, not speed
+#: (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md); built when named in ``variants`` / ``--variants``,
+#: and by auto's size search when ``max_size_mb`` rules int8 out (decisions/0151-int4-in-auto.md).
 INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
 #: What ``auto`` ranks the variants within budget by (``--prefer``): latency, or the shipped file's size.
 PREFER = ("speed", "size")
