@@ -68,3 +68,13 @@ def test_the_median_interval_narrows_with_rounds_and_holds_the_median():
     assert lo9 <= np.median(few) <= hi9 and lo <= np.median(many) <= hi
     assert hi - lo < (hi9 - lo9) / 3
     assert median_interval([1.0, 2.0, 3.0, 4.0, 5.0]) == (1.0, 5.0)  # five rounds: the whole range
+
+
+def test_a_model_that_left_the_rotation_is_paired_with_the_baselines_same_rounds(backends):
+    """quantize's ratio interval once divided a 5-round list by the baseline's 20 (a broadcast error)."""
+    from albert_edge.quantize.measure import ratio_interval
+
+    rule = StopRule("fp32", frozenset({"noisy"}), band=0.05, min_rounds=5)
+    out = interleaved_latency(_models("fp32", "noisy", "failing"), {}, rounds=20, warmup=0, burst=1, stop=rule)
+    interval = ratio_interval(out["failing"]["rounds_ms"], out["fp32"]["rounds_ms"])
+    assert interval["rounds"] == 5 and interval["ratio"] == pytest.approx(0.5)
