@@ -179,6 +179,7 @@ def test_an_embedding_report_shows_its_cosine_cost(rendered):
         entry.update(accuracy=None, task="feature_extraction", mean_cosine=0.9995, min_cosine=0.998)
     _, fig = rendered(data)
     assert "cosine" in fig.axes[0].get_ylabel()
+    assert any("mean cosine to the baseline 0.99950" in t.get_text() for t in fig.axes[0].texts)
 
 
 def test_unpaired_rows_are_placed_by_their_ratio_of_medians(rendered):

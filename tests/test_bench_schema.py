@@ -82,6 +82,20 @@ def test_markdown_has_one_table_per_sequence_length_with_the_asked_columns():
     assert report.recommendation["text"] in text
 
 
+def test_markdown_says_where_each_variants_memory_goes():
+    """The breakdown table has a row per variant and length, its parts adding up to the model's memory."""
+    out, report = swept()
+    lines = (out / "report.md").read_text().splitlines()
+    start = lines.index("## Where the model memory goes")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    rows = [line for line in lines[start:end] if line.startswith(("| fp32 | litert |", "| int8_dynamic | litert |"))]
+    assert {tuple(c.strip() for c in row.split("|")[1:4]) for row in rows} == {
+        (v, "litert", s) for v in ("fp32", "int8_dynamic") for s in ("4", "12")}
+    for row in rows:
+        file_mb, interpreter_mb, first_mb, model_mb = (float(c) for c in row.split("|")[4:8])
+        assert file_mb + interpreter_mb + first_mb == pytest.approx(model_mb, abs=0.25), row
+
+
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: d.pop("machine"), "missing keys machine"),
     (lambda d: d.update(schema_version=2), "schema_version 2, expected 1"),

@@ -23,7 +23,7 @@ from albert_edge.outputs.output_set import OutputSet
 
 
 def write_set(directory: Path, files: dict[str, bytes], writer: str = "quantize", replaces: bool = True) -> None:
-    with OutputSet(directory, writer, replaces=replaces) as staged:
+    with (OutputSet(directory, writer) if replaces else OutputSet(directory, writer, replaces=False)) as staged:
         for name, data in files.items():
             staged.write_bytes(name, data)
 
@@ -58,6 +58,13 @@ def test_a_set_may_hold_files_in_a_sub_folder_and_its_removal_prunes_the_folder(
     write_set(tmp_path, {"model.tflite": b"c", "variants/model_int4.tflite": b"4", "report.json": b"r3"})
     write_set(tmp_path, {"model.tflite": b"d", "report.json": b"r4"})
     assert not (tmp_path / "variants").exists()
+
+
+def test_a_sub_folder_name_held_by_a_users_file_is_refused_before_any_rename(tmp_path):
+    (tmp_path / "variants").write_bytes(b"the user's file named variants")
+    with pytest.raises(OutputError, match="is not a folder"):
+        write_set(tmp_path, {"model.tflite": b"a", "variants/model_int8.tflite": b"v"})
+    assert tree(tmp_path) == {"variants": b"the user's file named variants"}
 
 
 def test_a_name_outside_the_folder_is_refused(tmp_path):

@@ -139,3 +139,40 @@ def test_best_effort_is_the_closest_miss_never_fp32():
     results = [_result("fp32", 1.0, 0.0, 1.0), _result("int8_full", 0.2, 5.0, 0.9),
                _result("dynamic_int8", 0.45, 0.3, 0.985)]
     assert best_effort(results, Budget(0.5, 0.99)).name == "dynamic_int8"
+
+
+def test_prefer_size_chooses_the_smallest_file_within_budget_not_the_fastest():
+    """Issue #41: ``--prefer size`` asks for the smallest file that meets the budget (a faster, larger one loses)."""
+    results = [_result("fp32", 1.0, 0.0, 1.0, size=17_000_000), _result("dynamic_int8", 0.35, 0.0, 0.999, size=4_400_000),
+               _result("dynamic_int4", 0.36, 0.3, 0.995, size=2_700_000),
+               _result("dynamic_int4_table", 0.34, 0.0, 0.999, size=3_100_000),
+               _result("tiny_but_drifts", 0.30, 3.0, 0.9, size=1_000_000)]
+    budget = Budget(max_drop=0.5, min_agreement=0.99)
+    assert choose(results, budget)[0].name == "dynamic_int4_table"  # speed: the fastest that fits
+    chosen, log = choose(results, budget, "size")
+    assert chosen.name == "dynamic_int4"
+    assert any("dynamic_int4:" in line and "smallest within budget (--prefer size), CHOSEN" in line for line in log)
+    assert any("tiny_but_drifts" in line and "rejected" in line for line in log)
+    assert any("dynamic_int8" in line and "larger than dynamic_int4" in line for line in log)
+
+
+def test_prefer_is_checked_when_the_options_are_made():
+    import pytest
+    from albert_edge.errors import QuantizationError
+    from albert_edge.quantize.options import QuantizeOptions
+
+    assert QuantizeOptions(prefer="size").prefer == "size"
+    with pytest.raises(QuantizationError, match="--prefer 'smallest': expected one of speed, size"):
+        QuantizeOptions(prefer="smallest")
+
+
+def test_a_variant_missing_only_the_size_limit_is_not_float_searched():
+    """Floating ops only grows a file: the fallback searches skip a variant whose one failure is its size."""
+    from albert_edge.quantize.auto import misses_only_size
+
+    budget = Budget(0.5, 0.99, max_size_bytes=3_000_000)
+    big = _result("dynamic_int8", 0.35, 0.0, 1.0, size=4_400_000)
+    big_and_drifting = _result("int8_fc", 0.3, 2.0, 0.9, size=4_400_000)
+    assert misses_only_size(budget_failures(big, budget))
+    assert not misses_only_size(budget_failures(big_and_drifting, budget))
+    assert not misses_only_size([])

@@ -70,7 +70,8 @@ def int4_run(tmp_path_factory):
     calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
     report = quantize_checkpoint(ckpt, root / "out", calib, mode="dynamic", formats="tflite,onnx", rounds=2,
                                  max_seq_len=32, seq_len=32, error_tables=False,
-                                 variants=["dynamic_int8", *INT4_VARIANTS, "onnx_dynamic_int8", "onnx_dynamic_int8_col"])
+                                 variants=["dynamic_int8", *INT4_VARIANTS, "onnx_dynamic_int8", "onnx_dynamic_int8_col",
+                                           "onnx_dynamic_int8_block"])
     return report, root / "out"
 
 
@@ -207,3 +208,88 @@ def test_the_onnx_search_skips_a_base_that_misses_only_the_size_budget() -> None
                                  max_steps=5, task=None, num_threads=1, judge=lambda r: None,
                                  make_result=VariantResult, say=said.append)
     assert found == [] and "misses only the size budget" in said[0]
+
+
+@pytest.mark.slow
+def test_onnx_dynamic_int8_block_has_int8_block_weights_and_predicts_like_fp32(int4_run):
+    """Issue #41's ONNX dynamic default: MatMulNBits bits=8 (one scale per block of 64 rows of a column, zero
+    point 128), per-column int8 tables; the runtime opens it with its pack and its logits follow fp32's."""
+    import onnx
+    from onnx import numpy_helper
+    from albert_edge.quantize.pipeline import ONNX_MODE_VARIANTS
+    from albert_edge.runtime import TextClassifier
+
+    assert ONNX_MODE_VARIANTS["dynamic"] == ("dynamic_int8_block",) and "dynamic_int8" in ONNX_MODE_VARIANTS["auto"]
+    report, out = int4_run
+    r = _result(report, "onnx:dynamic_int8_block")
+    assert not r.error and r.drift is not None and r.file == "variants/dynamic_int8_block.onnx"
+    model = onnx.load(str(out / r.file))
+    inits = {i.name: i for i in model.graph.initializer}
+    nbits = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    assert len(nbits) >= 6
+    for node in nbits:
+        attrs = {a.name: a.i for a in node.attribute}
+        assert attrs["bits"] == 8 and attrs["block_size"] == 64 and attrs["accuracy_level"] == 4
+        weight = numpy_helper.to_array(inits[node.input[1]])
+        assert weight.dtype == np.uint8 and weight.shape == (attrs["N"], -(-attrs["K"] // 64), 64)
+    assert numpy_helper.to_array(inits["embeddings.word_int8_scales"]).shape == (32,)
+    texts = ["".join(VOCAB[5 + i:25 + i]) for i in range(0, 60, 6)]
+    fp32 = TextClassifier.from_file(out / "variants" / "fp32.onnx", num_threads=1)
+    int8 = TextClassifier.from_file(out / r.file, num_threads=1)
+    assert int8.pack.variant == "dynamic_int8_block"
+    ref, got = fp32.logits_batch(texts)[0], int8.logits_batch(texts)[0]
+    assert np.abs(np.asarray(got) - np.asarray(ref)).max() < 0.05
+
+
+def _tiny_checkpoint(root):
+    """A tiny random ALBERT classifier with a 640-word vocab and 24 calibration texts (ckpt, calib path)."""
+    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=32, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=128, max_position_embeddings=64,
+                          hidden_act="gelu_tanh", embedding_order="add_then_project")
+    ckpt = write_hf_checkpoint(random_weights(config, num_labels=2, seed=5), root / "ckpt")
+    (ckpt / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(2)
+    calib = root / "calib.txt"
+    calib.write_text("\n".join("".join(rng.choice(VOCAB[5:], size=12)) for _ in range(24)) + "\n", encoding="utf-8")
+    return ckpt, calib
+
+
+@pytest.mark.slow  # two auto runs of a tiny model (a few minutes on a loaded machine)
+def test_auto_builds_int4_candidates_only_when_the_size_budget_rules_int8_out_and_prefer_size_takes_the_smallest(
+        tmp_path):
+    """Issue #41: with ``--max-size-mb`` under the int8 file, auto builds and judges the int4 and mixed 4/8
+    recipes (``size_search``); without it, none; ``--prefer size`` then writes the smallest passing file."""
+    from albert_edge.quantize import quantize_checkpoint
+    from albert_edge.runtime import TextClassifier
+
+    ckpt, calib = _tiny_checkpoint(tmp_path)
+    common = dict(mode="auto", formats="tflite", rounds=1, max_seq_len=32, seq_len=32, error_tables=False,
+                  variants=["dynamic_int8"], max_drop=100.0, min_agreement=0.0)
+    plain = quantize_checkpoint(ckpt, tmp_path / "plain", calib, **common)
+    assert not any("int4" in v.name for v in plain.variants)
+    int8_size = _result(plain, "tflite:dynamic_int8").size_bytes
+    report = quantize_checkpoint(ckpt, tmp_path / "small", calib, max_size_mb=(int8_size - 1) / 1e6, prefer="size",
+                                 **common)
+    built = {v.name: v for v in report.variants}
+    assert {"dynamic_int4_table", "dynamic_int4"} <= set(built)
+    assert all(built[n].drift is not None and not built[n].error for n in ("dynamic_int4_table", "dynamic_int4"))
+    assert built["dynamic_int4"].size_bytes < int8_size  # (a 640-word table is too small for int4 to pay alone)
+    assert not built["dynamic_int8"].meets_budget  # one byte over
+    chosen = next(v for v in report.variants if v.key == report.chosen)
+    passing = [v for v in report.variants if v.meets_budget]
+    assert chosen.size_bytes == min(v.size_bytes for v in passing) and chosen.name.startswith("dynamic_int4")
+    model = TextClassifier.from_file(tmp_path / "small" / chosen.file, num_threads=1)
+    assert model.pack.variant == chosen.name and len(model.logits_batch(["".join(VOCAB[5:25])])[0][0]) == 2
+
+
+def test_least_squares_int4_scales_round_each_slice_no_worse_than_max_scales():
+    """The word table's rows take the least-squares clip (issue #41): an outlier no longer coarsens its whole row."""
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((40, 128)).astype(np.float32)
+    table[::5, 7] = 12.0  # one outlier column value in every fifth row
+    plain_q, plain_s = quantize_int4(table, axis=0)
+    fit_q, fit_s = quantize_int4(table, axis=0, least_squares=True)
+    assert fit_q.min() >= -7 and fit_q.max() <= 7 and fit_s.shape == (40,)
+    plain_err = ((plain_q * plain_s[:, None] - table) ** 2).sum(axis=1)
+    fit_err = ((fit_q * fit_s[:, None] - table) ** 2).sum(axis=1)
+    assert np.all(fit_err <= plain_err + 1e-6) and fit_err[::5].sum() < 0.9 * plain_err[::5].sum()

@@ -50,7 +50,7 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
     assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--out", str(out), *COMMON]) == 0
     printed = capsys.readouterr().out
     written = sorted(p.name for p in (out / "variants").iterdir())
-    assert written == ["dynamic_int8.onnx", "dynamic_int8.tflite", "fp32.onnx", "fp32.tflite"]
+    assert written == ["dynamic_int8.tflite", "dynamic_int8_block.onnx", "fp32.onnx", "fp32.tflite"]
     assert not list(out.glob("model.*"))  # nothing judged, nothing shipped under the one name
     report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
     assert report["calibration"]["data"] is None and report["calibration"]["used_by"] == []
@@ -62,7 +62,7 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
             assert v["not_judged"].startswith("no rows to judge on") and v["meets_budget"] is False
     details = (out / "quantize_report.md").read_text(encoding="utf-8")
     rows = [line for line in details.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
-                                                                          ["onnx", "dynamic_int8"])]
+                                                                          ["onnx", "dynamic_int8_block"])]
     assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), details
     assert "ship      nothing: no variant was judged: no rows to judge on" in printed and "rejected" not in printed
 

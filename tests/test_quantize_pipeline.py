@@ -252,3 +252,14 @@ def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(tra
     assert "x fp32" not in printed and len(printed.strip().splitlines()) <= 16
     details = (tmp_path / "q" / "quantize_report.md").read_text(encoding="utf-8")
     assert "x fp32" in details and "`model.tflite` is `variants/dynamic_int8.tflite`" in details
+
+
+def test_a_variant_that_left_the_timing_rotation_is_paired_with_the_baseline_rounds_it_shared():
+    # quantize's timing lets variants outside the budget leave after 5 rounds while fp32 goes on: their
+    # interval pairs their 5 rounds with fp32's first 5 (a crash of the demo: shapes (5,) and (20,)).
+    from albert_edge.quantize.measure import ratio_interval
+
+    baseline = [10.0] * 5 + [20.0] * 15
+    left_early = ratio_interval([5.0, 5.0, 5.0, 5.0, 5.0], baseline)
+    assert left_early["rounds"] == 5 and left_early["ratio"] == pytest.approx(0.5)
+    assert left_early["low"] == pytest.approx(0.5) and left_early["high"] == pytest.approx(0.5)

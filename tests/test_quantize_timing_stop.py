@@ -78,3 +78,12 @@ def test_a_model_that_left_the_rotation_is_paired_with_the_baselines_same_rounds
     out = interleaved_latency(_models("fp32", "noisy", "failing"), {}, rounds=20, warmup=0, burst=1, stop=rule)
     interval = ratio_interval(out["failing"]["rounds_ms"], out["fp32"]["rounds_ms"])
     assert interval["rounds"] == 5 and interval["ratio"] == pytest.approx(0.5)
+
+
+def test_the_verdicts_ratio_pairs_only_the_rounds_a_variant_that_left_early_ran():
+    # A variant outside the budget leaves the rotation after min_rounds: its 5 rounds are fp32's first 5.
+    from albert_edge.quantize.measure import ratio_interval
+
+    fp32 = [10.0] * 5 + [99.0] * 15  # later rounds (load changed) must not enter a 5-round variant's ratio
+    paired = ratio_interval([4.0] * 5, fp32)
+    assert paired["ratio"] == 0.4 and paired["rounds"] == 5 and paired["low"] == paired["high"] == 0.4

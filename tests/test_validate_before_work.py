@@ -155,3 +155,12 @@ def test_repack_refuses_a_model_under_the_other_formats_name(converted, tmp_path
     model = converted / "model_fp32.tflite"
     refused(capsys, ["repack", model, "--from", model, "--out", tmp_path / "r.onnx"], "tflite", ".onnx")
     assert not (tmp_path / "r.onnx").exists()
+
+
+def test_the_too_few_rows_line_spells_plurals():
+    from albert_edge.quantize.auto import Budget
+    from albert_edge.tasks.metrics import too_few_rows
+
+    budget = Budget(0.5, 0.99, None, 0.95)
+    assert "215 entities cannot show" in too_few_rows(budget, 1.0, 215, "entity")
+    assert "3 rows cannot show" in too_few_rows(budget, 1.0, 3)

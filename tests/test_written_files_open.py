@@ -21,7 +21,8 @@ from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
-from albert_edge.runtime.pack import attach_tflite_pack, read_pack, strip_tflite_pack
+from albert_edge.convert.tflite_metadata import attach_standard_metadata
+from albert_edge.runtime.pack import read_pack, strip_tflite_pack
 from tests.support.open_output import open_model, written_files
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
@@ -90,7 +91,8 @@ def test_inspect_runs_the_runtime_check_and_names_a_pack_the_graph_cannot_serve(
     assert "consistent" in capsys.readouterr().out
     bad = tmp_path / "bad.tflite"
     data = good.read_bytes()
-    bad.write_bytes(attach_tflite_pack(strip_tflite_pack(data), replace(read_pack(good), max_seq_len=128)))
+    # What quantize used to write: pack and standard metadata agree with each other (128), not with the graph (32).
+    bad.write_bytes(attach_standard_metadata(strip_tflite_pack(data), replace(read_pack(good), max_seq_len=128)))
     code = main(["inspect", str(bad)])
     printed = capsys.readouterr().out
     assert code == 1 and "DISAGREES" in printed and "consistent:" not in printed, printed
@@ -138,3 +140,29 @@ def test_repack_never_replaces_an_output_folder(short, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "is a folder" in err[0], err
     assert {name: path.read_bytes() for name, path in written_files(out).items()} == before
+
+
+def test_finetune_fits_its_default_length_to_the_config_and_its_checkpoint_converts_and_opens(tmp_path):
+    """finetune used to default to 128 tokens and refuse a 32-position config unless told --max-seq-len."""
+    pytest.importorskip("tensorflow")
+    from albert_edge.inputs.data import Example, write_tsv
+    from albert_edge.model.config import tf1_config_dict
+
+    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=8, hidden_size=16, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
+                          embedding_order="project_then_add")
+    (tmp_path / "config.json").write_text(json.dumps(tf1_config_dict(config, "brightmart")), encoding="utf-8")
+    (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    texts = ["好的了是", "坏在我有", "他这好坏", "我有好的", "是在他坏", "这了我好"] * 3
+    write_tsv(tmp_path / "train.tsv", [Example("pos" if "好" in t else "neg", t) for t in texts])
+    write_tsv(tmp_path / "dev.tsv", [Example("pos" if "好" in t else "neg", t) for t in texts[:6]])
+    out = tmp_path / "ft"
+    argv = ["finetune", "--config", tmp_path / "config.json", "--vocab", tmp_path / "vocab.txt", "--train",
+            tmp_path / "train.tsv", "--dev", tmp_path / "dev.tsv", "--labels", "neg,pos", "--out", out,
+            "--max-steps", "2", "--batch-size", "8", "--no-progress"]
+    assert main([str(a) for a in argv]) == 0
+    log = json.loads((out / "finetune_log.json").read_text(encoding="utf-8"))
+    assert log["settings"]["max_seq_len"] == 32
+    converted = tmp_path / "converted"
+    assert main(["convert", str(out), "--out", str(converted), "--formats", "tflite", "--no-progress"]) == 0
+    assert open_model(converted / "model_fp32.tflite").label in ("neg", "pos")

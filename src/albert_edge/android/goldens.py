@@ -493,6 +493,22 @@ def model_golden_cases(pack: ModelPack, sentences: Sequence[str]) -> list[Golden
     return cases
 
 
+def _refuse_tokenizers_albert_core_lacks(pack: ModelPack, source: str) -> None:
+    """albert-core (Java) tokenizes WordPiece and ALBERT's SentencePiece; RoBERTa's byte-level BPE and
+    XLM-R's fairseq-layout SentencePiece are Python-only so far, and an app would tokenize them wrong."""
+    if pack.tokenizer_type == "sentencepiece":
+        if not getattr(load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source),
+                       "fairseq", False):
+            return
+        what = "XLM-R's SentencePiece layout (<s> ... </s>, no ALBERT preprocessing)"
+    elif pack.tokenizer_type == "wordpiece":
+        return
+    else:
+        what = f"the {pack.tokenizer_type} tokenizer"
+    raise ModelFileError(f"{source}: albert-core (the Android Java core) has no port of {what} yet; "
+                         "this model runs with the Python runtime only")
+
+
 def write_android_assets(
     model_path: str | Path,
     assets_dir: str | Path,
@@ -514,6 +530,7 @@ def write_android_assets(
 
     data, pack = load_model_pack(model_path)
     source = str(model_path)
+    _refuse_tokenizers_albert_core_lacks(pack, source)
     out = ensure_writable_dir(assets_dir)
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
     if pack.tokenizer_type == "sentencepiece":

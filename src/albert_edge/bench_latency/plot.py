@@ -145,9 +145,11 @@ def _draw_main(ax, points: list[Point], report: BenchReport, label: str, budget:
 
 
 def _cost_words(cost: float, label: str) -> str:
-    """The chosen point's cost in words (``label`` says whether it is a metric drop or a file size)."""
+    """The chosen point's cost in words, in the unit ``label`` (from ``_costs``) gives the y axis."""
+    if "cosine" in label:
+        return f"mean cosine to the baseline {1.0 - cost / 1000.0:.5f}"
     if "drop" not in label:
-        return f"{cost:.3g} on the y axis"
+        return f"{cost:.2f} MB"
     return f"{abs(cost):.2f} points {'lower' if cost > 0 else 'higher'}" if round(cost, 2) else "no accuracy lost"
 
 

@@ -88,15 +88,12 @@ def _check_lengths_fit(variants: Sequence[Variant], lengths: Sequence[int]) -> N
 def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]:
     """Name each model by its pack's ``variant`` tag, else its file stem; names are made unique."""
     from albert_edge.runtime.consistency import checked_pack
-    from albert_edge.runtime.pack import model_kind, read_pack_bytes
+    from albert_edge.runtime.pack import model_kind, read_model_bytes, read_pack_bytes
 
     loaded = []
     for model in models:
         path = Path(model)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ModelFileError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
+        data = read_model_bytes(path)  # one wording for every command: a checkpoint here names `convert`
         kind = model_kind(data)
         if kind == "unknown":
             raise ModelFileError(f"{path}: not a .tflite flatbuffer or .onnx protobuf")

@@ -24,7 +24,8 @@ def add_parser(subparsers) -> None:
                         help="thread counts (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
-    parser.add_argument("--batch", type=arg_types.batch_size, default=1)
+    parser.add_argument("--batch", type=arg_types.batch_size, default=1,
+                        help="texts per call, the input's batch dimension (default 1: one text at a time, as an app calls)")
     parser.add_argument("--runs", type=arg_types.positive_int, default=200,
                         help="timed calls per configuration over the first --rounds rounds (default 200)")
     parser.add_argument("--warmup", type=arg_types.count_or_zero, default=20, help="untimed calls per worker process first (default 20)")
@@ -37,7 +38,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-seconds", type=arg_types.seconds, default=None,
                         help=f"time cap for the extra rounds over the whole sweep (default {DEFAULT_MAX_SECONDS:g} "
                              "when --rounds is not given)")
-    parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
+    parser.add_argument("--eval", dest="eval_path", help="eval file in the model's task format: labelled TSV for classifiers, texts for embeddings, "
+                             "an entity .jsonl (or texts) for NER, a SQuAD-style .jsonl for QA, a {\"text\", \"score\"} .jsonl "
+                             "(or texts) for regression: drift in the task's metric, and --seq-len real's lengths")
     parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
     parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
                         help="comma-separated: litert, litert_buckets (LiteRT with one interpreter per padded "

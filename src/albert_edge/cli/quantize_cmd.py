@@ -50,7 +50,11 @@ def add_parser(subparsers) -> None:
                              "other rows instead (default 0.1; 0 turns this rule off). The report says which rule decided")
     parser.add_argument("--max-fallback-steps", type=arg_types.fallback_steps, default=5, metavar="N",
                         help="auto: float-fallback steps per variant (1, 2, 4, ... worst ops float; default 5)")
-    parser.add_argument("--max-size-mb", type=arg_types.size_mb, metavar="MB", help="reject variants larger than this")
+    parser.add_argument("--max-size-mb", type=arg_types.size_mb, metavar="MB",
+                        help="reject variants larger than this; auto: under the int8 file's size, int4 and mixed 4/8 "
+                             "variants are built and judged too")
+    parser.add_argument("--prefer", choices=("speed", "size"), default="speed",
+                        help="auto: choose the fastest variant within budget (default) or the smallest file")
     parser.add_argument("--variants", metavar="NAMES",
                         help="comma list of variants to build instead of the mode's (fp32 is always built): TFLite "
                              "names such as dynamic_int8,dynamic_int4; onnx_-prefixed ONNX names such as "
@@ -95,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                                   max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps,
+                                  prefer=args.prefer,
                                   variants=[v.strip() for v in args.variants.split(",") if v.strip()]
                                   if args.variants is not None else None)
         progress.step(f"read {args.checkpoint}" + (f" and {args.calib}" if args.calib else ""))

@@ -14,6 +14,9 @@ from pathlib import Path
 from albert_edge.errors import TokenizerError
 from albert_edge.inputs.jsonfile import load_json_file
 from albert_edge.inputs.userfile import read_user_bytes
+from albert_edge.tokenizer.bytelevel_bpe import BPE_VOCAB_JSON, asset_from_tokenizer_json, asset_from_vocab_merges
+from albert_edge.tokenizer.fairseq_spm import (FAIRSEQ_MODEL_NAME, model_from_unigram_tokenizer_json,
+                                               rebase_fairseq_model)
 from albert_edge.tokenizer.tokenizer_json import TOKENIZER_JSON, wordpiece_vocab_from_tokenizer_json
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -24,6 +27,8 @@ ASSET_NAMES: tuple[tuple[str, str], ...] = (
     ("vocab.txt", "wordpiece"),
     ("spiece.model", "sentencepiece"),
     ("30k-clean.model", "sentencepiece"),
+    (FAIRSEQ_MODEL_NAME, "sentencepiece"),  # XLM-R: rebuilt in the model's id layout (``fairseq_spm``)
+    (BPE_VOCAB_JSON, "bytelevel_bpe"),  # RoBERTa: vocab.json + merges.txt, packed as one bpe.json
 )
 
 
@@ -102,16 +107,28 @@ def find_tokenizer_asset(
             names = ", ".join([name for name, _ in ASSET_NAMES] + [TOKENIZER_JSON])
             raise TokenizerError(f"{directory}: no tokenizer asset beside the checkpoint (looked for {names}); "
                                  "pass --vocab PATH")
-    if path.name == TOKENIZER_JSON:
+    parsed = load_json_file(path, TokenizerError) if path.name == TOKENIZER_JSON else None
+    bpe = asset_from_tokenizer_json(parsed, str(path)) if parsed is not None else None
+    unigram = model_from_unigram_tokenizer_json(parsed, str(path)) if parsed is not None else None
+    if bpe is not None:  # RoBERTa's byte-level BPE
+        data, kind, json_lower_case = bpe, "bytelevel_bpe", False
+    elif unigram is not None:  # XLM-R's SentencePiece, rebuilt from its Unigram tokenizer.json
+        data, kind, json_lower_case = unigram, "sentencepiece", False
+    elif path.name == TOKENIZER_JSON:
         # Only a fast tokenizer's file: its WordPiece vocab becomes the pack's vocab.txt.
         data, json_lower_case = wordpiece_vocab_from_tokenizer_json(path)
         kind = "wordpiece"
+    elif path.name == BPE_VOCAB_JSON:
+        data, kind = asset_from_vocab_merges(path), "bytelevel_bpe"
     else:
         data = read_user_bytes(path, MAX_ASSET_BYTES, TokenizerError, "tokenizer asset")
         kind = kind_of_asset(path, data)
+        if path.name == FAIRSEQ_MODEL_NAME:
+            data = rebase_fairseq_model(data, str(path))
     if do_lower_case is None:
         do_lower_case = _lower_case_from_config(directory, json_lower_case)
     tokenizer = load_tokenizer(kind, data, do_lower_case=do_lower_case, source=str(path))
+    do_lower_case = bool(getattr(tokenizer, "do_lower_case", do_lower_case))  # XLM-R's is cased whatever the config says
     asset = TokenizerAsset(kind=kind, data=data, path=path, do_lower_case=do_lower_case,
                            vocab_size=int(tokenizer.vocab_size))
     if embedding_rows is not None:

@@ -212,7 +212,10 @@ def build_metadata(model: Any, pack: ModelPack, name: str, description: str, ext
     sub = schema.SubGraphMetadataT()
     sub.inputTensorMetadata = inputs
     sub.outputTensorMetadata = outputs
-    sub.inputProcessUnits = [_tokenizer_unit(schema, pack)]
+    # MediaPipe has WordPiece and SentencePiece units only: a byte-level BPE model gets none (MediaPipe
+    # then refuses it; albert-edge's runtime and the pack still carry its tokenizer).
+    if pack.tokenizer_type in ("wordpiece", "sentencepiece"):
+        sub.inputProcessUnits = [_tokenizer_unit(schema, pack)]
     meta = schema.ModelMetadataT()
     meta.name, meta.description, meta.version = name, description, f"albert-edge {__version__}, {pack.variant}"
     meta.subgraphMetadata = [sub]

@@ -126,6 +126,7 @@ class TrainingOps:
 
     def __init__(self, model: TfAlbertClassifier, seed: tf.Tensor | None) -> None:
         self.model, self.seed = model, seed
+        self.config = model.config  # the head reads its pooler activation here (skeleton.pooler_activation)
         self.heads, self.head_dim = model.config.num_attention_heads, model.config.head_dim()
 
     def lookup(self, table, ids):

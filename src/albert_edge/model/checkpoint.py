@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
+from albert_edge.inputs.path_kind import already_a_model, model_file_kind, not_found
 from albert_edge.model.config import AlbertConfig
 from albert_edge.model.hf import read_hf_checkpoint, resolve_hf_files
 from albert_edge.model.tf1 import read_tf1_checkpoint, resolve_tf1_prefix
@@ -16,7 +17,7 @@ def checkpoint_format(path: str | os.PathLike[str]) -> str:
     """"tf1" or "hf" for a checkpoint path, or CheckpointError naming it."""
     path = Path(path)
     if not path.exists() and not Path(f"{path}.index").exists():
-        raise CheckpointError(f"{path}: checkpoint not found")
+        raise CheckpointError(not_found(path, "checkpoint not found"))
     hf_files = resolve_hf_files(path)
     if hf_files is not None:
         if path.is_dir():
@@ -24,6 +25,9 @@ def checkpoint_format(path: str | os.PathLike[str]) -> str:
         return "hf"
     if resolve_tf1_prefix(path) is not None:
         return "tf1"
+    kind = model_file_kind(path)
+    if kind is not None:
+        raise CheckpointError(already_a_model(path, kind))
     raise CheckpointError(f"{path}: unknown checkpoint format (expected a TF1 prefix/directory with a .index file, "
                           "or a Hugging Face directory with config.json and model.safetensors or pytorch_model.bin)")
 

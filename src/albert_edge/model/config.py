@@ -7,8 +7,16 @@ Checkpoints arrive with three config dialects that spell the same thing differen
 * brightmart albert_zh ``albert_config_*.json`` (TF1): BERT keys plus ``embedding_size`` and,
   in later releases, ``"ln_type": "postln" | "preln"``; ``"gelu"`` is again the tanh form.
   Its ``*_google.json`` files are Google-dialect configs for checkpoints trained with Google's code.
-* Hugging Face ``config.json`` (``model_type`` albert or bert): ``"gelu"`` is the exact erf GELU,
-  ``"gelu_new"`` / ``"gelu_pytorch_tanh"`` / ``"gelu_fast"`` the tanh form.
+* Hugging Face ``config.json`` (``model_type`` albert, bert, distilbert, electra, roberta or
+  xlm-roberta): ``"gelu"`` is the exact erf GELU, ``"gelu_new"`` / ``"gelu_pytorch_tanh"`` /
+  ``"gelu_fast"`` the tanh form. DistilBERT spells its sizes ``dim`` / ``hidden_dim`` / ``n_layers`` /
+  ``n_heads`` and its activation ``activation``; the other families use BERT's keys.
+
+The newer families are BERT-shaped encoders with a different head activation and embedding inputs:
+``pooler_act`` is the activation on the [CLS] head's dense layer (BERT/ALBERT/RoBERTa pooler tanh,
+DistilBERT ``pre_classifier`` ReLU, ELECTRA's classification head exact GELU). RoBERTa's position
+offset and the families without token types are handled where the weights are read
+(``model/hf_families.py``), so the canonical config stays the one BERT computes.
 
 Activation names are mapped to what the training code of that dialect actually computed, so
 ``hidden_act`` here is never ambiguous: ``gelu_tanh`` or ``gelu_exact``.
@@ -28,7 +36,9 @@ from albert_edge.inputs.jsonfile import load_json_file
 ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu", "silu", "tanh")
 LN_TYPES = ("postln", "preln")
 EMBEDDING_ORDERS = ("add_then_project", "project_then_add", "no_projection")
-MODEL_TYPES = ("albert", "bert")
+MODEL_TYPES = ("albert", "bert", "distilbert", "electra", "roberta", "xlm-roberta")
+#: Families whose embedding may be projected to H (ALBERT, ELECTRA); the rest add at width H.
+PROJECTING_TYPES = ("albert", "electra")
 
 # What each dialect's training code computed for a given activation string.
 TF1_ACTIVATIONS: dict[str, str] = {  # google-research/albert and brightmart modeling.get_activation
@@ -74,6 +84,7 @@ class AlbertConfig:
     ln_type: str = "postln"
     embedding_order: str = "add_then_project"
     model_type: str = "albert"
+    pooler_act: str = "tanh"
 
     def __post_init__(self) -> None:
         _validate(self.__dict__, "AlbertConfig")
@@ -143,12 +154,17 @@ def _validate(fields: Mapping[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: unknown embedding_order {_short(cfg.embedding_order)}, "
                           f"expected one of {', '.join(EMBEDDING_ORDERS)}")
     if cfg.model_type not in MODEL_TYPES:
-        raise ConfigError(f"{source}: unknown model_type {_short(cfg.model_type)}, expected albert or bert")
+        raise ConfigError(f"{source}: unknown model_type {_short(cfg.model_type)}, expected one of "
+                          f"{', '.join(MODEL_TYPES)}")
+    pooler_act = getattr(cfg, "pooler_act", "tanh")
+    if pooler_act not in ACTIVATIONS:
+        raise ConfigError(f"{source}: unknown pooler_act {_short(pooler_act)}, expected one of {', '.join(ACTIVATIONS)}")
     if cfg.embedding_order == "no_projection" and cfg.embedding_size != cfg.hidden_size:
         raise ConfigError(f"{source}: embedding_size {cfg.embedding_size} != hidden_size {cfg.hidden_size} "
                           "needs an embedding projection")
-    if cfg.model_type == "bert" and cfg.embedding_order != "no_projection":
-        raise ConfigError(f"{source}: a bert model has no embedding projection (embedding_order no_projection)")
+    if cfg.model_type not in PROJECTING_TYPES and cfg.embedding_order != "no_projection":
+        raise ConfigError(f"{source}: a {cfg.model_type} model has no embedding projection "
+                          "(embedding_order no_projection)")
     if not (isinstance(cfg.layer_norm_eps, (int, float)) and 0 < cfg.layer_norm_eps < 1):
         raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {_short(cfg.layer_norm_eps)}")
 
@@ -231,6 +247,8 @@ def _activation(name: Any, table: Mapping[str, str], dialect: str, source: str) 
 def parse_config_dict(data: Mapping[str, Any], source: str = "<config>", dialect: str | None = None) -> AlbertConfig:
     """Build an AlbertConfig from a config dict in any supported dialect (detected unless given)."""
     dialect = dialect or config_dialect(data)
+    if dialect == "hf" and data.get("model_type") not in ("albert", "bert"):
+        return _hf_family_config(data, source)
     hidden = _need(data, "hidden_size", source)
     layers = _need(data, "num_hidden_layers", source)
     common = dict(
@@ -279,6 +297,54 @@ def parse_config_dict(data: Mapping[str, Any], source: str = "<config>", dialect
                   inner_group_num=1, embedding_order="project_then_add", model_type="albert", **common)
 
 
+#: RoBERTa / XLM-R ``config.json`` default ``pad_token_id``: position ids start at padding_idx + 1.
+ROBERTA_PADDING_IDX = 1
+
+
+def _hf_family_config(data: Mapping[str, Any], source: str) -> AlbertConfig:
+    """A DistilBERT, ELECTRA, RoBERTa or XLM-R ``config.json`` as the canonical config.
+
+    DistilBERT has no token types and ELECTRA, RoBERTa and XLM-R keep one: the reader
+    (``hf_families``) gives them a two-row table whose rows are equal, so any segment id 0 or 1
+    computes what the checkpoint computes, hence ``type_vocab_size`` 2. RoBERTa numbers positions
+    from ``pad_token_id + 1``; the reader drops the table's first ``pad_token_id + 1`` rows, so
+    ``max_position_embeddings`` here is what is left: the longest input the model takes.
+    """
+    model_type = data.get("model_type")
+    if model_type not in MODEL_TYPES:
+        raise ConfigError(f"{source}: unsupported model_type {_short(model_type)}, expected one of "
+                          f"{', '.join(MODEL_TYPES)}")
+    if model_type == "distilbert":
+        hidden = _need(data, "dim", source)
+        return _build(source, vocab_size=_need(data, "vocab_size", source), embedding_size=hidden, hidden_size=hidden,
+                      num_hidden_layers=_need(data, "n_layers", source), num_attention_heads=_need(data, "n_heads", source),
+                      intermediate_size=_need(data, "hidden_dim", source), num_hidden_groups=_need(data, "n_layers", source),
+                      hidden_act=_activation(data.get("activation", "gelu"), HF_ACTIVATIONS, "Hugging Face", source),
+                      max_position_embeddings=data.get("max_position_embeddings", 512), type_vocab_size=2,
+                      layer_norm_eps=1e-12, embedding_order="no_projection", model_type="distilbert", pooler_act="relu")
+    position_type = data.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise ConfigError(f"{source}: unsupported position_embedding_type {_short(position_type)}, expected absolute")
+    hidden = _need(data, "hidden_size", source)
+    layers = _need(data, "num_hidden_layers", source)
+    embedding = data.get("embedding_size", hidden) if model_type == "electra" else hidden
+    positions = data.get("max_position_embeddings", 512)
+    types = data.get("type_vocab_size", 2)
+    if model_type in ("roberta", "xlm-roberta"):
+        pad = data.get("pad_token_id", ROBERTA_PADDING_IDX)
+        if isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad or not isinstance(positions, int):
+            raise ConfigError(f"{source}: pad_token_id {_short(pad)} cannot offset the position ids")
+        positions -= pad + 1
+    return _build(source, vocab_size=_need(data, "vocab_size", source), embedding_size=embedding, hidden_size=hidden,
+                  num_hidden_layers=layers, num_attention_heads=_need(data, "num_attention_heads", source),
+                  intermediate_size=_need(data, "intermediate_size", source), num_hidden_groups=layers,
+                  hidden_act=_activation(data.get("hidden_act", "gelu"), HF_ACTIVATIONS, "Hugging Face", source),
+                  max_position_embeddings=positions, type_vocab_size=2 if types == 1 else types,
+                  layer_norm_eps=data.get("layer_norm_eps", 1e-12),
+                  embedding_order="no_projection" if embedding == hidden else "add_then_project",
+                  model_type=model_type, pooler_act="gelu_exact" if model_type == "electra" else "tanh")
+
+
 def _build(source: str, **fields: Any) -> AlbertConfig:
     """AlbertConfig(**fields), with validation errors naming ``source`` instead of the class."""
     defaults = {key: field.default for key, field in AlbertConfig.__dataclass_fields__.items()}
@@ -298,6 +364,9 @@ def load_config(path: str | os.PathLike[str]) -> AlbertConfig:
 
 def tf1_config_dict(config: AlbertConfig, scheme: str) -> dict[str, Any]:
     """The ``albert_config.json`` a TF1 training script of ``scheme`` (google | brightmart | bert) would read."""
+    if config.model_type not in ("albert", "bert") or config.pooler_act != "tanh":
+        raise ConfigError(f"a {config.model_type} model has no TF1 ALBERT/BERT form (its pooler activation is "
+                          f"{config.pooler_act}, its names and inputs are its own)")
     act = {"gelu_tanh": "gelu", "relu": "relu", "tanh": "tanh"}.get(config.hidden_act)
     if act is None:
         raise ConfigError(f"hidden_act {config.hidden_act} has no name in TF1 ALBERT/BERT code (it knows gelu "

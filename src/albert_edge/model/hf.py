@@ -22,7 +22,8 @@ from albert_edge.outputs.atomic import atomic_path, ensure_writable_dir, write_t
 from albert_edge.errors import CheckpointError, ConfigError
 from albert_edge.model.config import AlbertConfig, hf_config_dict, load_config
 from albert_edge.model.dtypes import float32_weight
-from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_MODEL_PREFIX, IGNORED_HF, apply_transform,
+from albert_edge.model.hf_families import prepare_family, scheme_of
+from albert_edge.model.names import (HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_MODEL_PREFIX, IGNORED_HF, apply_transform,
                                      map_to_canonical, name_map)
 from albert_edge.model.shard_index import read_shard_index
 from albert_edge.model.weights import AlbertWeights, block_prefix, block_shapes
@@ -149,13 +150,16 @@ def _normalise_names(raw: dict[str, np.ndarray], scheme_prefix: tuple[str, ...])
 
 
 def detect_hf_scheme(names: list[str], source: str) -> str:
-    """hf-albert or hf-bert from (prefix-stripped) parameter names."""
+    """The encoder layout of (prefix-stripped) parameter names: hf-albert, hf-bert (also ELECTRA and
+    RoBERTa's) or hf-distilbert."""
     if any(name.startswith("encoder.albert_layer_groups.") for name in names):
         return HF_ALBERT
     if any(name.startswith("encoder.layer.") for name in names):
         return HF_BERT
-    raise CheckpointError(f"{source}: no ALBERT/BERT encoder parameters (expected encoder.albert_layer_groups.* "
-                          "or encoder.layer.*)")
+    if any(name.startswith("transformer.layer.") for name in names):
+        return HF_DISTILBERT
+    raise CheckpointError(f"{source}: no ALBERT/BERT encoder parameters (expected encoder.albert_layer_groups.*, "
+                          "encoder.layer.* or DistilBERT's transformer.layer.*)")
 
 
 def _unused_group_rule(config: AlbertConfig) -> Callable[[str], bool]:
@@ -182,11 +186,9 @@ def read_hf_checkpoint(path: str | os.PathLike[str],
         config = load_config(config if config is not None else config_path)
     source = str(weights_path)
     raw = _load_weights_file(weights_path)
-    named = _normalise_names(raw, ("albert.", "bert."))
-    scheme = detect_hf_scheme(list(named), source)
-    expected_type = "albert" if scheme == HF_ALBERT else "bert"
-    if config.model_type != expected_type:
-        raise CheckpointError(f"{source}: parameters are {scheme} but the config says model_type {config.model_type}")
+    named = _normalise_names(raw, tuple(HF_MODEL_PREFIX.values()))
+    scheme = scheme_of(config, detect_hf_scheme(list(named), source), source)
+    named = prepare_family(named, config, scheme, source)
     shapes = {name: tuple(array.shape) for name, (_, array) in named.items()}
     tensors, num_labels, ignored = map_to_canonical(
         config, scheme, shapes, lambda name: float32_weight(named[name][1], named[name][0], source), source, IGNORED_HF,
@@ -226,6 +228,9 @@ def write_hf_checkpoint(weights: AlbertWeights, directory: str | os.PathLike[str
     cfg = weights.config
     if fmt not in ("safetensors", "bin"):
         raise ConfigError(f"unknown Hugging Face weights format {fmt!r}, expected safetensors or bin")
+    if cfg.model_type not in ("albert", "bert"):
+        raise ConfigError(f"cannot write {weights.source} as a Hugging Face checkpoint: writing is for albert and "
+                          f"bert, this is {cfg.model_type}")
     if cfg.ln_type != "postln":
         raise ConfigError(f"cannot write {weights.source} as Hugging Face {cfg.model_type}: it is post-LN only")
     if cfg.embedding_order == "project_then_add":

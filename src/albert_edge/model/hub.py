@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
+from albert_edge.inputs.path_kind import closest_existing, is_local_looking, not_found
 
 #: The files any reader of albert-edge looks at in a Hugging Face or sentence-transformers folder.
 HUB_FILES: tuple[str, ...] = (
@@ -96,9 +97,16 @@ def resolve_checkpoint(argument: str | os.PathLike[str], revision: str | None = 
                                   "(models--ORG--NAME); this is a local checkpoint, read as it is: drop --revision")
         return snapshot or path
     text = str(argument)
-    if not looks_like_hub_id(text):
-        raise CheckpointError(f"{path}: checkpoint not found")
-    return _download(text, revision)
+    if not looks_like_hub_id(text) or is_local_looking(text):
+        # `examples/albert_tiny_zh_sentimnet` is a local typo, not a Hub id: say so, not offline advice.
+        raise CheckpointError(not_found(path, "checkpoint not found"))
+    try:
+        return _download(text, revision)
+    except CheckpointError as exc:
+        near = closest_existing(path)
+        if near is None:
+            raise
+        raise CheckpointError(f"{exc} (or did you mean the local {near}?)") from None
 
 
 def _download(repo_id: str, revision: str | None) -> Path:

@@ -35,15 +35,19 @@ BRIGHTMART = "brightmart-tf1"  # brightmart/albert_zh modeling.py / modeling_pre
 BERT_TF1 = "bert-tf1"  # google-research/bert modeling.py
 HF_ALBERT = "hf-albert"  # transformers AlbertModel / AlbertForSequenceClassification
 HF_BERT = "hf-bert"  # transformers BertModel / BertForSequenceClassification
+HF_DISTILBERT = "hf-distilbert"  # transformers DistilBertModel / DistilBertFor*
+HF_ELECTRA = "hf-electra"  # transformers ElectraModel / ElectraFor* (the discriminator)
+HF_ROBERTA = "hf-roberta"  # transformers RobertaModel / XLMRobertaModel / *For*
 
 TF1_SCHEMES = (GOOGLE, BRIGHTMART, BERT_TF1)
-HF_SCHEMES = (HF_ALBERT, HF_BERT)
+HF_SCHEMES = (HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_ELECTRA, HF_ROBERTA)
 
 _GB = "bert/encoder/transformer/group_{g}/inner_group_{i}/"  # Google block scope
 _BB = "bert/encoder/layer_shared/"  # brightmart: one block shared by every layer
 _TB = "bert/encoder/layer_{g}/"  # BERT TF1: one block per layer
 _HA = "encoder.albert_layer_groups.{g}.albert_layers.{i}."
 _HB = "encoder.layer.{g}."
+_HD = "transformer.layer.{g}."
 
 TABLE: dict[str, dict[str, tuple[str, str]]] = {
     "embeddings.word": {
@@ -52,6 +56,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/embeddings/word_embeddings", KEEP),
         HF_ALBERT: ("embeddings.word_embeddings.weight", KEEP),
         HF_BERT: ("embeddings.word_embeddings.weight", KEEP),
+        HF_DISTILBERT: ("embeddings.word_embeddings.weight", KEEP),
     },
     "embeddings.position": {
         GOOGLE: ("bert/embeddings/position_embeddings", KEEP),
@@ -59,6 +64,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/embeddings/position_embeddings", KEEP),
         HF_ALBERT: ("embeddings.position_embeddings.weight", KEEP),
         HF_BERT: ("embeddings.position_embeddings.weight", KEEP),
+        HF_DISTILBERT: ("embeddings.position_embeddings.weight", KEEP),
     },
     "embeddings.token_type": {
         GOOGLE: ("bert/embeddings/token_type_embeddings", KEEP),
@@ -66,6 +72,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/embeddings/token_type_embeddings", KEEP),
         HF_ALBERT: ("embeddings.token_type_embeddings.weight", KEEP),
         HF_BERT: ("embeddings.token_type_embeddings.weight", KEEP),
+        HF_DISTILBERT: ("embeddings.token_type_embeddings.weight", KEEP),
     },
     "embeddings.layer_norm.gamma": {
         GOOGLE: ("bert/embeddings/LayerNorm/gamma", KEEP),
@@ -73,6 +80,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/embeddings/LayerNorm/gamma", KEEP),
         HF_ALBERT: ("embeddings.LayerNorm.weight", KEEP),
         HF_BERT: ("embeddings.LayerNorm.weight", KEEP),
+        HF_DISTILBERT: ("embeddings.LayerNorm.weight", KEEP),
     },
     "embeddings.layer_norm.beta": {
         GOOGLE: ("bert/embeddings/LayerNorm/beta", KEEP),
@@ -80,6 +88,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/embeddings/LayerNorm/beta", KEEP),
         HF_ALBERT: ("embeddings.LayerNorm.bias", KEEP),
         HF_BERT: ("embeddings.LayerNorm.bias", KEEP),
+        HF_DISTILBERT: ("embeddings.LayerNorm.bias", KEEP),
     },
     "embeddings.projection.kernel": {
         GOOGLE: ("bert/encoder/embedding_hidden_mapping_in/kernel", KEEP),
@@ -96,6 +105,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/query/kernel", KEEP),
         HF_ALBERT: (_HA + "attention.query.weight", T),
         HF_BERT: (_HB + "attention.self.query.weight", T),
+        HF_DISTILBERT: (_HD + "attention.q_lin.weight", T),
     },
     "encoder.group{g}.inner{i}.attention.query.bias": {
         GOOGLE: (_GB + "attention_1/self/query/bias", KEEP),
@@ -103,6 +113,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/query/bias", KEEP),
         HF_ALBERT: (_HA + "attention.query.bias", KEEP),
         HF_BERT: (_HB + "attention.self.query.bias", KEEP),
+        HF_DISTILBERT: (_HD + "attention.q_lin.bias", KEEP),
     },
     "encoder.group{g}.inner{i}.attention.key.kernel": {
         GOOGLE: (_GB + "attention_1/self/key/kernel", KEEP),
@@ -110,6 +121,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/key/kernel", KEEP),
         HF_ALBERT: (_HA + "attention.key.weight", T),
         HF_BERT: (_HB + "attention.self.key.weight", T),
+        HF_DISTILBERT: (_HD + "attention.k_lin.weight", T),
     },
     "encoder.group{g}.inner{i}.attention.key.bias": {
         GOOGLE: (_GB + "attention_1/self/key/bias", KEEP),
@@ -117,6 +129,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/key/bias", KEEP),
         HF_ALBERT: (_HA + "attention.key.bias", KEEP),
         HF_BERT: (_HB + "attention.self.key.bias", KEEP),
+        HF_DISTILBERT: (_HD + "attention.k_lin.bias", KEEP),
     },
     "encoder.group{g}.inner{i}.attention.value.kernel": {
         GOOGLE: (_GB + "attention_1/self/value/kernel", KEEP),
@@ -124,6 +137,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/value/kernel", KEEP),
         HF_ALBERT: (_HA + "attention.value.weight", T),
         HF_BERT: (_HB + "attention.self.value.weight", T),
+        HF_DISTILBERT: (_HD + "attention.v_lin.weight", T),
     },
     "encoder.group{g}.inner{i}.attention.value.bias": {
         GOOGLE: (_GB + "attention_1/self/value/bias", KEEP),
@@ -131,6 +145,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/self/value/bias", KEEP),
         HF_ALBERT: (_HA + "attention.value.bias", KEEP),
         HF_BERT: (_HB + "attention.self.value.bias", KEEP),
+        HF_DISTILBERT: (_HD + "attention.v_lin.bias", KEEP),
     },
     "encoder.group{g}.inner{i}.attention.output.kernel": {
         GOOGLE: (_GB + "attention_1/output/dense/kernel", KEEP),
@@ -138,6 +153,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/output/dense/kernel", KEEP),
         HF_ALBERT: (_HA + "attention.dense.weight", T),
         HF_BERT: (_HB + "attention.output.dense.weight", T),
+        HF_DISTILBERT: (_HD + "attention.out_lin.weight", T),
     },
     "encoder.group{g}.inner{i}.attention.output.bias": {
         GOOGLE: (_GB + "attention_1/output/dense/bias", KEEP),
@@ -145,6 +161,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/output/dense/bias", KEEP),
         HF_ALBERT: (_HA + "attention.dense.bias", KEEP),
         HF_BERT: (_HB + "attention.output.dense.bias", KEEP),
+        HF_DISTILBERT: (_HD + "attention.out_lin.bias", KEEP),
     },
     # Post-LN: after the attention residual. brightmart pre-LN: on the block input, before attention.
     "encoder.group{g}.inner{i}.attention.layer_norm.gamma": {
@@ -153,6 +170,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/output/LayerNorm/gamma", KEEP),
         HF_ALBERT: (_HA + "attention.LayerNorm.weight", KEEP),
         HF_BERT: (_HB + "attention.output.LayerNorm.weight", KEEP),
+        HF_DISTILBERT: (_HD + "sa_layer_norm.weight", KEEP),
     },
     "encoder.group{g}.inner{i}.attention.layer_norm.beta": {
         GOOGLE: (_GB + "LayerNorm/beta", KEEP),
@@ -160,6 +178,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "attention/output/LayerNorm/beta", KEEP),
         HF_ALBERT: (_HA + "attention.LayerNorm.bias", KEEP),
         HF_BERT: (_HB + "attention.output.LayerNorm.bias", KEEP),
+        HF_DISTILBERT: (_HD + "sa_layer_norm.bias", KEEP),
     },
     "encoder.group{g}.inner{i}.ffn.intermediate.kernel": {
         GOOGLE: (_GB + "ffn_1/intermediate/dense/kernel", KEEP),
@@ -167,6 +186,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "intermediate/dense/kernel", KEEP),
         HF_ALBERT: (_HA + "ffn.weight", T),
         HF_BERT: (_HB + "intermediate.dense.weight", T),
+        HF_DISTILBERT: (_HD + "ffn.lin1.weight", T),
     },
     "encoder.group{g}.inner{i}.ffn.intermediate.bias": {
         GOOGLE: (_GB + "ffn_1/intermediate/dense/bias", KEEP),
@@ -174,6 +194,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "intermediate/dense/bias", KEEP),
         HF_ALBERT: (_HA + "ffn.bias", KEEP),
         HF_BERT: (_HB + "intermediate.dense.bias", KEEP),
+        HF_DISTILBERT: (_HD + "ffn.lin1.bias", KEEP),
     },
     "encoder.group{g}.inner{i}.ffn.output.kernel": {
         GOOGLE: (_GB + "ffn_1/intermediate/output/dense/kernel", KEEP),  # nested under intermediate
@@ -181,6 +202,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "output/dense/kernel", KEEP),
         HF_ALBERT: (_HA + "ffn_output.weight", T),
         HF_BERT: (_HB + "output.dense.weight", T),
+        HF_DISTILBERT: (_HD + "ffn.lin2.weight", T),
     },
     "encoder.group{g}.inner{i}.ffn.output.bias": {
         GOOGLE: (_GB + "ffn_1/intermediate/output/dense/bias", KEEP),
@@ -188,6 +210,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "output/dense/bias", KEEP),
         HF_ALBERT: (_HA + "ffn_output.bias", KEEP),
         HF_BERT: (_HB + "output.dense.bias", KEEP),
+        HF_DISTILBERT: (_HD + "ffn.lin2.bias", KEEP),
     },
     # Post-LN: after the FFN residual. brightmart pre-LN: on the FFN input.
     "encoder.group{g}.inner{i}.ffn.layer_norm.gamma": {
@@ -196,6 +219,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "output/LayerNorm/gamma", KEEP),
         HF_ALBERT: (_HA + "full_layer_layer_norm.weight", KEEP),
         HF_BERT: (_HB + "output.LayerNorm.weight", KEEP),
+        HF_DISTILBERT: (_HD + "output_layer_norm.weight", KEEP),
     },
     "encoder.group{g}.inner{i}.ffn.layer_norm.beta": {
         GOOGLE: (_GB + "LayerNorm_1/beta", KEEP),
@@ -203,6 +227,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: (_TB + "output/LayerNorm/beta", KEEP),
         HF_ALBERT: (_HA + "full_layer_layer_norm.bias", KEEP),
         HF_BERT: (_HB + "output.LayerNorm.bias", KEEP),
+        HF_DISTILBERT: (_HD + "output_layer_norm.bias", KEEP),
     },
     "pooler.kernel": {
         GOOGLE: ("bert/pooler/dense/kernel", KEEP),
@@ -210,6 +235,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/pooler/dense/kernel", KEEP),
         HF_ALBERT: ("pooler.weight", T),
         HF_BERT: ("pooler.dense.weight", T),
+        HF_DISTILBERT: ("pre_classifier.weight", T),
     },
     "pooler.bias": {
         GOOGLE: ("bert/pooler/dense/bias", KEEP),
@@ -217,6 +243,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("bert/pooler/dense/bias", KEEP),
         HF_ALBERT: ("pooler.bias", KEEP),
         HF_BERT: ("pooler.dense.bias", KEEP),
+        HF_DISTILBERT: ("pre_classifier.bias", KEEP),
     },
     "classifier.kernel": {  # run_classifier / classifier_utils create_model
         GOOGLE: ("output_weights", T),
@@ -224,6 +251,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("output_weights", T),
         HF_ALBERT: ("classifier.weight", T),
         HF_BERT: ("classifier.weight", T),
+        HF_DISTILBERT: ("classifier.weight", T),
     },
     # Token classification uses the same names: HF *ForTokenClassification's ``classifier`` is an
     # nn.Linear on every position, and the TF1 NER scripts of the BERT-NER family (e.g.
@@ -239,6 +267,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("output_bias", KEEP),
         HF_ALBERT: ("classifier.bias", KEEP),
         HF_BERT: ("classifier.bias", KEEP),
+        HF_DISTILBERT: ("classifier.bias", KEEP),
     },
     # Extractive QA span head: one dense [H, 2] on every position, column 0 the start logit, 1 the
     # end logit. TF1: google-research/bert run_squad.py ``create_model`` and google-research/albert
@@ -254,6 +283,7 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("cls/squad/output_weights", T),
         HF_ALBERT: ("qa_outputs.weight", T),
         HF_BERT: ("qa_outputs.weight", T),
+        HF_DISTILBERT: ("qa_outputs.weight", T),
     },
     "qa_outputs.bias": {
         GOOGLE: ("cls/squad/output_bias", KEEP),
@@ -261,8 +291,18 @@ TABLE: dict[str, dict[str, tuple[str, str]]] = {
         BERT_TF1: ("cls/squad/output_bias", KEEP),
         HF_ALBERT: ("qa_outputs.bias", KEEP),
         HF_BERT: ("qa_outputs.bias", KEEP),
+        HF_DISTILBERT: ("qa_outputs.bias", KEEP),
     },
 }
+
+# ELECTRA and RoBERTa/XLM-R store BERT's names (``hf_families`` renames their classification heads'
+# ``classifier.dense`` / ``classifier.out_proj`` onto ``pooler.dense`` / ``classifier``); ELECTRA adds
+# the E -> H ``embeddings_project`` when its embedding is narrower than the encoder.
+for _entry in TABLE.values():
+    if HF_BERT in _entry:
+        _entry[HF_ELECTRA] = _entry[HF_ROBERTA] = _entry[HF_BERT]
+TABLE["embeddings.projection.kernel"][HF_ELECTRA] = ("embeddings_project.weight", T)
+TABLE["embeddings.projection.bias"][HF_ELECTRA] = ("embeddings_project.bias", KEEP)
 
 #: Heads recognised by their variable names but not convertible, with the reason given to the user.
 #: google-research/albert squad_utils.py ``create_v2_model`` (run_squad_v2.py) conditions the end
@@ -286,9 +326,13 @@ IGNORED_HF = re.compile(
     r"^embeddings\.(position_ids|token_type_ids)$"  # buffers, not parameters
     r"|^predictions\.|^sop_classifier\."  # AlbertForPreTraining heads
     r"|^cls\.predictions\.|^cls\.seq_relationship\."  # BertForPreTraining heads
+    r"|^vocab_(transform|layer_norm|projector)\."  # DistilBertForMaskedLM
+    r"|^discriminator_predictions\.|^generator_predictions\.|^generator_lm_head\."  # ELECTRA pretraining
+    r"|^lm_head\."  # RobertaForMaskedLM
 )
 
-HF_MODEL_PREFIX = {HF_ALBERT: "albert.", HF_BERT: "bert."}
+HF_MODEL_PREFIX = {HF_ALBERT: "albert.", HF_BERT: "bert.", HF_DISTILBERT: "distilbert.", HF_ELECTRA: "electra.",
+                   HF_ROBERTA: "roberta."}
 
 
 def apply_transform(array: np.ndarray, transform: str) -> np.ndarray:

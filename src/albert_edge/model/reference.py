@@ -147,9 +147,10 @@ def encoder(x: np.ndarray, cfg: AlbertConfig, blocks: dict[tuple[int, int], dict
     return x
 
 
-def pooler(x: np.ndarray, t: dict[str, np.ndarray]) -> np.ndarray:
-    """tanh(dense) of the [CLS] (first) position: [B, S, H] -> [B, H]."""
-    return np.tanh(dense(x[:, 0], t["pooler.kernel"], t["pooler.bias"]))
+def pooler(x: np.ndarray, t: dict[str, np.ndarray], act: str = "tanh") -> np.ndarray:
+    """act(dense) of the [CLS] (first) position: [B, S, H] -> [B, H]. BERT's pooler is tanh;
+    DistilBERT's ``pre_classifier`` is followed by ReLU, ELECTRA's classification head by GELU."""
+    return ACTIVATION_FUNCTIONS[act](dense(x[:, 0], t["pooler.kernel"], t["pooler.bias"]))
 
 
 def _check_inputs(cfg: AlbertConfig, input_ids, attention_mask, token_type_ids):
@@ -180,7 +181,7 @@ def reference_forward(weights: AlbertWeights, input_ids, attention_mask=None, to
               for g in cfg.used_groups() for i in range(cfg.inner_group_num)}
     mask_adder = ((1.0 - mask) * MASK_ADDER)[:, None, None, :]
     hidden = encoder(embed(t, cfg, ids, types), cfg, blocks, mask_adder)
-    pooled = pooler(hidden, t) if "pooler.kernel" in t else None
+    pooled = pooler(hidden, t, cfg.pooler_act) if "pooler.kernel" in t else None
     has_head = "classifier.kernel" in t
     logits = dense(pooled, t["classifier.kernel"], t["classifier.bias"]) if has_head and pooled is not None else None
     token_logits = dense(hidden, t["classifier.kernel"], t["classifier.bias"]) if has_head else None

@@ -116,6 +116,17 @@ class EncoderOps(Protocol[T]):
         """``x`` as the graph output ``name``."""
 
 
+def pooler_activation(ops: EncoderOps[T], x: T, name: str | None = None) -> T:
+    """The [CLS] head's activation after its dense layer: tanh (BERT, ALBERT, RoBERTa pooler and
+    classification head), ReLU (DistilBERT ``pre_classifier``) or GELU (ELECTRA's classification
+    head), as ``config.pooler_act`` of the ops' model says; ``name`` as in ``tanh``."""
+    act = getattr(getattr(ops, "config", None), "pooler_act", "tanh")
+    if act == "tanh":
+        return ops.tanh(x, name=name)
+    y = ops.activation(x, act)
+    return y if name is None else ops.named(y, name)
+
+
 def layer_plan(config: Any) -> list[tuple[int, int]]:
     """(group, inner) weight keys in execution order: layer l runs every inner layer of its group.
 

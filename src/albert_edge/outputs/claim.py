@@ -103,6 +103,11 @@ def claim_output_dir(directory: str | os.PathLike[str], names: Iterable[str] = (
     manifest = read_manifest(directory)
     patterns = tuple(patterns)
     for name in dict.fromkeys(names):
+        parent = Path(name).parent
+        if parent != Path(".") and os.path.lexists(directory / parent) and not (
+                (directory / parent).is_dir() and not (directory / parent).is_symlink()):
+            raise OutputError(f"{directory / parent}: is not a folder, but this run writes {name} inside it; "
+                              "nothing was written: move it away or choose a new --out folder")
         if name == MANIFEST or not os.path.lexists(directory / name):
             continue
         entry = directory / name

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from albert_edge.tasks.metrics import PERFECT, Budget, agreement_lower_bound
 
 __all__ = ["SPEED_TIE_BAND", "Budget", "agreement_lower_bound", "best_effort", "budget_failures", "choose",
-           "fallback_steps", "not_judged"]
+           "fallback_steps", "misses_only_size", "not_judged"]
 
 
 def budget_failures(result: Any, budget: Budget) -> list[str]:
@@ -28,6 +28,12 @@ def budget_failures(result: Any, budget: Budget) -> list[str]:
     if budget.max_size_bytes is not None and result.size_bytes > budget.max_size_bytes:
         reasons.append(f"size {result.size_bytes / 1e6:.2f} MB > {budget.max_size_bytes / 1e6:.2f} MB")
     return reasons
+
+
+def misses_only_size(failures: Sequence[str]) -> bool:
+    """True when every one of ``budget_failures``' reasons is the size limit: keeping ops float (the
+    fallback searches) can only make such a file larger, so no search step can fix it."""
+    return bool(failures) and all(reason.startswith("size ") for reason in failures)
 
 
 def not_judged(result: Any, budget: Budget) -> str | None:
@@ -54,8 +60,11 @@ def not_judged(result: Any, budget: Budget) -> str | None:
 SPEED_TIE_BAND = 0.05
 
 
-def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str]]:
+def choose(results: Sequence[Any], budget: Budget, prefer: str = "speed") -> tuple[Any | None, list[str]]:
     """(fastest quantized result meeting ``budget`` or None, decision log lines).
+
+    ``prefer="size"`` (``--prefer size``) chooses the smallest shipped file within budget instead
+    (then the most accurate, the faster, the name): for an app whose download size is the limit.
 
     A variant that was not judged (``not_judged``: too few rows for the agreement asked) is never
     chosen; its log line says "not judged" and why, not "rejected".
@@ -71,8 +80,8 @@ def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str
     ranked = sorted((r for r in results if r.name != "fp32" and r.ratio_vs_fp32 is not None),
                     key=lambda r: r.ratio_vs_fp32)
     passing = [r for r in ranked if not budget_failures(r, budget)]
-    chosen = _most_accurate_of_fastest(passing)
-    for r in ranked:
+    chosen = _smallest(ranked, passing, budget, log) if prefer == "size" else _most_accurate_of_fastest(passing)
+    for r in ranked if prefer == "speed" else ():
         failures = budget_failures(r, budget)
         label = f"{r.format} {r.name}"
         unjudged = not_judged(r, budget) if failures else None
@@ -95,6 +104,25 @@ def choose(results: Sequence[Any], budget: Budget) -> tuple[Any | None, list[str
         if r.ratio_vs_fp32 is None and r.name != "fp32":
             log.append(f"{r.format} {r.name}: {'; '.join(budget_failures(r, budget))}")
     return chosen, log
+
+
+def _smallest(ranked: Sequence[Any], passing: Sequence[Any], budget: Budget, log: list[str]) -> Any | None:
+    """``--prefer size``: the smallest passing file (then the most accurate, the faster); log lines to ``log``."""
+    chosen = min(passing, key=lambda r: (r.size_bytes, r.drift.shortfall(PERFECT), r.ratio_vs_fp32, r.key),
+                 default=None)
+    for r in ranked:
+        failures = budget_failures(r, budget)
+        unjudged = not_judged(r, budget) if failures else None
+        label = f"{r.format} {r.name}: {r.size_bytes / 1e6:.2f} MB, x{r.ratio_vs_fp32:.2f} of fp32"
+        if unjudged:
+            log.append(f"{label}, not judged (never chosen): {unjudged}")
+        elif failures:
+            log.append(f"{label} but rejected: {'; '.join(failures)}")
+        elif r is chosen:
+            log.append(f"{label}, {r.drift.summary()}: smallest within budget (--prefer size), CHOSEN")
+        else:
+            log.append(f"{label}, within budget but larger than {chosen.name}")
+    return chosen
 
 
 def _most_accurate_of_fastest(passing: Sequence[Any]) -> Any | None:

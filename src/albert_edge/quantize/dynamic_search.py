@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from albert_edge.quantize.auto import Budget, budget_failures
+from albert_edge.quantize.auto import Budget, budget_failures, misses_only_size
 
 #: Calibration texts the ranking runs on: each candidate weight costs one run over them.
 RANKING_TEXTS = 32
@@ -36,8 +36,8 @@ def dynamic_fallback_search(results: Sequence[Any], calibration: Any, budget: Bu
     from albert_edge.quantize.step_search import Candidate, new_entry, step_search
 
     base = next((r for r in results if r.format == "tflite" and r.name == BASE_VARIANT), None)
-    if base is None or base.error or not budget_failures(base, budget):
-        return []
+    if base is None or base.error or not budget_failures(base, budget) or misses_only_size(budget_failures(base, budget)):
+        return []  # fits, or misses only the size limit: float FCs would only grow it
     fp32 = results[0].data
     samples = list(calibration.samples[:RANKING_TEXTS])
     reference = variant_values(fp32, samples, task, num_threads)

@@ -111,10 +111,12 @@ _RESAMPLES, _SEED, _LEVEL = 2000, 20240601, 0.95
 def ratio_interval(rounds_ms: Sequence[float], baseline_rounds_ms: Sequence[float]) -> dict[str, Any]:
     """Time over the baseline's, round by round (both timed in the same interleaved rounds): the median
     per-round ratio and the percentile-bootstrap 95 % interval of that median (None under 5 rounds).
-    A model that left the rotation early (``StopRule``: outside the budget) ran the first rounds only:
-    it is paired with the baseline's same first rounds."""
-    rounds = np.asarray(rounds_ms, dtype=np.float64)
-    ratios = rounds / np.asarray(baseline_rounds_ms, dtype=np.float64)[:rounds.size]
+
+    A model that left the rotation early (``StopRule``: outside the budget) ran the first rounds only;
+    it is paired with the baseline's same first rounds, never with rounds it did not share.
+    """
+    n = min(len(rounds_ms), len(baseline_rounds_ms))
+    ratios = np.asarray(rounds_ms[:n], dtype=np.float64) / np.asarray(baseline_rounds_ms[:n], dtype=np.float64)
     low = high = None
     if ratios.size >= 5:
         picks = np.random.default_rng(_SEED).integers(0, ratios.size, size=(_RESAMPLES, ratios.size))

@@ -1,4 +1,5 @@
-"""int4 weights in an ONNX model: ``MatMulNBits`` for the matmuls, ``GatherBlockQuantized`` for the word table.
+"""Block-quantized weights in an ONNX model: ``MatMulNBits`` (int4 or int8) for the matmuls,
+``GatherBlockQuantized`` for an int4 word table.
 
 Why our own packing and not onnxruntime's ``MatMulNBitsQuantizer``: in onnxruntime 1.32 that
 module imports ``onnx_ir``, which is not a dependency here, and the two layouts are short to write.
@@ -10,6 +11,11 @@ Both are com.microsoft contrib ops of ONNX Runtime's CPU provider (checked on 1.
   last block is zero-padded (ALBERT-Tiny's 312-wide layers take block 32, 64 or 128 alike).
   ``accuracy_level`` 4 lets the kernel quantize activations to int8 per block (the dynamic int8
   idea); 0 dequantizes the weights to float and runs a float GEMM.
+  With ``bits=8`` (``onnx_int8_blocks``, the ``onnx_dynamic_int8_block`` variant) B is
+  ``[N, K/block, block]`` uint8 with zero point 128 (symmetric +-127): the same kernel then quantizes
+  activations per block of each row, where ORT's ``DynamicQuantizeMatMul`` uses one scale for the
+  whole activation tensor, which is what costs ``onnx_dynamic_int8`` its cosine on pretrained BERTs
+  (benchmarks/decisions/0150-onnx-int8-blocks.md).
 * ``GatherBlockQuantized``: the word table ``[V, E]`` packed the same way along the embedding
   axis, one scale per block of a row; the lookup returns float rows.
 
@@ -35,27 +41,46 @@ MIN_COLUMNS = 16
 MIN_TABLE_ELEMENTS = 16384
 
 
-def pack_blocks(weight: np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """(packed uint8 ``[rows, blocks, block/2]``, float32 scales ``[rows, blocks]``) of ``weight``
-    ``[rows, cols]`` quantized to 4 bits in blocks along ``cols`` (unsigned, zero point 8)."""
+def pack_blocks(weight: np.ndarray, block_size: int, bits: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """(packed uint8 ``[rows, blocks, block * bits / 8]``, float32 scales ``[rows, blocks]``) of ``weight``
+    ``[rows, cols]`` quantized to ``bits`` (4: two values per byte; 8: one) in blocks along ``cols``,
+    unsigned with the default zero point ``2 ** (bits - 1)``, so symmetric +-7 or +-127."""
     rows, cols = weight.shape
     blocks = -(-cols // block_size)
     padded = np.zeros((rows, blocks * block_size), np.float32)
     padded[:, :cols] = weight
     shaped = padded.reshape(rows, blocks, block_size)
-    scales = (np.abs(shaped).max(axis=-1) / 7.0).astype(np.float32)
+    top = 2 ** (bits - 1) - 1
+    scales = (np.abs(shaped).max(axis=-1) / top).astype(np.float32)
     scales[scales == 0] = 1.0
-    q = (np.clip(np.round(shaped / scales[..., None]), -7, 7) + 8).astype(np.uint8)
+    q = (np.clip(np.round(shaped / scales[..., None]), -top, top) + top + 1).astype(np.uint8)
+    if bits == 8:
+        return q, scales
     return (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8), scales
 
 
 def onnx_int4(fp32_model: bytes, block_size: int = 32, accuracy_level: int = 4, tables: bool = True) -> bytes:
     """int4 ONNX bytes from ``fp32_model`` bytes (metadata_props kept)."""
+    return _matmul_nbits(fp32_model, 4, block_size, accuracy_level, tables)
+
+
+def onnx_int8_blocks(fp32_model: bytes, block_size: int = 64, accuracy_level: int = 4) -> bytes:
+    """ONNX bytes with int8 block weights (``MatMulNBits`` bits=8) and int8 per-column tables.
+
+    Accuracy level 4 makes the kernel quantize each row of activations per block at run time: on
+    pretrained BERTs the outlier channels then cost one block's resolution, not the whole tensor's.
+    """
+    return int8_column_tables(_matmul_nbits(fp32_model, 8, block_size, accuracy_level, tables=False))
+
+
+def _matmul_nbits(fp32_model: bytes, bits: int, block_size: int, accuracy_level: int, tables: bool) -> bytes:
+    """``fp32_model`` with every constant-weight MatMul (but the narrow classifier) as ``MatMulNBits``
+    of ``bits``; with ``tables`` the word table int4 (Gather) and the position table int8 (Slice)."""
     import onnx
     from onnx import helper, numpy_helper
 
     if block_size not in BLOCK_SIZES:
-        raise QuantizationError(f"int4 block size {block_size}: expected one of {', '.join(map(str, BLOCK_SIZES))}")
+        raise QuantizationError(f"int{bits} block size {block_size}: expected one of {', '.join(map(str, BLOCK_SIZES))}")
     model = onnx.load_from_string(fp32_model)
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
@@ -69,16 +94,16 @@ def onnx_int4(fp32_model: bytes, block_size: int = 32, accuracy_level: int = 4, 
             continue
         if weight.name not in packed:
             values = numpy_helper.to_array(weight).astype(np.float32)  # [K, N]
-            data, scales = pack_blocks(values.T, block_size)
-            b_name, s_name = weight.name + "_int4", weight.name + "_int4_scales"
+            data, scales = pack_blocks(values.T, block_size, bits)
+            b_name, s_name = weight.name + f"_int{bits}", weight.name + f"_int{bits}_scales"
             new_inits += [numpy_helper.from_array(data, b_name), numpy_helper.from_array(scales.reshape(-1), s_name)]
             packed[weight.name] = (b_name, s_name, int(values.shape[0]), int(values.shape[1]))
         b_name, s_name, k, n = packed[weight.name]
         nodes.append(helper.make_node("MatMulNBits", [node.input[0], b_name, s_name], list(node.output),
-                                      name=node.name + "_int4", domain="com.microsoft", K=k, N=n, bits=4,
+                                      name=node.name + f"_int{bits}", domain="com.microsoft", K=k, N=n, bits=bits,
                                       block_size=block_size, accuracy_level=accuracy_level))
     if not packed:
-        raise QuantizationError("int4 weights: the ONNX model has no MatMul with a constant weight to convert")
+        raise QuantizationError(f"int{bits} weights: the ONNX model has no MatMul with a constant weight to convert")
     _replace_nodes(graph, nodes, new_inits)
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))

@@ -22,6 +22,8 @@ MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 #: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
 #: x86 they buy size, not speed (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md).
 INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
+#: What ``auto`` ranks the variants within budget by (``--prefer``): latency, or the shipped file's size.
+PREFER = ("speed", "size")
 FORMATS = ("tflite", "onnx")
 
 
@@ -49,7 +51,9 @@ class QuantizeOptions:
     classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
     extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
     mean; ``eval_tsv`` is then a text file, one text per line). ``formats`` (default: TFLite and
-    ONNX, as ``convert``'s) is normalised to a tuple when the options are made.
+    ONNX, as ``convert``'s) is normalised to a tuple when the options are made. ``prefer="size"``
+    makes auto choose the smallest file within budget instead of the fastest; with ``max_size_mb``
+    below the int8 file's size, auto also builds the int4 and mixed 4/8 candidates (``size_search``).
     """
 
     mode: str = "auto"
@@ -73,12 +77,15 @@ class QuantizeOptions:
     min_mean_cosine: float = 0.999
     tie_margin: float = 0.1
     error_tables: bool = True
+    prefer: str = "speed"
     judge_subsample: bool = True
 
     def __post_init__(self) -> None:
         """Refuse a value no run could use, with the flag's name (QuantizationError, one line)."""
         if self.mode not in MODES:
             raise QuantizationError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        if self.prefer not in PREFER:
+            raise QuantizationError(f"--prefer {self.prefer!r}: expected one of {', '.join(PREFER)}")
         if not (isinstance(self.max_drop, (int, float)) and 0 <= self.max_drop <= 100):
             raise QuantizationError(f"--max-drop {self.max_drop!r}: expected accuracy points between 0 and 100")
         object.__setattr__(self, "formats", parse_formats(self.formats))

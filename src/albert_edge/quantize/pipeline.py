@@ -34,7 +34,8 @@ from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
 from albert_edge.outputs.output_set import OutputSet
-from albert_edge.quantize.auto import SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose, not_judged
+from albert_edge.quantize.auto import (SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose,
+                                      misses_only_size, not_judged)
 from albert_edge.quantize.calibration import (
     MAX_CALIBRATION_TEXTS,
     CalibrationSet,
@@ -84,12 +85,15 @@ TFLITE_MODE_VARIANTS = {
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
 }
+#: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
+#: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
+#: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
 ONNX_MODE_VARIANTS = {
-    "dynamic": ("dynamic_int8",),
+    "dynamic": ("dynamic_int8_block",),
     "int8": ("qdq_int8",),
     "int16x8": (),
     "fp16": (),
-    "auto": ("dynamic_int8", "qdq_int8"),
+    "auto": ("dynamic_int8", "dynamic_int8_block", "qdq_int8"),
 }
 
 
@@ -205,22 +209,19 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
                             "not an exported model file")
 
 
-def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
+def _labels(source: ModelSource, weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
             eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
     a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
     ``LABEL_i``."""
-    from albert_edge.convert.pipeline import hf_labels, labels_txt_beside, resolve_labels
+    from albert_edge.convert.pipeline import resolve_labels
 
     width = task.num_labels(weights)
     if labels:
         return resolve_labels(weights, labels, task), "--labels"
-    named = hf_labels(checkpoint)
-    if named and len(named) == width:
-        return named, "config.json id2label"
-    beside = labels_txt_beside(checkpoint, width)
-    if beside is not None:
-        return beside
+    found = source.checkpoint_labels(width)
+    if found is not None:
+        return found
     if eval_labels is not None and len(eval_labels) == width:
         # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
         return list(eval_labels), f"sorted labels of {eval_path}"
@@ -300,7 +301,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     eval_texts = read_calibration_texts(eval_path, min_texts=2) if eval_path is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
     # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
-    names, labels_source = (_labels(source.checkpoint, weights, options.labels, task, eval_labels, eval_path)
+    names, labels_source = (_labels(source, weights, options.labels, task, eval_labels, eval_path)
                             if task.needs_labels else (None, None))
     if options.labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
@@ -455,12 +456,40 @@ def _fallback_searches(run: QuantizeRun) -> None:
     run.results += dynamic_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
                                            o.num_threads, run.judge_variant, VariantResult, run.fallback_log,
                                            run.say)
+    _size_search(run)
     if "onnx" in o.format_list:
         from albert_edge.quantize.onnx_search import onnx_fallback_search
 
         run.say("ONNX dynamic int8 search (the MatMul weights that gain most back to float)")
         run.results += onnx_fallback_search(run.results, run.calibration, run.budget, o.max_fallback_steps, run.task,
                                             o.num_threads, run.judge_variant, VariantResult, run.fallback_log, run.say)
+
+
+def _size_search(run: QuantizeRun) -> None:
+    """Auto with ``--max-size-mb`` under the int8 file's size: the int4 and mixed 4/8 candidates (``size_search``)."""
+    from albert_edge.quantize.size_search import size_search
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    int8 = next((r for r in run.results if r.key == "tflite:dynamic_int8" and not r.error), None)
+    if int8 is None or run.budget.max_size_bytes is None:
+        return
+    fp32 = run.results[0].data
+
+    def build(name: str) -> bytes:
+        return tflite_variant(run.weights, name, run.calibration, float_model=fp32, task=run.task)
+
+    run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
+                               run.options.num_threads, run.judge_variant, VariantResult, build,
+                               len(_packed(run, int8)) - len(int8.data), run.fallback_log, run.say)
+
+
+def _packed(run: QuantizeRun, r: VariantResult, pack: Any = None) -> bytes:
+    """``r``'s model bytes with the runtime pack (``pack``, else built for ``r``) attached: the file the app ships."""
+    from albert_edge.convert.pipeline import build_pack
+    from albert_edge.convert.tflite_metadata import attach_standard_metadata
+
+    pack = pack or build_pack(run.weights, run.asset, run.task, run.labels, run.options.max_seq_len, r.name)
+    return attach_standard_metadata(r.data, pack) if r.format == "tflite" else _onnx_with_pack(r.data, pack)
 
 
 def _time_variants(run: QuantizeRun) -> None:
@@ -498,17 +527,13 @@ def _time_variants(run: QuantizeRun) -> None:
 def _pack_variants(run: QuantizeRun) -> None:
     """Attach the runtime pack to every built variant; its shipped size decides the budget marks."""
     from albert_edge.convert.pipeline import build_pack
-    from albert_edge.convert.tflite_metadata import attach_standard_metadata
     from albert_edge.runtime.consistency import checked_pack
 
     for r in run.results:
         if r.error:
             continue
         pack = build_pack(run.weights, run.asset, run.task, run.labels, run.options.max_seq_len, r.name)
-        if r.format == "tflite":
-            run.packed[r.key] = attach_standard_metadata(r.data, pack)
-        else:
-            run.packed[r.key] = _onnx_with_pack(r.data, pack)
+        run.packed[r.key] = _packed(run, r, pack)
         # A written file is a read file: the load-time check every runtime class makes, before any report.
         checked_pack(run.packed[r.key], f"{run.out} ({r.key})", pack)
         r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
@@ -533,7 +558,7 @@ def _confirm_chosen(run: QuantizeRun) -> None:
         return
     rows = len(run.judge.samples)
     while True:
-        chosen, _ = choose(run.results, run.budget)
+        chosen, _ = choose(run.results, run.budget, run.options.prefer)
         if chosen is None or chosen.drift is None or chosen.drift.examples >= rows:
             return
         run.say(f"judging the chosen {chosen.key} on all {rows} rows")
@@ -552,7 +577,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
                              "used_by": calibration_uses(o), "max_seq_len": o.max_seq_len,
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
                             error_tables=run.tables, fallback=run.fallback_log)
-    chosen, log = choose(run.results, run.budget)
+    chosen, log = choose(run.results, run.budget, o.prefer)
     report.held_back = held_back(run.fallback_log, run.results, run.budget)
     report.decision_log = (log + [fallback_line(entry) for entry in run.fallback_log]
                            + [held_back_line(item) for item in report.held_back])
@@ -599,7 +624,7 @@ def _ship(run: QuantizeRun, report: QuantizeReport) -> None:
     """``report.shipped``: per format, the variant written as ``model.<format>`` (the one ``choose``
     picks among that format's variants), with what it costs; a format with none is absent."""
     for fmt in run.options.format_list:
-        pick, _ = choose([r for r in run.results if r.format == fmt], run.budget)
+        pick, _ = choose([r for r in run.results if r.format == fmt], run.budget, run.options.prefer)
         if pick is not None and pick.file:
             report.shipped[shipped_name(fmt)] = {
                 "variant": pick.name, "key": pick.key, "copy_of": pick.file, "size_bytes": pick.size_bytes,
@@ -740,8 +765,9 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
     added: list[VariantResult] = []
     for base in [r for r in run.results if r.format == "tflite" and r.name not in ("fp32", SEARCHED_BY_GAIN)]:
         table = run.tables.get(base.key)
-        if base.error or table is None or not budget_failures(base, budget):
-            continue
+        if base.error or table is None or not budget_failures(base, budget) or misses_only_size(
+                budget_failures(base, budget)):
+            continue  # fits, or misses only the size limit: float ops would only grow it
         entry = new_entry(base, "local SNR (dB), worst first")
         run.fallback_log.append(entry)
         unranked = sorted({r.op for r in table.rows if r.quantized and r.local_snr_db is None} - {"FULLY_CONNECTED"})

@@ -40,13 +40,14 @@ def new_entry(base: Any, ranked_by: str) -> dict[str, Any]:
 
 def step_search(base: Any, ranking: Sequence[Candidate], rebuild: Callable[[list[str]], bytes], entry: dict[str, Any],
                 budget: Budget, max_steps: int, judge: Callable[[Any], None], make_result: Callable[..., Any],
-                say: Callable[[str], None], fmt: str = "tflite") -> list[Any]:
+                say: Callable[[str], None], fmt: str = "tflite", suffix: str = "fb") -> list[Any]:
     """The variants ``<base>_fb<k>`` built with ``ranking[:k]`` float, judged, up to the first that fits.
 
     ``rebuild(keys)`` returns the model bytes; ``judge(result)`` fills its drift; ``make_result(name,
     format, fallback_of=..., float_fallback=...)`` makes a VariantResult (passed in so this module does
     not import the pipeline). A step whose rebuild fails is kept with its error and the search goes on.
-    ``fmt`` is the variants' format ("tflite", or "onnx" for ``onnx_search``).
+    ``fmt`` is the variants' format ("tflite", or "onnx" for ``onnx_search``); ``suffix`` names the steps
+    (``size_search`` keeps ops int8 rather than float: ``<base>_i8<k>``).
     """
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
 
@@ -54,8 +55,8 @@ def step_search(base: Any, ranking: Sequence[Candidate], rebuild: Callable[[list
     added = []
     for k in fallback_steps(len(ranking), max_steps):
         chosen = list(ranking[:k])
-        say(f"  {base.key}: {k} worst op(s) float")
-        r = make_result(f"{base.name}_fb{k}", fmt, fallback_of=base.key, float_fallback=[c.describe for c in chosen])
+        say(f"  {base.key}: {k} worst op(s) {'float' if suffix == 'fb' else 'at higher precision'}")
+        r = make_result(f"{base.name}_{suffix}{k}", fmt, fallback_of=base.key, float_fallback=[c.describe for c in chosen])
         try:
             r.data = rebuild([c.key for c in chosen])
             r.census = census_tflite_variant(r.data).to_dict() if fmt == "tflite" else census_onnx_variant(r.data)

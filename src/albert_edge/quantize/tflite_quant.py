@@ -47,6 +47,8 @@ VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
     TfliteVariant("dynamic_int8_col_smooth", False, "dynamic_int8_col on SmoothQuant-smoothed weights (needs calibration texts)"),
     TfliteVariant("dynamic_int4", False, "dynamic_int8 with int4 FC weights (per-channel) and an int4 word table "
                   "(per-row scales), activations quantized per row at run time"),
+    TfliteVariant("dynamic_int4_table", False, "dynamic_int8 with an int4 word table (per-row scales), FC weights "
+                  "int8: the mixed 4/8 recipe auto's size search tries first"),
     TfliteVariant("int8_full", True, "full integer: every op int8 (stock converter), float I/O"),
     TfliteVariant("int8_fc", True, "static int8 FULLY_CONNECTED (classifier float), attention/LayerNorm/GELU/Adds float"),
     TfliteVariant("int16x8", True, "16-bit activations, 8-bit weights (builtin kernels only)"),
@@ -105,11 +107,12 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         raise QuantizationError(f"variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if spec.calibrated and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
-    if variant == "dynamic_int4":
+    if variant in ("dynamic_int4", "dynamic_int4_table"):
         from albert_edge.quantize.tflite_int4 import int4_weights
 
         float_model = float_model or tflite_variant(weights, "fp32", task=task)
-        data, _ = int4_weights(tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task), float_model)
+        data, _ = int4_weights(tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task), float_model,
+                               fcs=variant == "dynamic_int4")
         return data
     if variant == "dynamic_int8_col_smooth":
         from albert_edge.quantize.smoothing import smoothed_weights_for

@@ -272,8 +272,11 @@ def read_standard_metadata(flatbuffer: bytes, source: str = "<bytes>") -> Standa
     )
 
 
-def metadata_problems(meta: StandardMetadata, members: Mapping[str, bytes]) -> list[str]:
-    """Ways the metadata disagrees with the graph or the appended files (empty when consistent)."""
+def metadata_problems(meta: StandardMetadata, members: Mapping[str, bytes], tokenizer_unit: bool = True) -> list[str]:
+    """Ways the metadata disagrees with the graph or the appended files (empty when consistent).
+
+    ``tokenizer_unit`` False: the pack's tokenizer has no MediaPipe process unit (byte-level BPE), so
+    its absence is no problem."""
     problems: list[str] = []
     if len(meta.input_names) != len(meta.graph_inputs):
         problems.append(f"metadata describes {len(meta.input_names)} inputs, the graph has {len(meta.graph_inputs)}")
@@ -287,7 +290,8 @@ def metadata_problems(meta: StandardMetadata, members: Mapping[str, bytes]) -> l
         if name != graph:
             problems.append(f"metadata output {name!r} sits on graph output {graph!r}")
     if meta.tokenizer not in ("wordpiece", "sentencepiece"):
-        problems.append(f"no tokenizer process unit ({meta.tokenizer or 'none'})")
+        if tokenizer_unit:
+            problems.append(f"no tokenizer process unit ({meta.tokenizer or 'none'})")
     elif not meta.tokenizer_file or meta.tokenizer_file not in members:
         problems.append(f"tokenizer file {meta.tokenizer_file!r} is not among the appended files")
     for name in (*[f for f in meta.labels_files if f], *meta.associated_files):
@@ -309,7 +313,7 @@ def fixed_seq_len(meta: StandardMetadata) -> int | None:
 
 def check_against_pack(meta: StandardMetadata, pack: Any, members: Mapping[str, bytes], source: str) -> None:
     """Raise one ModelFileError when the standard metadata and ``albert_edge.json`` disagree."""
-    problems = metadata_problems(meta, members)
+    problems = metadata_problems(meta, members, pack.tokenizer_type in ("wordpiece", "sentencepiece"))
     if meta.tokenizer in ("wordpiece", "sentencepiece") and meta.tokenizer != pack.tokenizer_type:
         problems.append(f"tokenizer is {meta.tokenizer} in the metadata but {pack.tokenizer_type} in albert_edge.json")
     if meta.tokenizer_file and meta.tokenizer_file != pack.tokenizer_file:

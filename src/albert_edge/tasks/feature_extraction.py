@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from albert_edge.errors import ConversionError, ModelFileError
-from albert_edge.model.skeleton import MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS
+from albert_edge.model.skeleton import MAX_POOL_MASKED, MEAN_POOL_MIN_COUNT, NORM_EPS, pooler_activation
 from albert_edge.tasks.base import Column, Task, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.metrics import Budget, normal_quantile
 
@@ -195,6 +195,15 @@ class FeatureExtraction(Task):
     def required_weights(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("pooler.kernel", "pooler.bias") if self.pooling == "none" else ()
 
+    def check_weights(self, weights: Any) -> None:
+        """Pooling "none" returns the tanh pooler's output, which DistilBERT, ELECTRA and many sentence
+        encoders do not have: the error then says which pooling converts the checkpoint."""
+        if self.pooling == "none" and "pooler.kernel" not in weights.tensors:
+            raise ConversionError(f"{weights.source}: this {weights.config.model_type} checkpoint has no pooler "
+                                  "(pooler.kernel), which --pooling none returns; convert it with --pooling cls, "
+                                  "mean or max")
+        super().check_weights(weights)
+
     def outputs(self) -> tuple[str, ...]:
         if self.pooling == "none":
             return ("last_hidden_state", "pooled_output")
@@ -211,7 +220,7 @@ class FeatureExtraction(Task):
         """BERT's pooler beside the hidden states ("none"), the hidden states alone (pooled by the
         runtime), or the pooled, optionally normalised sentence embedding."""
         if self.pooling == "none":
-            pooled = ops.tanh(ops.dense(ops.first_token(sequence), "pooler"), name="pooled_output")
+            pooled = pooler_activation(ops, ops.dense(ops.first_token(sequence), "pooler"), name="pooled_output")
             return {"last_hidden_state": sequence, "pooled_output": pooled}
         if not self.pooling_in_graph:
             return {"last_hidden_state": sequence}

@@ -117,7 +117,8 @@ def encode_windows(tokenizer, question: Sequence[int], context: Sequence[Token],
     ``stride`` None: half a window, at most ``MAX_STRIDE``. A context without tokens gives one
     window of length 0 (the runtime then answers nothing).
     """
-    window = max_seq_len - 3 - len(question)
+    middle = [tokenizer.sep_id] * (getattr(tokenizer, "pair_separators", 1) - 1)  # XLM-R: q </s></s> context
+    window = max_seq_len - 3 - len(middle) - len(question)
     if window < 1:
         raise ValueError(f"max_seq_len {max_seq_len} leaves no room for context after a "
                          f"{len(question)}-token question")
@@ -125,12 +126,12 @@ def encode_windows(tokenizer, question: Sequence[int], context: Sequence[Token],
     ids = tokenizer.convert_tokens_to_ids([t for t, _, _ in context])
     starts = window_starts(len(ids), window, overlap)
     masks = max_context_masks(len(ids), starts, window)
-    head = [tokenizer.cls_id, *question, tokenizer.sep_id]
+    head = [tokenizer.cls_id, *question, tokenizer.sep_id, *middle]
     out = []
     for start, mask in zip(starts, masks):
         part = ids[start:start + window]
         seq = (*head, *part, tokenizer.sep_id)
-        types = (0,) * len(head) + (1,) * (len(part) + 1)
+        types = (0,) * len(head) + (getattr(tokenizer, "pair_type_id", 1),) * (len(part) + 1)
         out.append(QAWindow(seq, types, len(head), start, len(part), mask))
     return out
 

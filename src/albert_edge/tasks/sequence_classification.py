@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from albert_edge.model.skeleton import POOLER_SITE
+from albert_edge.model.skeleton import POOLER_SITE, pooler_activation
 from albert_edge.tasks.base import ClassifierHeadTask, Column, TaskDrift, as_rows, check_same_shape
 from albert_edge.tasks.eval_format import EvalFormat, Samples
 from albert_edge.tasks.metrics import (
@@ -200,7 +200,13 @@ class TsvEvalFormat(EvalFormat):
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
 
     def reads_labelled(self, path: Any) -> bool:
-        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``)."""
+        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``); a ``.jsonl``
+        (another task's eval file) is refused here, naming the format, not as "got 1 column"."""
+        if str(path).lower().endswith(".jsonl"):
+            from albert_edge.errors import DataError
+
+            raise DataError(f"{path}: a JSON lines file, but a sentence classifier's --eval is a label<TAB>text "
+                            "TSV (label<TAB>text_a<TAB>text_b for pairs)")
         return True
 
     def labels_from_eval(self, path: Any) -> list[str] | None:
@@ -259,8 +265,9 @@ class SequenceClassification(ClassifierHeadTask):
         return {"logits": ["batch", self.num_labels(weights)]}
 
     def head(self, ops: Any, sequence: Any, attention_mask: Any) -> dict[str, Any]:
-        """BERT's pooler (tanh of a dense layer on [CLS]), dropout while training, the classifier."""
-        pooled = ops.dropout(ops.tanh(ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
+        """BERT's pooler (tanh of a dense layer on [CLS]; DistilBERT's ReLU, ELECTRA's GELU), dropout
+        while training, the classifier."""
+        pooled = ops.dropout(pooler_activation(ops, ops.dense(ops.first_token(sequence), "pooler")), POOLER_SITE)
         return {"logits": ops.named(ops.dense(pooled, "classifier"), "logits")}
 
     def parity_expected(self, reference: Any, attention_mask: np.ndarray) -> dict[str, np.ndarray]:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from albert_edge.errors import TokenizerError
 from albert_edge.tokenizer._text import decode_asset
+from albert_edge.tokenizer.bytelevel_bpe import ByteLevelBPETokenizer
 from albert_edge.tokenizer.spiece import SentencePieceTokenizer
 from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
 
-KINDS = ("wordpiece", "sentencepiece")
+KINDS = ("wordpiece", "sentencepiece", "bytelevel_bpe")
 
 
 def load_tokenizer(
     kind: str, asset: bytes, do_lower_case: bool = True, source: str = "<pack>"
-) -> WordPieceTokenizer | SentencePieceTokenizer:
-    """``kind`` "wordpiece" -> ``asset`` is vocab.txt bytes; "sentencepiece" -> spiece.model bytes.
+) -> WordPieceTokenizer | SentencePieceTokenizer | ByteLevelBPETokenizer:
+    """``kind`` "wordpiece" -> ``asset`` is vocab.txt bytes; "sentencepiece" -> spiece.model bytes;
+    "bytelevel_bpe" -> bpe.json bytes (``tokenizer.bytelevel_bpe``).
 
     ``source`` names the model file in every error message.
     """
@@ -24,4 +26,6 @@ def load_tokenizer(
         return WordPieceTokenizer.from_vocab_text(text, do_lower_case=do_lower_case, source=source)
     if kind == "sentencepiece":
         return SentencePieceTokenizer.from_model_bytes(bytes(asset), do_lower_case=do_lower_case, source=source)
+    if kind == "bytelevel_bpe":
+        return ByteLevelBPETokenizer.from_asset(bytes(asset), source=source)
     raise TokenizerError(f"{source}: unknown tokenizer type {kind!r} (expected one of {', '.join(KINDS)})")

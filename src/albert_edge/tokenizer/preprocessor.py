@@ -31,6 +31,11 @@ class Tokenizer(Protocol):
 
     def tokenize(self, text: str | bytes) -> list[str]: ...
 
+    # Optional: ``cls_token`` / ``sep_token`` (default "[CLS]" / "[SEP]"), ``pair_separators``
+    # (separators between a pair's segments, default 1; XLM-R's ``</s></s>`` is 2) and
+    # ``pair_type_id`` (the second segment's token type, default 1; RoBERTa-style tokenizers give
+    # none, so 0: a BERT fed by XLM-R's tokenizer, as multilingual-e5 is, sees type 0 throughout).
+
     def convert_tokens_to_ids(self, tokens: list[str]) -> list[int]: ...
 
 
@@ -127,18 +132,21 @@ class Preprocessor:
             keep_a, keep_b = min(len(tokens_a), budget), 0
             truncated = keep_a < len(tokens_a)
         else:
-            budget = self.max_seq_len - 3
+            middle = getattr(tok, "pair_separators", 1)
+            budget = self.max_seq_len - 2 - middle
             if budget < 2:
-                raise TokenizerError(f"max_seq_len: {self.max_seq_len} leaves no room for a pair (need >= 5)")
+                raise TokenizerError(f"max_seq_len: {self.max_seq_len} leaves no room for a pair (need >= {4 + middle})")
             keep_a, keep_b = longest_first_lengths(len(tokens_a), len(tokens_b), budget)
             truncated = keep_a < len(tokens_a) or keep_b < len(tokens_b)
-        tokens = ["[CLS]", *tokens_a[:keep_a], "[SEP]"]
+        cls, sep = getattr(tok, "cls_token", "[CLS]"), getattr(tok, "sep_token", "[SEP]")
+        tokens = [cls, *tokens_a[:keep_a], sep]
         ids = [tok.cls_id, *tok.convert_tokens_to_ids(tokens_a[:keep_a]), tok.sep_id]
         type_ids = [0] * len(ids)
         if tokens_b is not None:
-            tokens += [*tokens_b[:keep_b], "[SEP]"]
-            ids += [*tok.convert_tokens_to_ids(tokens_b[:keep_b]), tok.sep_id]
-            type_ids += [1] * (keep_b + 1)
+            extra = getattr(tok, "pair_separators", 1) - 1  # XLM-R: <s> a </s></s> b </s>
+            tokens += [sep] * extra + [*tokens_b[:keep_b], sep]
+            ids += [tok.sep_id] * extra + [*tok.convert_tokens_to_ids(tokens_b[:keep_b]), tok.sep_id]
+            type_ids += [getattr(tok, "pair_type_id", 1)] * (extra + keep_b + 1)
         length = len(ids)
         mask = [1] * length
         if pad_to is not None:

@@ -68,10 +68,20 @@ class SentencePieceTokenizer:
             raise TokenizerError(f"{source}: SentencePiece model has no unknown piece (expected <unk>)")
         ids = {t: int(processor.piece_to_id(t)) for t in REQUIRED_SPECIALS}
         missing = [t for t, i in ids.items() if i == self.unk_id]
-        if missing:
-            raise TokenizerError(f"{source}: SentencePiece model has no {', '.join(missing)} piece (expected an ALBERT spiece.model)")
-        self.cls_id = ids["[CLS]"]
-        self.sep_id = ids["[SEP]"]
+        # XLM-R's model in the fairseq id layout (``fairseq_spm``): <s> text </s>, pairs joined by
+        # </s></s>, and none of ALBERT's preprocessing (XLM-R is cased; its normaliser is the model's).
+        self.fairseq = bool(missing) and [processor.id_to_piece(i) for i in range(min(3, self.vocab_size))] == [
+            "<s>", "<pad>", "</s>"]
+        if missing and not self.fairseq:
+            raise TokenizerError(f"{source}: SentencePiece model has no {', '.join(missing)} piece (expected an ALBERT "
+                                 "spiece.model, or XLM-R's with <s> <pad> </s> first)")
+        self.cls_token, self.sep_token = ("<s>", "</s>") if self.fairseq else REQUIRED_SPECIALS
+        self.pair_separators = 2 if self.fairseq else 1
+        self.pair_type_id = 0 if self.fairseq else 1  # XLM-R's tokenizer gives no token types
+        if self.fairseq:
+            self.do_lower_case, self.keep_accents = False, True
+        self.cls_id = int(processor.piece_to_id(self.cls_token))
+        self.sep_id = int(processor.piece_to_id(self.sep_token))
         pad = int(processor.pad_id())
         if pad < 0:
             pad = int(processor.piece_to_id("<pad>"))
@@ -95,7 +105,10 @@ class SentencePieceTokenizer:
         return cls(_load_processor(data, source), do_lower_case, keep_accents, source)
 
     def preprocess(self, text: str) -> str:
-        """ALBERT's ``preprocess_text``: collapse spaces, normalise quotes, strip accents, lower."""
+        """ALBERT's ``preprocess_text``: collapse spaces, normalise quotes, strip accents, lower
+        (XLM-R's fairseq-layout model: the text unchanged)."""
+        if self.fairseq:
+            return text
         out = " ".join(text.split())
         out = out.replace("``", '"').replace("''", '"')
         if not self.keep_accents and not out.isascii():
@@ -115,8 +128,9 @@ class SentencePieceTokenizer:
         return out
 
     def _resplit(self, piece: str) -> list[str] | None:
-        """ALBERT's re-split of a piece ending in digit + comma (``▁1,`` -> ``▁1`` ``,``); None otherwise."""
-        if not (len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()):
+        """ALBERT's re-split of a piece ending in digit + comma (``▁1,`` -> ``▁1`` ``,``); None otherwise
+        (and always for XLM-R, whose tokenizer does not re-split)."""
+        if self.fairseq or not (len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()):
             return None
         sub = self._sp.encode(piece[:-1].replace(SPIECE_UNDERLINE, ""), out_type=str)
         # Re-encoding adds a leading "▁"; keep it only if the original piece began a word.
@@ -135,6 +149,8 @@ class SentencePieceTokenizer:
         marks vanish, lower-casing keeps spans (whole-string when the length is unchanged, so a
         final sigma lower-cases as ``preprocess`` does).
         """
+        if self.fairseq:
+            return text, [(i, i + 1) for i in range(len(text))]
         chars: list[str] = []
         spans: list[tuple[int, int]] = []
         previous_end = None

@@ -4,8 +4,9 @@ Many Hub repositories (newer BERT fine-tunes, most sentence-transformers models)
 tokenizer's ``tokenizer.json``. Its ``model.vocab`` maps every WordPiece token to its id, which is all the
 pack's ``vocab.txt`` holds, so the vocab is rebuilt from it (tokens in id order) instead of refusing the
 folder. The ids must be exactly 0..n-1: a gap or a duplicate would shift every id after it, and the model
-would then read other words than it was trained on. A Unigram (SentencePiece) ``tokenizer.json`` cannot
-be turned back into ``spiece.model``, so it is refused by name.
+would then read other words than it was trained on. An ALBERT Unigram (SentencePiece) ``tokenizer.json``
+is refused by name (its ``spiece.model`` carries ALBERT's preprocessing); XLM-R's is read by
+``fairseq_spm.model_from_unigram_tokenizer_json`` before this reader is asked.
 """
 
 from __future__ import annotations

