@@ -70,6 +70,16 @@ def test_the_median_interval_narrows_with_rounds_and_holds_the_median():
     assert median_interval([1.0, 2.0, 3.0, 4.0, 5.0]) == (1.0, 5.0)  # five rounds: the whole range
 
 
+def test_a_model_that_left_the_rotation_is_paired_with_the_baselines_same_rounds(backends):
+    """quantize's ratio interval once divided a 5-round list by the baseline's 20 (a broadcast error)."""
+    from albert_edge.quantize.measure import ratio_interval
+
+    rule = StopRule("fp32", frozenset({"noisy"}), band=0.05, min_rounds=5)
+    out = interleaved_latency(_models("fp32", "noisy", "failing"), {}, rounds=20, warmup=0, burst=1, stop=rule)
+    interval = ratio_interval(out["failing"]["rounds_ms"], out["fp32"]["rounds_ms"])
+    assert interval["rounds"] == 5 and interval["ratio"] == pytest.approx(0.5)
+
+
 def test_the_verdicts_ratio_pairs_only_the_rounds_a_variant_that_left_early_ran():
     # A variant outside the budget leaves the rotation after min_rounds: its 5 rounds are fp32's first 5.
     from albert_edge.quantize.measure import ratio_interval
