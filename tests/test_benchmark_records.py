@@ -38,7 +38,8 @@ def test_record_has_the_four_parts(record: Path):
     for part in PARTS:
         assert part in text, f"{record.name} has no '{part}'"
     reproduce = text.split("## Reproduce", 1)[1].split("\n## ", 1)[0]
-    assert "```" in reproduce, f"{record.name}: Reproduce gives no command block"
+    fenced_or_indented = "```" in reproduce or re.search(r"^    \S", reproduce, flags=re.M)
+    assert fenced_or_indented, f"{record.name}: Reproduce gives no command block"
 
 
 def test_index_links_every_record_and_only_existing_ones():
