@@ -7,7 +7,8 @@ regenerated from the committed members (``render``), so a tokenizer library upgr
 ``tests/test_android_family_golden.py`` checks the committed records equal a fresh rendering; the JVM
 tests (``FamilyGoldenTest``) replay them. Rewrite all of them with::
 
-    python -m tests.support.family_goldens_resources
+    python -m tests.support.family_goldens_resources            # retrain the members too
+    python -m tests.support.family_goldens_resources --golden-only  # records from the committed members
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from albert_edge.android.family_goldens import asset_records, family_cases
-from albert_edge.android.golden_inputs import EDGE_TEXTS, render_jsonl
+from albert_edge.android.golden_inputs import EDGE_TEXTS, random_texts, render_jsonl
 from albert_edge.tokenizer.bytelevel_bpe import asset_bytes
 
 RESOURCES = Path(__file__).resolve().parents[2] / "android_demo/albert-core/src/test/resources"
@@ -26,26 +27,44 @@ FAMILIES = {
 }
 
 
+#: Byte-level BPE's own corners, before the shared edge and random texts: every GPT-2 contraction (and
+#: spellings that are not one), runs of spaces before words and at the end, tabs, numbers in other scripts.
+PATTERN_TEXTS: tuple[str, ...] = (
+    "I'll go; you'd've gone, we're here, they've left, I'm in, it's his, don't 'tis",
+    "O'Neil's 'quote' 'LL 'S 'Re x'y '' ' '",
+    "two  spaces   three    four\t\ttabs \n newline  ",
+    "  leading and trailing  ",
+    "digits١٢٣ ½ ² Ⅻ 42nd 3.14 1,000 x2y",
+    "mixed👍🏽emoji😀 and 中文 words,punct!!?",
+    "``quoted'' 1, 2, 3, 1, 2, 3, 1, 2, 3, 10, 20, 1,2,3 ALBERT re-splits digit-comma pieces, XLM-R does not",
+)
+
+
 def render(member: str, asset: bytes) -> bytes:
     """The golden JSONL of the committed ``member`` (edge and random texts, three budgets, pairs, offsets)."""
     kind, _ = FAMILIES[member]
-    return render_jsonl(asset_records(kind, asset, False, family_cases(), member)).encode("utf-8")
+    texts = [*PATTERN_TEXTS, *EDGE_TEXTS, *random_texts(60)]
+    return render_jsonl(asset_records(kind, asset, False, family_cases(texts), member)).encode("utf-8")
 
 
 def train_members() -> dict[str, bytes]:
-    """Fresh tokenizer members, trained on the tiny families' sentences and the edge texts."""
+    """Fresh tokenizer members, trained on the tiny families' sentences, the pattern texts and the edge
+    texts (so that merges span contractions and space runs, and a pre-tokenizer slip shows in the symbols)."""
     from albert_edge.tokenizer.fairseq_spm import rebase_fairseq_model
     from tests.support.family_tokenizers import train_bytelevel_bpe, train_fairseq_spm
     from tests.support.tiny_families import SENTENCES
 
-    corpus = [*SENTENCES, *EDGE_TEXTS]
+    corpus = [*SENTENCES, *PATTERN_TEXTS, *EDGE_TEXTS]
     vocab, merges = train_bytelevel_bpe(corpus, vocab_size=600)
     return {"bpe.json": asset_bytes(vocab, merges, False),
             "xlmr_spiece.model": rebase_fairseq_model(train_fairseq_spm(corpus, vocab_size=300), "xlmr")}
 
 
 def main() -> None:
-    for member, asset in train_members().items():
+    import sys
+
+    members = train_members() if "--golden-only" not in sys.argv else {m: (RESOURCES / m).read_bytes() for m in FAMILIES}
+    for member, asset in members.items():
         (RESOURCES / member).write_bytes(asset)
         (RESOURCES / FAMILIES[member][1]).write_bytes(render(member, asset))
         print(f"wrote {member} and {FAMILIES[member][1]} in {RESOURCES}")
