@@ -25,6 +25,8 @@ FAMILIES = {
     "bpe.json": ("bytelevel_bpe", "golden_bpe_tokenization.jsonl"),
     "xlmr_spiece.model": ("sentencepiece", "golden_xlmr_tokenization.jsonl"),
 }
+#: resource member -> its code point digests (every code point between two contexts, per 4096-block)
+DIGESTS = {"bpe.json": "golden_bpe_codepoints.json", "xlmr_spiece.model": "golden_xlmr_codepoints.json"}
 
 
 #: Byte-level BPE's own corners, before the shared edge and random texts: every GPT-2 contraction (and
@@ -47,6 +49,18 @@ def render(member: str, asset: bytes) -> bytes:
     return render_jsonl(asset_records(kind, asset, False, family_cases(texts), member)).encode("utf-8")
 
 
+def render_digests(member: str, asset: bytes) -> bytes:
+    """``golden_codepoints.json``'s format for the committed ``member`` (what ``android-assets`` writes for
+    an app): Java's ``TokenizerDigest.blockDigest`` recomputes each block. Minutes in Python."""
+    import json
+
+    from albert_edge.android.ner import sentencepiece_codepoint_digests
+    from albert_edge.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(FAMILIES[member][0], asset, False, member)
+    return (json.dumps(sentencepiece_codepoint_digests(tokenizer, False), indent=0, ensure_ascii=False) + "\n").encode()
+
+
 def train_members() -> dict[str, bytes]:
     """Fresh tokenizer members, trained on the tiny families' sentences, the pattern texts and the edge
     texts (so that merges span contractions and space runs, and a pre-tokenizer slip shows in the symbols)."""
@@ -67,7 +81,8 @@ def main() -> None:
     for member, asset in members.items():
         (RESOURCES / member).write_bytes(asset)
         (RESOURCES / FAMILIES[member][1]).write_bytes(render(member, asset))
-        print(f"wrote {member} and {FAMILIES[member][1]} in {RESOURCES}")
+        (RESOURCES / DIGESTS[member]).write_bytes(render_digests(member, asset))
+        print(f"wrote {member}, {FAMILIES[member][1]} and {DIGESTS[member]} in {RESOURCES}")
 
 
 if __name__ == "__main__":

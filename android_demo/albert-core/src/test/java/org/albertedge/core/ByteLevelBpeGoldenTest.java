@@ -59,4 +59,10 @@ class ByteLevelBpeGoldenTest {
         assertThrows(AlbertCoreException.class, () -> ByteLevelBpeTokenizer.fromAssetBytes(
                 "not json".getBytes(StandardCharsets.UTF_8), "x.json"));
     }
+
+    @Test
+    void everyCodePointTokenizesAsInPython() throws Exception {
+        java.util.List<String> differing = FamilyGoldens.differingBlocks("golden_bpe_codepoints.json", tokenizer());
+        assertTrue(differing.isEmpty(), "blocks that tokenize differently from Python: " + differing);
+    }
 }

@@ -76,4 +76,21 @@ final class FamilyGoldens {
                 + String.join("\n", mismatches.subList(0, Math.min(10, mismatches.size()))));
         return checked;
     }
+
+    /** Blocks of all of Unicode whose tokenization digest differs from Python's (golden_*_codepoints.json). */
+    static List<String> differingBlocks(String golden, TextTokenizer tokenizer) throws Exception {
+        JSONObject digests = new JSONObject(Resources.text(golden));
+        JSONArray context = digests.getJSONArray("context");
+        int block = digests.getInt("block");
+        JSONArray want = digests.getJSONArray("cased");
+        List<String> differing = new ArrayList<String>();
+        for (int b = 0; b < want.length(); b++) {
+            String got = TokenizerDigest.blockDigest(tokenizer, context.getString(0), context.getString(1), b, block);
+            if (!want.getString(b).equals(got)) {
+                differing.add("U+" + Integer.toHexString(b * block) + "..U+" + Integer.toHexString((b + 1) * block - 1));
+            }
+        }
+        assertTrue(want.length() == 0x110000 / block, golden + " should cover all of Unicode");
+        return differing;
+    }
 }

@@ -55,4 +55,10 @@ class XlmrSentencePieceGoldenTest {
         assertEquals("[CLS]", enc.tokens.get(0));
         assertEquals(1, enc.tokenTypeIds[enc.length() - 1]);
     }
+
+    @Test
+    void everyCodePointTokenizesAsInPython() throws Exception {
+        java.util.List<String> differing = FamilyGoldens.differingBlocks("golden_xlmr_codepoints.json", tokenizer(false));
+        assertTrue(differing.isEmpty(), "blocks that tokenize differently from Python: " + differing);
+    }
 }
