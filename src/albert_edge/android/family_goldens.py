@@ -1,7 +1,7 @@
-"""Golden files for the tokenizers albert-core has no port of yet: RoBERTa's byte-level BPE and XLM-R's
-SentencePiece in fairseq's id layout.
+"""Golden files for RoBERTa's byte-level BPE and XLM-R's SentencePiece in fairseq's id layout, the judge
+of albert-core's ports (``ByteLevelBpeTokenizer``, ``SentencePieceTokenizer`` on a fairseq-layout model).
 
-A Java port is done when it reproduces these files. They are written from a packed model (its own
+The Java port reproduces these files (the committed ones: ``tests/support/family_goldens_resources.py``). They are written from a packed model (its own
 tokenizer member, so the port is judged on exactly what the app will carry), in the formats the
 WordPiece goldens use (``golden_inputs.tokenization_record``, JSONL by ``render_jsonl``), plus each
 single text's character offsets (``offsets``: ``[start, end)`` per token, without ``<s>`` / ``</s>``;
