@@ -2,5 +2,5 @@
 
 Run each from the repository root as a module, ``python -m benchmarks.suites.NAME`` or
 ``python -m benchmarks.records.NAME``, so ``tests.support`` (the tests' models and data) imports
-without any ``sys.path`` edit. See benchmarks/README.md.
+without any ``sys.path`` edit. See benchmarks/README.md (index) and benchmarks/decisions/.
 """

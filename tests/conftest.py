@@ -32,3 +32,18 @@ def mediapipe_python() -> Path:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.ensure_venv()
+
+
+@pytest.fixture(autouse=True)
+def _progress_held_whole_run(monkeypatch):
+    """Progress lines held for the whole command, and no still-running lines, however slow the machine.
+
+    In a log, a command writes its progress lines once it has run ``progress.HOLD_SECONDS`` and a
+    still-running line every ``HEARTBEAT_SECONDS``; a test that checks an error is the one line on
+    stderr, or counts a command's step lines, must not depend on whether a loaded machine took that
+    long. tests/test_progress.py sets both itself where it tests them.
+    """
+    from albert_edge import progress
+
+    monkeypatch.setattr(progress, "HOLD_SECONDS", float("inf"))
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", float("inf"))

@@ -108,3 +108,13 @@ def test_device_script_pushes_each_variant_and_runs_every_thread_and_length():
     assert script.count("--graph=/data/local/tmp/albert_edge/int8.tflite") == 4
     assert '"$LOGS/fp32_t4_s128.log"' in script
     assert "--import-device-log" in script
+
+
+def test_input_shapes_that_are_not_batch_and_length_name_the_log_and_the_line():
+    """A garbage ``Input shapes`` line was refused later as ``report: results[1]: seq_len None`` (issue #37)."""
+    import re
+
+    broken = re.sub(r"Input shapes: \[[^\]]*\]", "Input shapes: [a,b:c]", PLAIN_LOG)
+    assert broken != PLAIN_LOG
+    with pytest.raises(DataError, match=r"phone\.log.*Input shapes \[a,b:c\]"):
+        parse_benchmark_log(broken, "phone.log")

@@ -106,3 +106,52 @@ def test_foreign_module_check_sees_an_imported_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", object())
     assert "torch" in foreign_modules()
     assert "torch" not in foreign_modules(allowed=("torch",))
+
+
+def shared_layer_tflite_bytes() -> bytes:
+    """One 256x256 weight applied three times (ALBERT's pattern) and one used once: 4 uses, 2 buffers."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(1)
+    shared = rng.normal(0, 0.05, (256, 256)).astype(np.float32)
+    head = rng.normal(0, 0.1, (256, 2)).astype(np.float32)
+
+    class Shared(tf.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.shared, self.head = tf.Variable(shared), tf.Variable(head)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 256], tf.float32, name="x")])
+        def serve(self, x):
+            for _ in range(3):
+                x = tf.nn.relu(tf.matmul(x, self.shared))
+            return {"logits": tf.matmul(x, self.head)}
+
+    module = Shared()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()], module)
+    return converter.convert()
+
+
+def test_weight_sharing_tells_a_shared_weight_from_copies():
+    """The packed-weight figures count every use and every distinct buffer (the gap is what a cache saves)."""
+    from albert_edge.bench_latency.memory import weight_sharing
+    from albert_edge.runtime.flatbuffer import read_tflite_graph
+
+    sharing = weight_sharing(read_tflite_graph(shared_layer_tflite_bytes()))
+    assert sharing["packed_weight_uses"] == 4 and sharing["packed_weight_buffers"] == 2, sharing
+    layer, head = 256 * 256 * 4 / 2**20, 256 * 2 * 4 / 2**20
+    assert sharing["weights_packed_per_use_mb"] == pytest.approx(3 * layer + head)
+    assert sharing["weights_packed_once_mb"] == pytest.approx(layer + head)
+
+
+def test_breakdown_charges_the_file_and_nothing_imported_after_the_baseline():
+    """The file read is its own part (it was hidden in the baseline by glibc's reuse of freed pages), the parts
+    add up to the model's memory, and no module loaded after the baseline (numpy.random, importlib.metadata's
+    email.* were: 7.7 MB of the sample's 'model' memory) is charged to the model."""
+    path = heavy_models()["fp32"]
+    memory = worker(path)["memory"]
+    assert memory["imported_after_baseline"] == []
+    assert memory["part_file_mb"] > 0.9 * path.stat().st_size / 2**20, memory
+    parts = memory["part_file_mb"] + memory["part_interpreter_mb"] + memory["part_first_call_mb"]
+    assert parts == pytest.approx(memory["model_after_first_mb"])
+    assert memory["packed_weight_uses"] == memory["packed_weight_buffers"] == 4   # three layers and the head

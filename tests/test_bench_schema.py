@@ -72,11 +72,28 @@ def test_markdown_has_one_table_per_sequence_length_with_the_asked_columns():
     header = next(line for line in text.splitlines() if line.startswith("| variant | source"))
     for column in ("size", "p50 ms", "p90 ms", "speed-up vs fp32", "accuracy", "Δaccuracy", "agreement"):
         assert column in header
-    assert text.count("→ ship ") == 2
+    # One verdict names the file to ship; each length's pick is a detail, never a second "ship".
+    assert text.count("→ fastest within budget at this length (a detail") == 2 and "→ ship " not in text
+    assert [line.split()[:1] for line in text.splitlines() if line.startswith("  ship ")] == [["ship"]]
+    assert text.index("verdict (bench):") < text.index("## Sequence length:")
     assert "## Load time and model memory" in text and "| fp32 | host | litert |" in text
     assert "first answer ms" in text and "interpreter cold start ms" in text
     assert "cold start ms" in text and "model peak MB @ 12" in text and "baseline after importing only the runtime" in text
     assert report.recommendation["text"] in text
+
+
+def test_markdown_says_where_each_variants_memory_goes():
+    """The breakdown table has a row per variant and length, its parts adding up to the model's memory."""
+    out, report = swept()
+    lines = (out / "report.md").read_text().splitlines()
+    start = lines.index("## Where the model memory goes")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    rows = [line for line in lines[start:end] if line.startswith(("| fp32 | litert |", "| int8_dynamic | litert |"))]
+    assert {tuple(c.strip() for c in row.split("|")[1:4]) for row in rows} == {
+        (v, "litert", s) for v in ("fp32", "int8_dynamic") for s in ("4", "12")}
+    for row in rows:
+        file_mb, interpreter_mb, first_mb, model_mb = (float(c) for c in row.split("|")[4:8])
+        assert file_mb + interpreter_mb + first_mb == pytest.approx(model_mb, abs=0.25), row
 
 
 @pytest.mark.parametrize("mutate,message", [

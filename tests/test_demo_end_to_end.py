@@ -68,6 +68,13 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     assert predictions["split_accuracy"] == round(predictions["split_correct"] / len(split), 4)
     assert [t["text"] for t in predictions["texts"]] == list(settings.texts) and "gold" not in predictions["texts"][0]
     assert json.loads((out / "demo.json").read_text(encoding="utf-8"))["chosen"] == result.chosen
+    # The file shipped, predicted with and described by the verdict is models/model.tflite, the chosen variant.
+    shipped = json.loads((models / "quantize_report.json").read_text(encoding="utf-8"))["shipped"]["model.tflite"]
+    assert shipped["variant"] == result.chosen and predictions["model"] == "model.tflite"
+    assert (models / "model.tflite").read_bytes() == (models / shipped["copy_of"]).read_bytes()
+    assert result.verdict[0] == "verdict (demo):" and len(result.verdict) <= 15
+    assert f"  ship      {models / 'model.tflite'} ({result.chosen})" in result.verdict
+    assert json.loads((out / "demo.json").read_text(encoding="utf-8"))["verdict"] == result.verdict
 
 
 def test_demo_without_sample_names_the_missing_directory(tmp_path: Path) -> None:

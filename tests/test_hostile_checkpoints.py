@@ -350,7 +350,7 @@ def test_id2label_names_become_the_pack_labels(hf_dir, tmp_path, capsys):
     directory = Path(shutil.copytree(hf_dir, tmp_path / "c"))
     config = json.loads((directory / "config.json").read_text())
     (directory / "config.json").write_text(json.dumps({**config, "id2label": {"1": "好", "0": "差"}}))
-    from albert_edge.convert.pipeline import hf_labels
+    from albert_edge.convert.source import hf_labels
 
     assert hf_labels(directory) == ["差", "好"]
 

@@ -64,11 +64,13 @@ def test_a_quantize_run_over_budget_keeps_the_previous_chosen_model_and_report(c
              "--rounds", "1", "--max-drop", "100", "--min-agreement", "0", "--max-fallback-steps", "0"]
     code, err = run(capsys, *loose)
     assert code == 0, err
-    shipped = snapshot(out)
-    assert "quantize_report.json" in shipped and len([n for n in shipped if n.endswith(".tflite")]) >= 2
+    shipped, candidates = snapshot(out), snapshot(out / "variants")
+    assert "quantize_report.json" in shipped and "model.tflite" in shipped
+    assert len([n for n in candidates if n.endswith(".tflite")]) >= 2
     code, err = run(capsys, *loose, "--max-size-mb", "0.001")
     assert code == 3, err
     assert {k: v for k, v in snapshot(out).items() if k != "over_budget"} == shipped
+    assert snapshot(out / "variants") == candidates
     over = out / "over_budget"
     assert (over / "quantize_report.json").is_file()
     assert any(p.name.startswith("over_budget_model_") for p in over.iterdir())

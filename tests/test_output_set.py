@@ -72,6 +72,47 @@ def test_a_failure_inside_the_block_discards_the_new_set(tmp_path):
     assert snapshot(tmp_path) == {"a.bin": b"old a"}
 
 
+def test_a_sub_folder_file_is_part_of_the_set_and_rolled_back_with_it(tmp_path):
+    from albert_edge.outputs.swap import roll_back, swap
+
+    with OutputSet(tmp_path) as staged:
+        assert staged.write_bytes("variants/a.bin", b"old a") == tmp_path / "variants" / "a.bin"
+        staged.write_text("report.json", "old")
+        assert not (tmp_path / "variants").exists()  # nothing appears before the block completes
+    assert (tmp_path / "variants" / "a.bin").read_bytes() == b"old a"
+    with OutputSet(tmp_path) as staged:
+        staged.write_bytes("variants/b.bin", b"new b")
+        staged.write_text("report.json", "old")  # a run replaces its whole previous set: it rewrites what stays
+        staged.remove_stale("variants/a.bin")
+    assert sorted(p.name for p in (tmp_path / "variants").iterdir()) == ["b.bin"]
+    # A swap killed half-way is undone by the next run, sub-folder files included.
+    staging = tmp_path / ".staging-test"
+    (staging / "variants").mkdir(parents=True)
+    (staging / "variants" / "b.bin").write_bytes(b"newer b")
+    (staging / "report.json").write_text("new")
+    swap(staging, tmp_path, ["variants/b.bin", "report.json"], [])
+    (staging / "swap.done.json").rename(staging / "swap.json")  # as if killed before the commit point
+    assert roll_back(staging, tmp_path)
+    assert (tmp_path / "variants" / "b.bin").read_bytes() == b"new b"
+    assert (tmp_path / "report.json").read_text() == "old"
+
+
+@pytest.mark.parametrize("name", ["../a.bin", "/tmp/a.bin", "variants/../../a.bin", "variants/", "a\\b.bin"])
+def test_a_name_leaving_the_folder_is_refused(tmp_path, name):
+    with OutputSet(tmp_path) as staged:
+        with pytest.raises(ValueError, match="must be a new file name"):
+            staged.write_bytes(name, b"x")
+
+
+def test_a_sub_folder_file_albert_edge_did_not_write_is_never_replaced(tmp_path):
+    (tmp_path / "variants").mkdir()
+    (tmp_path / "variants" / "a.bin").write_bytes(b"the user's")
+    with pytest.raises(OutputError, match="did not write"):
+        with OutputSet(tmp_path) as staged:
+            staged.write_bytes("variants/a.bin", b"ours")
+    assert (tmp_path / "variants" / "a.bin").read_bytes() == b"the user's"
+
+
 def test_enospc_is_one_output_error_naming_the_final_file(tmp_path, monkeypatch):
     def full(self, data):
         raise OSError(errno.ENOSPC, "No space left on device")

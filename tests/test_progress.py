@@ -31,7 +31,8 @@ def checkpoint(tmp_path_factory) -> Path:
 def test_convert_without_a_terminal_prints_one_line_per_step(checkpoint, tmp_path, capsys):
     assert main(["convert", str(checkpoint), "--out", str(tmp_path / "out"), "--formats", "tflite,onnx",
                  "--max-seq-len", "16", "--labels", "neg,pos"]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    # A step that takes over 10 s on a loaded machine also says it is still running; those lines aside:
+    lines = [line for line in capsys.readouterr().err.splitlines() if " s so far, at " not in line]
     assert [line.split(" (")[0] for line in lines] == [
         f"albert-edge convert: read {checkpoint}",
         "albert-edge convert: numpy reference outputs for the parity samples",
@@ -121,3 +122,100 @@ def test_clear_wipes_the_status_line_before_results_are_printed(monkeypatch):
         drawn = terminal.getvalue()
     assert drawn.endswith("albert-edge convert: write files ...\r\x1b[K")
     assert terminal.getvalue() == drawn  # nothing left to wipe or report at the end
+
+
+class _Clock:
+    """A fake clock: the tests move it, nothing sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def run(self, seconds: int) -> None:
+        """``seconds`` pass, the heartbeat thread looking once a second (as it does)."""
+        for _ in range(seconds):
+            self.now += 1
+            progress.beat()
+
+
+def _log(monkeypatch) -> tuple[io.StringIO, _Clock]:
+    """stderr as a log file (not a terminal) and the fake clock (set in the test: pytest's capture
+    replaces sys.stderr after the fixtures ran)."""
+    stream, clock = io.StringIO(), _Clock()
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr(progress, "_clock", clock)
+    monkeypatch.setattr(progress, "HOLD_SECONDS", 10.0)  # the shipped values (conftest turns both off)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 10.0)
+    return stream, clock
+
+
+def test_a_long_stage_in_a_log_writes_a_line_at_least_every_ten_seconds(monkeypatch):
+    stream, clock = _log(monkeypatch)
+    with progress.session("quantize"):
+        progress.step("building variants (auto, tflite)")
+        clock.run(4)
+        progress.step("judging tflite:int8_fc (3/8) on up to 1749 rows")
+        clock.run(35)
+        written = stream.getvalue().splitlines()  # while the stage still runs
+        assert written[0] == "albert-edge quantize: building variants (auto, tflite) (4.0 s, at 4 s)"
+        beats = [line for line in written if "so far" in line]
+        assert beats[0] == "albert-edge quantize: judging tflite:int8_fc (3/8) on up to 1749 rows ... 10 s so far, at 14 s"
+        assert len(beats) == 3  # at 10, 20 and 30 s of the stage
+    assert stream.getvalue().splitlines()[-1].endswith("(35.0 s, at 39 s)")
+
+
+def test_a_counted_loop_in_a_log_says_how_far_it_is(monkeypatch):
+    stream, clock = _log(monkeypatch)
+    with progress.session("bench"):
+        rounds = progress.bar(30, desc="bench rounds", unit="round")
+        clock.run(3)
+        rounds.update(5)
+        clock.run(9)
+        rounds.update(1)
+        clock.run(10)
+        assert stream.getvalue().splitlines() == ["albert-edge bench: bench rounds: 5/30 round ... 10 s so far, at 10 s",
+                                                  "albert-edge bench: bench rounds: 6/30 round ... 20 s so far, at 20 s"]
+        rounds.close()
+
+
+def test_lines_of_the_first_ten_seconds_are_held_then_written_as_they_come(monkeypatch):
+    stream, clock = _log(monkeypatch)
+    with progress.session("convert"):
+        progress.step("read checkpoint")
+        clock.run(3)
+        progress.step("export tflite fp32")
+        clock.run(3)
+        progress.step("export onnx fp32")
+        assert stream.getvalue() == ""  # a bad input refused now would still be the one line on stderr
+        clock.run(5)
+        progress.step("write files")
+        assert [line.split(" (")[0] for line in stream.getvalue().splitlines()] == [
+            "albert-edge convert: read checkpoint", "albert-edge convert: export tflite fp32",
+            "albert-edge convert: export onnx fp32"]
+
+
+def test_a_failure_after_the_hold_keeps_the_lines_already_written(monkeypatch):
+    stream, clock = _log(monkeypatch)
+    with pytest.raises(ValueError), progress.session("quantize"):
+        progress.step("timing 9 variants")
+        clock.run(12)
+        raise ValueError("boom")
+    assert stream.getvalue().splitlines() == ["albert-edge quantize: timing 9 variants ... 10 s so far, at 10 s"]
+
+
+def test_the_heartbeat_thread_writes_while_the_command_is_busy(monkeypatch):
+    """A real run of the session's thread (short intervals): a busy step is reported without any call."""
+    import time
+
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr(progress, "HOLD_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.5)
+    with progress.session("quantize"):
+        progress.step("judging tflite:fp32 (1/1)")
+        deadline = time.monotonic() + 10
+        while "so far" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert "albert-edge quantize: judging tflite:fp32 (1/1) ... " in stream.getvalue()

@@ -95,7 +95,7 @@ def test_int4_files_load_in_the_runtime_keep_the_pack_and_predict_like_fp32(int4
     report, out = int4_run
     texts = ["".join(VOCAB[5 + i:25 + i]) for i in range(0, 60, 6)]
     for fmt, key in (("tflite", "tflite:dynamic_int4"), ("onnx", "onnx:int4")):
-        fp32 = TextClassifier.from_file(out / f"model_fp32.{fmt}", num_threads=1)
+        fp32 = TextClassifier.from_file(out / "variants" / f"fp32.{fmt}", num_threads=1)
         int4 = TextClassifier.from_file(out / _result(report, key).file, num_threads=1)
         assert int4.labels == fp32.labels and int4.pack.variant == key.split(":")[1]
         ref, got = fp32.logits_batch(texts)[0], int4.logits_batch(texts)[0]

@@ -49,8 +49,9 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
     out = tmp_path / "q"
     assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--out", str(out), *COMMON]) == 0
     printed = capsys.readouterr().out
-    written = sorted(p.name for p in out.iterdir() if p.suffix in (".tflite", ".onnx"))
-    assert written == ["model_dynamic_int8.onnx", "model_dynamic_int8.tflite", "model_fp32.onnx", "model_fp32.tflite"]
+    written = sorted(p.name for p in (out / "variants").iterdir())
+    assert written == ["dynamic_int8.onnx", "dynamic_int8.tflite", "fp32.onnx", "fp32.tflite"]
+    assert not list(out.glob("model.*"))  # nothing judged, nothing shipped under the one name
     report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
     assert report["calibration"]["data"] is None and report["calibration"]["used_by"] == []
     assert report["judge"]["examples"] == 0 and report["chosen"] is None
@@ -59,16 +60,17 @@ def test_dynamic_runs_without_calib_writes_both_formats_and_says_not_judged(chec
             assert v["not_judged"] is None
         else:
             assert v["not_judged"].startswith("no rows to judge on") and v["meets_budget"] is False
-    rows = [line for line in printed.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
+    details = (out / "quantize_report.md").read_text(encoding="utf-8")
+    rows = [line for line in details.splitlines() if line.split()[:2] in (["tflite", "dynamic_int8"],
                                                                           ["onnx", "dynamic_int8"])]
-    assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), printed
-    assert "chosen: (none: not judged, no rows to judge on" in printed and "rejected" not in printed
+    assert len(rows) == 2 and all(row.endswith("not judged") for row in rows), details
+    assert "ship      nothing: no variant was judged: no rows to judge on" in printed and "rejected" not in printed
 
 
 def test_fp16_runs_without_calib(checkpoint, tmp_path, capsys):
     out = tmp_path / "q"
     assert main(["quantize", str(checkpoint), "--mode", "fp16", "--formats", "tflite", "--out", str(out), *COMMON]) == 0
-    assert (out / "model_fp16.tflite").is_file() and not list(out.glob("*.onnx"))
+    assert (out / "variants" / "fp16.tflite").is_file() and not list(out.glob("**/*.onnx"))
 
 
 @pytest.mark.parametrize("argv,needs", [
@@ -108,8 +110,31 @@ def test_dynamic_with_calib_and_no_eval_judges_every_text_and_too_few_is_not_jud
     need = min_judge_rows(0.99, 0.95)
     assert int8["drift"]["agreement"] == 1.0  # what dynamic int8 of this tiny model does on these 20 texts (seeded)
     assert int8["not_judged"] == f"20 rows cannot show 99% agreement at 95% confidence (need {need}; measured 100.00%)"
-    assert "not judged (never chosen): 20 rows" in printed and "rejected" not in printed
+    assert "ship      nothing: no variant was judged: 20 rows cannot show 99% agreement" in printed
+    details = (out / "quantize_report.md").read_text(encoding="utf-8")
+    assert "not judged (never chosen): 20 rows" in details and "rejected" not in printed + details
     assert report["chosen"] is None and int8["meets_budget"] is False
+
+
+def test_without_eval_a_labelled_dev_split_beside_the_checkpoint_is_the_judge(checkpoint, tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    rows = [f"{('neg', 'pos')[i % 2]}\t{''.join(rng.choice(VOCAB[5:], size=6))}" for i in range(300)]
+    (checkpoint / "dev.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "q"
+    assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--formats", "tflite", "--out", str(out),
+                 *COMMON]) == 0
+    report = json.loads((out / "quantize_report.json").read_text(encoding="utf-8"))
+    assert report["judge"]["data"] == str(checkpoint / "dev.tsv") and report["judge"]["examples"] == 300
+    assert report["judge"]["default"].startswith("the labelled split beside the checkpoint")
+    [int8] = [v for v in report["variants"] if v["name"] == "dynamic_int8"]
+    assert int8["not_judged"] is None and int8["drift"]["accuracy"] is not None  # judged in the task's metric
+    # --eval still wins over the split beside the checkpoint.
+    mine = tmp_path / "mine.tsv"
+    mine.write_text("\n".join(rows[:20]) + "\n", encoding="utf-8")
+    assert main(["quantize", str(checkpoint), "--mode", "dynamic", "--formats", "tflite", "--eval", str(mine),
+                 "--out", str(tmp_path / "q2"), *COMMON]) == 0
+    report = json.loads((tmp_path / "q2" / "quantize_report.json").read_text(encoding="utf-8"))
+    assert report["judge"]["data"] == str(mine) and "default" not in report["judge"]
 
 
 # --- the rule, without a model -------------------------------------------------------------------
@@ -157,3 +182,16 @@ def test_auto_never_chooses_an_unjudged_variant_and_says_so():
     fast.not_judged = not_judged(fast, budget)
     sentence = relax_sentence(fast, budget, get_task("sequence_classification"))
     assert sentence.startswith("no quantized variant could be judged: 50 rows") and "--eval" in sentence
+
+
+def test_a_rerun_removes_the_previous_runs_variants_and_shipped_file_but_never_converts_files(tmp_path):
+    from albert_edge.quantize.pipeline import _stale_files
+
+    previous = {"variants": [{"file": "variants/fp32.tflite"}, {"file": "variants/int8_fc.tflite"},
+                             {"file": "model_fp32.tflite"}, {"file": None}],
+                "shipped": {"model.tflite": {}, "model.onnx": {}}}
+    (tmp_path / "quantize_report.json").write_text(json.dumps(previous), encoding="utf-8")
+    written = {"variants/fp32.tflite", "variants/dynamic_int8.tflite", "model.tflite"}
+    assert _stale_files(tmp_path, written) == ["variants/int8_fc.tflite", "model.onnx"]
+    (tmp_path / "quantize_report.json").write_text("{not json", encoding="utf-8")
+    assert _stale_files(tmp_path, written) == []

@@ -100,7 +100,7 @@ def test_the_chosen_variant_holds_on_the_held_out_test_split(auto_run, minilm_se
     assert report.chosen is not None, report.relax
     chosen = next(v for v in report.variants if v.key == report.chosen)
     names = ["negative", "positive"]
-    ref, y = _logits(out / "model_fp32.tflite", minilm_sentiment / "test.tsv", names)
+    ref, y = _logits(out / "variants" / "fp32.tflite", minilm_sentiment / "test.tsv", names)
     got, _ = _logits(out / chosen.file, minilm_sentiment / "test.tsv", names)
     d = drift(got, ref, y)
     assert d.accuracy_drop <= 0.5 + 1e-9

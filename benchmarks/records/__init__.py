@@ -1,2 +1,2 @@
-"""One-off studies whose result is a recorded decision (figures in benchmarks/README.md, README.md or
-docs/architecture.md): kept runnable so a decision can be re-checked, not re-run as a routine."""
+"""One-off studies whose result is a recorded decision (figures and decision in
+benchmarks/decisions/): kept runnable so a decision can be re-checked, not re-run as a routine."""

@@ -50,12 +50,45 @@ class CardInputs:
     bench_plot: Path | None  # the benchmark's report.png, when it exists
 
 
+# The parts of each report the card reads, with the JSON type each must have when present (null is
+# absent): a report of another shape is one line naming the file and the field, not a traceback.
+_ROW = {"drift": dict, "latency": dict, "latency_ms": dict, "memory": dict}
+_SHAPES: dict[str, dict[str, Any]] = {
+    CONVERSION_REPORT: {"files": [dict], "labels": list, "tokenizer": dict},
+    QUANTIZE_REPORT: {"variants": [_ROW], "budget": dict, "judge": dict},
+    BENCH_REPORT: {"results": [_ROW], "machine": {"packages": dict}},
+}
+_JSON_NAMES = {dict: "an object", list: "a list"}
+
+
+def check_shape(value: Any, shape: Any, where: str, path: Path) -> None:
+    """Raise DataError naming ``path`` and the field ``where`` unless ``value`` has ``shape``:
+    a type, ``{field: shape}`` (an object whose fields, when present, have those shapes) or
+    ``[shape]`` (a list whose items have that shape)."""
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            raise DataError(f"{path}: {where} should be a list, not {type(value).__name__}; not a report albert-edge wrote")
+        for i, item in enumerate(value):
+            check_shape(item, shape[0], f"{where}[{i}]", path)
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise DataError(f"{path}: {where} should be an object, not {type(value).__name__}; "
+                            "not a report albert-edge wrote")
+        for key, inner in shape.items():
+            if value.get(key) is not None:
+                check_shape(value[key], inner, f"{where}.{key}" if where else key, path)
+    elif not isinstance(value, shape):
+        raise DataError(f"{path}: {where} should be {_JSON_NAMES.get(shape, shape.__name__)}, not "
+                        f"{type(value).__name__}; not a report albert-edge wrote")
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     value = load_json_file(path, DataError)
     if not isinstance(value, dict):
         raise DataError(f"{path}: expected a JSON object")
+    check_shape(value, _SHAPES.get(path.name, {}), "", path)
     return value
 
 
@@ -196,6 +229,10 @@ def quantize_section(report: Mapping[str, Any]) -> str:
              f"agreement with fp32 at least {budget.get('min_agreement', '–')}.", "",
              table(["variant", "format", "file", "size MB", "median ms", "x fp32",
                     *(title for _, title in columns), "within budget"], rows)]
+    for name, item in (report.get("shipped") or {}).items():
+        lines += ["", f"**Ship `{name}`**: the chosen variant `{item.get('variant')}` (a copy of `{item.get('copy_of')}`), "
+                      f"{(_mb(item.get('size_bytes')) or 0):.2f} MB, {item.get('ratio_vs_fp32') or 0:.2f}x of fp32's time, "
+                      f"{item.get('drift') or 'not judged'}."]
     return "\n".join(lines)
 
 
@@ -234,9 +271,11 @@ def render_card(inputs: CardInputs, license_id: str = "apache-2.0", base_model: 
     """The whole card: front matter, a title, how to run it, then one section per report present."""
     checkpoint = (inputs.conversion or inputs.quantize or {}).get("checkpoint")
     name = title or base_model or model_name(checkpoint)
+    # The file to ship is the one quantize chose (model.tflite); without one, the first file written.
+    shipped = list(((inputs.quantize or {}).get("shipped") or {}).keys())
     first = next((f.get("file") for f in (inputs.conversion or {}).get("files", []) if f.get("file")), None)
-    first = first or next((v.get("file") for v in (inputs.quantize or {}).get("variants", []) if v.get("file")),
-                          "MODEL")
+    first = (shipped[0] if shipped else None) or first or next(
+        (v.get("file") for v in (inputs.quantize or {}).get("variants", []) if v.get("file")), "MODEL")
     parts = [front_matter(inputs, license_id, base_model), "", f"# {name} for on-device inference", "",
              "Converted with albert-edge: every file carries its tokenizer, "
              "labels and settings, and every number below was measured by the run that made the files.", "",

@@ -7,11 +7,14 @@ depends on stderr and on the command's ``session``:
 * stderr is a terminal: one status line redrawn in place (steps) or a tqdm bar (bars; a plain
   redrawn line when tqdm is not installed). The status line is wiped when the session ends, so an
   error line that follows starts on a line of its own.
-* stderr is a file or pipe (CI logs): no redrawing; each finished step or bar becomes one line
-  ``albert-edge CMD: <step> (<seconds> s)``. Inside a ``session`` those lines are held and written
-  when the command *succeeds*; when it fails they are dropped, so that an error stays the one
-  line on stderr the CLI promises (cli.failure). Outside a session (a library caller) they are
-  written as each step ends.
+* stderr is a file or pipe (CI logs, ``nohup``, a notebook): no redrawing; each finished step or
+  bar becomes one line ``albert-edge CMD: <step> (<seconds> s, at <since start> s)``, and a step or
+  bar still under way after ``HEARTBEAT_SECONDS`` says so every ``HEARTBEAT_SECONDS`` (a log that
+  is silent for minutes cannot be told from a hung run). Inside a ``session`` the lines of the
+  first ``HOLD_SECONDS`` are held: a command that fails that soon (bad input is refused before any
+  work) drops them, so its error stays the one line on stderr the CLI promises (cli.failure); a
+  command still running after that writes them, and every later line as it comes. Outside a
+  session (a library caller) they are written as each step ends.
 * ``--no-progress`` (``session(enabled=False)``): nothing at all.
 """
 
@@ -19,12 +22,21 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 _CLEAR = "\r\x1b[K"
+#: Without a terminal, a command's first lines are held this long (an early error stays one line).
+HOLD_SECONDS = 10.0
+#: Without a terminal, a step or bar under way writes a line at least this often.
+HEARTBEAT_SECONDS = 10.0
+#: The clock of every duration here (a test replaces it with a fake one).
+_clock: Callable[[], float] = time.perf_counter
+#: Held lines and writes from the heartbeat thread and the command's own thread go through it.
+_lock = threading.RLock()
 
 
 @dataclass
@@ -36,6 +48,10 @@ class _Session:
     held: list[str] = field(default_factory=list)
     current: tuple[str, float] | None = None  # the step under way and when it began
     drawn: bool = False  # a status line is on the terminal
+    began: float = field(default_factory=lambda: _clock())
+    live: bool = False  # past HOLD_SECONDS: lines are written as they come
+    last_line: float = field(default_factory=lambda: _clock())  # when a line was last written or held
+    activity: tuple[Callable[[], str], float] | None = None  # a counted loop under way: its text, its start
 
 
 _session: _Session | None = None
@@ -49,16 +65,50 @@ def _stderr_is_terminal() -> bool:
 
 
 def _emit(line: str) -> None:
-    """A finished step's summary line: held inside a session, written at once outside one."""
-    if _session is not None:
-        _session.held.append(line)
-        return
-    print(line, file=sys.stderr, flush=True)
+    """A summary or heartbeat line: held during a session's first HOLD_SECONDS, else written at once."""
+    with _lock:
+        session = _session
+        if session is not None:
+            now = _clock()
+            session.last_line = now
+            session.held.append(line)
+            if not session.live and now - session.began < HOLD_SECONDS:
+                return
+            session.live = True
+            line, session.held = "\n".join(session.held), []
+        with contextlib.suppress(OSError, ValueError):
+            print(line, file=sys.stderr, flush=True)
 
 
 def _summary(session: _Session | None, what: str, seconds: float) -> str:
     prefix = f"albert-edge {session.command}: " if session is not None and session.command else ""
-    return f"{prefix}{what} ({seconds:.1f} s)"
+    at = f", at {_clock() - session.began:.0f} s" if session is not None else ""
+    return f"{prefix}{what} ({seconds:.1f} s{at})"
+
+
+def beat() -> None:
+    """Without a terminal: if the step or bar under way has written nothing for HEARTBEAT_SECONDS, say
+    it is still running (``<step> ... 20 s so far, at 95 s``). The session's heartbeat thread calls it."""
+    with _lock:
+        session = _session
+        if session is None or not session.enabled or _stderr_is_terminal():
+            return
+        now = _clock()
+        if session.activity is not None:
+            describe, since = session.activity
+            what = describe()
+        elif session.current is not None:
+            what, since = session.current
+        else:
+            return
+        if now - max(since, session.last_line) >= HEARTBEAT_SECONDS:
+            prefix = f"albert-edge {session.command}: " if session.command else ""
+            _emit(f"{prefix}{what} ... {now - since:.0f} s so far, at {now - session.began:.0f} s")
+
+
+def _heartbeat(stop: threading.Event) -> None:
+    while not stop.wait(1.0):
+        beat()
 
 
 def _end_step() -> None:
@@ -68,7 +118,7 @@ def _end_step() -> None:
     what, began = session.current
     session.current = None
     if not _stderr_is_terminal():
-        _emit(_summary(session, what, time.perf_counter() - began))
+        _emit(_summary(session, what, _clock() - began))
 
 
 def _wipe() -> None:
@@ -89,19 +139,24 @@ def session(command: str, enabled: bool = True) -> Iterator[None]:
     """Report progress for one command: held summary lines are written only if the block succeeds."""
     global _session
     outer, _session = _session, _Session(command, enabled)
+    stop = threading.Event()
+    if enabled and not _stderr_is_terminal():
+        threading.Thread(target=_heartbeat, args=(stop,), name="albert-edge-progress", daemon=True).start()
     succeeded = False
     try:
         yield
         succeeded = True
     finally:
-        finished = _session
-        if succeeded:
-            _end_step()
-        _wipe()
-        _session = outer
-        if succeeded and finished.enabled and finished.held:
-            with contextlib.suppress(OSError, ValueError):
-                print("\n".join(finished.held), file=sys.stderr, flush=True)
+        stop.set()
+        with _lock:
+            finished = _session
+            if succeeded:
+                _end_step()
+            _wipe()
+            _session = outer
+            if succeeded and finished.enabled and finished.held:
+                with contextlib.suppress(OSError, ValueError):
+                    print("\n".join(finished.held), file=sys.stderr, flush=True)
 
 
 def clear() -> None:
@@ -121,8 +176,9 @@ def step(what: str) -> None:
         # A library caller without a session: one line per stage as it begins.
         print(what, file=sys.stderr, flush=True)
         return
-    _end_step()
-    _session.current = (what, time.perf_counter())
+    with _lock:
+        _end_step()
+        _session.current = (what, _clock())
     if _stderr_is_terminal():
         prefix = f"albert-edge {_session.command}: " if _session.command else ""
         with contextlib.suppress(OSError, ValueError):
@@ -134,11 +190,17 @@ def step(what: str) -> None:
 class _PlainBar:
     """A counted loop without a terminal (or without tqdm): one summary line at close, or a redrawn line."""
 
-    def __init__(self, total: int | None, desc: str, unit: str, redraw: bool) -> None:
+    def __init__(self, total: int | None, desc: str, unit: str, redraw: bool, track: bool = True) -> None:
         self.total, self.desc, self.unit, self.redraw = total, desc, unit, redraw
         self.n = 0
-        self.began = time.perf_counter()
+        self.began = _clock()
         self.closed = False
+        if track and not redraw and _session is not None:
+            _session.activity = (self._describe, self.began)  # beat() says how far the loop is
+
+    def _describe(self) -> str:
+        of = f"/{self.total}" if self.total else ""
+        return f"{self.desc}: {self.n}{of} {self.unit}"
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -160,13 +222,14 @@ class _PlainBar:
         if self.closed:
             return
         self.closed = True
+        if _session is not None and _session.activity is not None and _session.activity[0] == self._describe:
+            _session.activity = None
         if self.redraw:
             with contextlib.suppress(OSError, ValueError):
                 sys.stderr.write(_CLEAR)
                 sys.stderr.flush()
             return
-        of = f"/{self.total}" if self.total else ""
-        _emit(_summary(_session, f"{self.desc}: {self.n}{of} {self.unit}", time.perf_counter() - self.began))
+        _emit(_summary(_session, self._describe(), _clock() - self.began))
 
     def __iter__(self) -> Iterator[Any]:
         raise TypeError("wrap the iterable with bar(..., iterable=...)")
@@ -188,7 +251,7 @@ class _NoBar(_PlainBar):
     """Draws nothing, but keeps ``total`` and ``n`` like a drawn bar (a caller may grow ``total``)."""
 
     def __init__(self, iterable: Any = None, total: int | None = None) -> None:
-        super().__init__(total, "", "", redraw=False)
+        super().__init__(total, "", "", redraw=False, track=False)
         self.iterable = iterable if iterable is not None else ()
         self.closed = True
 

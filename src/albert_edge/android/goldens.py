@@ -569,7 +569,7 @@ def write_android_assets(
         ]
         logits_text = render_jsonl(lines)
     # Staged and swapped in together; golden logits of a previous model never stay beside this one.
-    with OutputSet(out) as staged:
+    with OutputSet(out, writer="android-assets") as staged:
         written = [staged.write_bytes(ASSET_MODEL, data)]
         written.append(staged.write_text(GOLDEN_TOKENIZATION, render_jsonl(records)))
         written.append(staged.write_text(GOLDEN_CODEPOINTS, json.dumps(digests, indent=0, ensure_ascii=False) + "\n"))

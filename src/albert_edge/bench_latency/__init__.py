@@ -4,7 +4,7 @@
 backend x threads x sequence length, one process per configuration (``worker``), interleaving
 variants so that ratios measured in one run are fair. ``import_device_logs`` folds TFLite
 ``benchmark_model`` output from a phone into the same report. Schema: ``schema`` module docstring
-and benchmarks/README.md.
+and docs/report_schema.md.
 
 Names resolve lazily so that a worker process imports only numpy and its interpreter.
 """

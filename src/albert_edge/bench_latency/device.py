@@ -132,6 +132,9 @@ def _parse_one(text: str, source: str, first_line: int = 1) -> DeviceRun:
         dims = [d for d in params["Input shapes"].split(":")[0].split(",") if d]
         if len(dims) == 2 and all(d.lstrip("-").isdigit() for d in dims):
             batch, seq_len = int(dims[0]), int(dims[1])
+        else:  # named here, with the log, not later as a report row whose seq_len is None
+            raise DataError(f"{source}: Input shapes [{params['Input shapes'][:40]}]: expected batch,seq_len per "
+                            "input as benchmark_model prints it (e.g. [1,128:1,128:1,128])")
     xnnpack = params.get("Use xnnpack")
     _check_counts(stats[-1], threads, batch, seq_len, source)
     return DeviceRun(

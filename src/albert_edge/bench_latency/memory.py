@@ -8,6 +8,18 @@ albert_edge loader), then the resident set after the model load, after the first
 the peak during the timed runs. "Model memory" is each of those minus the baseline: weights held
 by the interpreter, delegate packing (XNNPACK repacks fp32 weights), the tensor arena.
 
+The breakdown splits it where the worker's load can be split from outside the interpreter: the file
+as read (``part_file_mb``), the interpreter built with its delegate applied and its arena allocated
+at the graph's default shape (``part_interpreter_mb``: XNNPACK's packed weights are most of it), and
+what the first call at the timed length adds (``part_first_call_mb``: the arena resized, kernels'
+scratch). ``weight_sharing`` adds what the graph says about the packed part: XNNPACK without a
+weight cache packs a constant matmul weight once per op that uses it, so ALBERT's shared layer is
+packed once per layer; the figures per use and per distinct buffer bound what a cache could save.
+Nothing the worker imports after the baseline may be charged to the model: the modules that appear
+between the baseline and the first inference are listed (``imported_after_baseline``); numpy.random,
+loaded lazily by the worker's random ids, was 7.7 MB of the sample's "model" memory until the ids
+were drawn before the baseline.
+
 The peak comes from the kernel's high-water mark (``VmHWM``), reset to the current RSS just before
 the timed runs by writing ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0). Where that write is
 not permitted (or there is no /proc), the peak is the largest RSS sampled after each timed run,
@@ -97,10 +109,67 @@ def reset_peak() -> bool:
         return False
 
 
+def release_freed_memory() -> bool:
+    """Hand memory freed to the C heap back to the OS (glibc ``malloc_trim``); False where there is none.
+
+    The worker reads the model file before the baseline (its word-table size, its weight sharing).
+    glibc keeps those freed megabytes resident and serves the next allocations from them, so without
+    the trim the baseline held the file's pages and the model's own read of it cost nothing (the
+    sample's int8 file showed 0.02 MB for its 4.2 MB).
+    """
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0) >= 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def foreign_modules(allowed: tuple[str, ...] = ()) -> list[str]:
     """Top-level packages from FOREIGN_MODULES already imported (the worker must import none)."""
     loaded = {name.split(".")[0] for name in list(sys.modules)}
     return sorted(m for m in FOREIGN_MODULES if m in loaded and m not in allowed)
+
+
+# Ops whose constant weight input XNNPACK repacks into its own layout, and that input's position.
+PACKED_WEIGHT_INPUT = {"FULLY_CONNECTED": 1, "BATCH_MATMUL": 1, "CONV_2D": 1, "DEPTHWISE_CONV_2D": 1}
+# Bytes per element of a weight as the delegate packs it when a DEQUANTIZE op feeds it (fp16 -> fp32).
+_FLOAT_BYTES = 4
+_DTYPE_BYTES = {"float16": 2, "int8": 1, "uint8": 1, "float32": 4, "int4": 0.5}
+
+
+def weight_sharing(graph: Any) -> dict[str, float]:
+    """Matmul weights a delegate packs, summed once per use and once per distinct buffer, in MiB.
+
+    ``graph`` is ``albert_edge.runtime.flatbuffer.read_tflite_graph``'s result. A weight fed through a
+    DEQUANTIZE of a constant (fp16 files) counts as the float32 copy the delegate packs.
+    """
+    producers = {out: op for op in graph.ops for out in op.outputs}
+    per_use, distinct = 0.0, {}
+    uses = 0
+    for op in graph.ops:
+        position = PACKED_WEIGHT_INPUT.get(op.name)
+        if position is None or len(op.inputs) <= position or op.inputs[position] < 0:
+            continue
+        tensor = graph.tensors[op.inputs[position]]
+        size = float(tensor.nbytes)
+        source = producers.get(tensor.index)
+        if not tensor.constant and source is not None and source.name == "DEQUANTIZE" and source.inputs:
+            tensor = graph.tensors[source.inputs[0]]
+            size = tensor.nbytes * _FLOAT_BYTES / _DTYPE_BYTES.get(tensor.dtype, _FLOAT_BYTES)
+        if not tensor.constant:
+            continue
+        uses += 1
+        per_use += size
+        distinct[tensor.buffer or -tensor.index] = size
+    mib = float(2**20)
+    return {"packed_weight_uses": float(uses), "packed_weight_buffers": float(len(distinct)),
+            "weights_packed_per_use_mb": per_use / mib, "weights_packed_once_mb": sum(distinct.values()) / mib}
+
+
+def new_modules(before: set[str], limit: int = 20) -> list[str]:
+    """Modules imported since ``before`` was taken (sorted, at most ``limit``)."""
+    return sorted(set(sys.modules) - before)[:limit]
 
 
 @dataclass
@@ -108,25 +177,38 @@ class MemoryProbe:
     """Resident-set readings at benchmark_model's points, in MiB; ``model()`` subtracts the baseline."""
 
     baseline_mb: float = 0.0
+    after_file_mb: float = 0.0
     after_load_mb: float = 0.0
     after_first_mb: float = 0.0
     peak_timed_mb: float = 0.0
     method: str = METHOD_HWM
     imported_before_baseline: list[str] = field(default_factory=list)
+    imported_after_baseline: list[str] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=dict)
+    _modules_at_baseline: set[str] = field(default_factory=set)
     _sampled_peak: float = 0.0
     _hwm_reset: bool = False
 
     def baseline(self) -> None:
+        release_freed_memory()
         self.baseline_mb = rss_mb()
         self.imported_before_baseline = foreign_modules()
+        self._modules_at_baseline = set(sys.modules)
         if not STATUS.exists():
             self.method = METHOD_RUSAGE
 
+    def file_read(self) -> None:
+        """Call once the model file's bytes are in memory, before the interpreter is built."""
+        self.after_file_mb = rss_mb()
+
     def loaded(self) -> None:
         self.after_load_mb = rss_mb()
+        if not self.after_file_mb:
+            self.after_file_mb = self.after_load_mb   # no split: all of the load counts as the interpreter's
 
     def first_inference(self) -> None:
         self.after_first_mb = rss_mb()
+        self.imported_after_baseline = new_modules(self._modules_at_baseline)
 
     def start_timed(self) -> None:
         """Call right before the timed loop: resets the high-water mark (or starts sampling)."""
@@ -144,10 +226,13 @@ class MemoryProbe:
         self.peak_timed_mb = hwm_mb() if self._hwm_reset or self.method == METHOD_RUSAGE else self._sampled_peak
 
     def to_dict(self) -> dict:
-        raw = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-        return {**raw, "model_after_load_mb": self.after_load_mb - self.baseline_mb,
+        raw = {k: v for k, v in asdict(self).items() if not k.startswith("_") and k != "weights"}
+        return {**raw, **self.weights, "model_after_load_mb": self.after_load_mb - self.baseline_mb,
                 "model_after_first_mb": self.after_first_mb - self.baseline_mb,
-                "model_peak_mb": self.peak_timed_mb - self.baseline_mb}
+                "model_peak_mb": self.peak_timed_mb - self.baseline_mb,
+                "part_file_mb": self.after_file_mb - self.baseline_mb,
+                "part_interpreter_mb": self.after_load_mb - self.after_file_mb,
+                "part_first_call_mb": self.after_first_mb - self.after_load_mb}
 
 
 MODEL_KEYS = ("model_after_load_mb", "model_after_first_mb", "model_peak_mb")

@@ -174,9 +174,9 @@ def plot_panel(ax, peers: dict) -> None:
         xs = [ratio[n] for n in names if ratio.get(n) is not None]
         ax.barh(ys, xs, height=height, label=f"seq {seq_len}", color=("tab:blue", "tab:orange", "tab:green")[k % 3])
     ax.axvline(1.0, color="grey", linewidth=0.8)
-    ax.set_yticks([i + height * (len(seq_lens) - 1) / 2 for i in range(len(names))], names, fontsize=7)
+    ax.set_yticks([i + height * (len(seq_lens) - 1) / 2 for i in range(len(names))], names, fontsize=10)
     ax.invert_yaxis()
     ax.set_xlabel(f"p50 time / {peers['settings']['baseline']} (same run)")
     ax.set_title(f"peers, {peers['settings']['threads']} threads")
     ax.grid(alpha=0.3, axis="x")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)

@@ -66,7 +66,12 @@ def render_markdown(report: BenchReport) -> str:
     settings = report.settings
     out = ["# albert-edge bench", ""]
     if report.recommendation:
-        out += [f"**Recommendation:** {report.recommendation['text']}", ""]
+        from albert_edge.bench_latency.bench_verdict import bench_verdict
+        from albert_edge.verdict import verdict_lines
+
+        # The one verdict (the console prints the same block); each length's pick below is a detail.
+        out += ["```", *verdict_lines(bench_verdict(report)), "```", "",
+                f"**Why:** {report.recommendation['text']}", ""]
     out += _unstable_block(report)
     if machine.get("kind") == "host":
         out += [f"Host: {machine.get('cpu_model', '?')}, {machine.get('physical_cores', '?')} physical / "
@@ -114,10 +119,12 @@ def render_markdown(report: BenchReport) -> str:
         pick = recommend(report.results, accuracy, baseline, seq_len, settings.get("max_drop", 0.5),
                          max_threads=_host_cores(report))
         if pick:
-            out += ["", f"→ {pick['text']}"]
+            text = pick["text"].removeprefix("ship ")
+            out += ["", f"→ fastest within budget at this length (a detail: the verdict above says what to ship): {text}"]
         out.append("")
     out += real_length_section(report)
     out += _load_and_memory(report)
+    out += _memory_breakdown(report)
     out += _drift_sections(report.accuracy)
     scaling = [s for s in report.thread_scaling if len(s["points"]) > 1]
     if scaling:
@@ -288,6 +295,42 @@ def _load_and_memory(report: BenchReport) -> list[str]:
                      f"{_fmt(float(np.median(loads)) if loads else None, '.1f')} | "
                      f"{_fmt(float(np.median(after_first)) if after_first else None, '.1f')} | "
                      + "".join(f"{p} | " for p in peaks) + f"{_fmt(max(device) if device else None)} |")
+    return [*lines, ""]
+
+
+def _memory_breakdown(report: BenchReport) -> list[str]:
+    """Where each variant's model memory goes after its first call (host rows with the split), per length.
+
+    The split is the worker's (bench_latency/memory.py): the file as read, the interpreter built with
+    its delegate's packed weights and default-shape arena, what the first call adds; beside it the
+    graph's packed weights counted per use (what XNNPACK without a weight cache packs) and once.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in report.results:
+        if r["source"] == "host" and (r.get("memory") or {}).get("part_file_mb") is not None:
+            groups.setdefault((r["variant"], r["backend"], r["seq_len"]), []).append(r["memory"])
+    if not groups:
+        return []
+    lines = ["## Where the model memory goes", "",
+             "After the first call, medians over configurations: the file as read, the interpreter (built, "
+             "delegate applied: XNNPACK's packed weights and the arena at the graph's default shape), what the "
+             "first call at that length adds (arena resized, kernels' scratch). Packed weights per use / once: "
+             "the graph's matmul weights summed per op that uses them (XNNPACK without a weight cache packs "
+             "each use) and per distinct buffer (ALBERT's shared layer once).", "",
+             "| variant | backend | tokens | file MB | interpreter MB | first call MB | model MB | x file "
+             "| packed weights per use MB | once MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (variant, backend, seq_len), mems in sorted(groups.items(), key=lambda kv: (kv[0][:2], _seq_key(kv[0][2]))):
+        def med(key: str) -> float | None:
+            values = [m[key] for m in mems if m.get(key) is not None]
+            return float(np.median(values)) if values else None
+        size = (report.variant(variant) or {}).get("size_bytes")
+        model = med("model_after_first_mb")
+        times = model * 2**20 / size if model is not None and size else None
+        lines.append(f"| {variant} | {backend} | {seq_len} | {_fmt(med('part_file_mb'), '.1f')} | "
+                     f"{_fmt(med('part_interpreter_mb'), '.1f')} | {_fmt(med('part_first_call_mb'), '.1f')} | "
+                     f"{_fmt(model, '.1f')} | {_fmt(times, '.1f', 'x')} | "
+                     f"{_fmt(med('weights_packed_per_use_mb'), '.1f')} | {_fmt(med('weights_packed_once_mb'), '.1f')} |")
     return [*lines, ""]
 
 

@@ -88,15 +88,12 @@ def _check_lengths_fit(variants: Sequence[Variant], lengths: Sequence[int]) -> N
 def describe_variants(models: Sequence[str | os.PathLike[str]]) -> list[Variant]:
     """Name each model by its pack's ``variant`` tag, else its file stem; names are made unique."""
     from albert_edge.runtime.consistency import checked_pack
-    from albert_edge.runtime.pack import model_kind, read_pack_bytes
+    from albert_edge.runtime.pack import model_kind, read_model_bytes, read_pack_bytes
 
     loaded = []
     for model in models:
         path = Path(model)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ModelFileError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
+        data = read_model_bytes(path)  # one wording for every command: a checkpoint here names `convert`
         kind = model_kind(data)
         if kind == "unknown":
             raise ModelFileError(f"{path}: not a .tflite flatbuffer or .onnx protobuf")
@@ -141,6 +138,17 @@ def choose_baseline(variants: Sequence[Variant], requested: str | None = None) -
         if v.pack_variant == "fp32" or "fp32" in v.name:
             return v.name
     return names[0]
+
+
+def _check_interpreters(backends: set[str]) -> None:
+    """BackendError naming the first requested backend whose interpreter is not installed here."""
+    from albert_edge.runtime.backends import available_backends
+
+    here = set(available_backends()) | ({"litert_buckets"} if "litert" in available_backends() else set())
+    missing = sorted(backends - here)
+    if missing:
+        raise BackendError(f"--backend {missing[0]}: its interpreter is not installed here (installed: "
+                           f"{', '.join(sorted(here)) or 'none'})")
 
 
 def backends_for(variant: Variant, requested: Sequence[str] | None) -> list[str]:
@@ -478,6 +486,27 @@ def _measure_group(group: Sequence[_Cell], o: BenchOptions, per_round: int, base
     return _GroupRun({c: w.ready for c, w in workers.items()}, bursts, final, loads, info)
 
 
+def _read_inputs(variants: Sequence[Variant], base: str, o: BenchOptions,
+                 threads: Sequence[int]) -> tuple[dict[str, list[int]], list[dict]]:
+    """(real token lengths per variant, accuracy entries): every input read before the first worker starts.
+
+    A bad --eval, reference or missing interpreter is one line now, not after minutes of timing (it
+    was read after 200 s). The drift is measured in this process and is never timed.
+    """
+    lengths_by_variant: dict[str, list[int]] = {}
+    if "real" in o.seq_lens:
+        for v in variants:
+            lengths_by_variant[v.name] = real_lengths(v, o.eval_path)
+    _check_interpreters({b for v in variants for b in backends_for(v, o.backends)})
+    accuracy: list[dict] = []
+    if o.eval_path is not None and o.drift:
+        from albert_edge.bench_latency.drift import measure_drift
+
+        accuracy = measure_drift([(v.name, v.path) for v in variants], base, o.eval_path, o.reference,
+                                 threads=max(threads))
+    return lengths_by_variant, accuracy
+
+
 def run_benchmark(
     models: Sequence[str | os.PathLike[str]],
     options: BenchOptions | None = None,
@@ -506,10 +535,7 @@ def run_benchmark(
     machine = describe_machine()
     cores = physical_cores()
 
-    lengths_by_variant: dict[str, list[int]] = {}
-    if "real" in seq_lens:
-        for v in variants:
-            lengths_by_variant[v.name] = real_lengths(v, eval_path)
+    lengths_by_variant, accuracy = _read_inputs(variants, base, o, threads)
     cells: list[_Cell] = []
     for n in threads:
         for s in seq_lens:
@@ -547,12 +573,6 @@ def run_benchmark(
         if on_result:
             on_result(result)
 
-    accuracy: list[dict] = []
-    if eval_path is not None and o.drift:
-        from albert_edge.bench_latency.drift import measure_drift
-
-        accuracy = measure_drift([(v.name, v.path) for v in variants], base, eval_path, reference,
-                                 threads=max(threads))
     scaling, warnings = thread_scaling(results, cores)
     judged = stability(results, base, o.target_precision)
     warnings.extend(judged["impossible"])

@@ -21,10 +21,13 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      peak_rss_mb, rss_before_load_mb, oversubscribed (threads > physical cores),
                      lengths {min,median,p90,max,examples} | null (real-length runs),
                      op_profile [{node_type,count,avg_ms,percent,cdf_percent,mem_kb,times_called}] | null;
-                     host results add affinity [int] and memory {baseline_mb, after_load_mb,
+                     host results add affinity [int] and memory {baseline_mb, after_file_mb, after_load_mb,
                      after_first_mb, peak_timed_mb, model_after_load_mb, model_after_first_mb,
-                     model_peak_mb, method, rounds} (the model's own memory: RSS minus the
-                     runtime-only baseline, medians over rounds; see bench_latency/memory.py);
+                     model_peak_mb, part_file_mb, part_interpreter_mb, part_first_call_mb,
+                     packed_weight_uses, packed_weight_buffers, weights_packed_per_use_mb,
+                     weights_packed_once_mb (.tflite only), method, rounds} (the model's own memory: RSS
+                     minus the runtime-only baseline, and where it goes, medians over rounds; see
+                     bench_latency/memory.py);
                      device results percentiles_us {p5,median,p95} | null;
                      paired host results add round_group (results of one group were timed in the
                      same rounds: their round_medians_ms pair up by index), latency_cv (of the
@@ -53,7 +56,7 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      albert_edge.bench_latency.peers)
 
 Additions keep ``schema_version``; renames or removals bump it. The same schema, as tables, is in
-benchmarks/README.md.
+docs/report_schema.md.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
             "regenerate the committed JVM-test goldens (and UnicodeTables.java) instead."
         ),
     )
-    p.add_argument("model", nargs="?", help="packed .tflite written by albert-edge convert/quantize")
+    p.add_argument("model", nargs="?", help="packed .tflite written by albert-edge convert/quantize (the file quantize chose is OUT/model.tflite)")
     p.add_argument("assets_dir", nargs="?", help="the app's assets directory, e.g. android_demo/app/src/main/assets")
     p.add_argument("--sentences", help="UTF-8 file of golden input texts, one per line")
     p.add_argument("--no-logits", action="store_true", help="skip the model goldens (golden_logits/ner/qa.jsonl; needs no interpreter)")

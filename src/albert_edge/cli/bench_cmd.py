@@ -24,7 +24,8 @@ def add_parser(subparsers) -> None:
                         help="thread counts (default: 1,2,4,... up to the host's physical cores)")
     parser.add_argument("--seq-len", type=seq_len_list, default=[16, 32, 64, 128],
                         help="sequence lengths, or 'real' for the eval set's token lengths (default 16,32,64,128)")
-    parser.add_argument("--batch", type=arg_types.batch_size, default=1)
+    parser.add_argument("--batch", type=arg_types.batch_size, default=1,
+                        help="texts per call, the input's batch dimension (default 1: one text at a time, as an app calls)")
     parser.add_argument("--runs", type=arg_types.positive_int, default=200,
                         help="timed calls per configuration over the first --rounds rounds (default 200)")
     parser.add_argument("--warmup", type=arg_types.count_or_zero, default=20, help="untimed calls per worker process first (default 20)")
@@ -37,7 +38,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-seconds", type=arg_types.seconds, default=None,
                         help=f"time cap for the extra rounds over the whole sweep (default {DEFAULT_MAX_SECONDS:g} "
                              "when --rounds is not given)")
-    parser.add_argument("--eval", dest="eval_path", help="labelled TSV (label<TAB>text): accuracy and drift")
+    parser.add_argument("--eval", dest="eval_path", help="eval file in the model's task format: labelled TSV for classifiers, texts for embeddings, "
+                             "an entity .jsonl (or texts) for NER, a SQuAD-style .jsonl for QA, a {\"text\", \"score\"} .jsonl "
+                             "(or texts) for regression: drift in the task's metric, and --seq-len real's lengths")
     parser.add_argument("--reference", help="checkpoint for the numpy reference: logit drift of every variant")
     parser.add_argument("--backend", type=lambda t: [x for x in t.split(",") if x],
                         help="comma-separated: litert, litert_buckets (LiteRT with one interpreter per padded "
@@ -59,13 +62,12 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _print_table(report) -> None:
-    from albert_edge.bench_latency.report_md import render_markdown
+def _print_table(report, out: str) -> None:
+    """One screen: the verdict block (``albert_edge.verdict``); tables and warnings are in report.md."""
+    from albert_edge.bench_latency.bench_verdict import bench_verdict
+    from albert_edge.verdict import verdict_lines
 
-    text = render_markdown(report)
-    print(text.split("\n## Warnings")[0].rstrip())
-    for warning in report.warnings:
-        print(f"warning: {warning}")
+    print("\n".join(verdict_lines(bench_verdict(report, details=f"{out}/report.md"))))
 
 
 def _refuse_conflicting_modes(args: argparse.Namespace) -> None:
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         from albert_edge.bench_latency.importer import import_device_logs
 
         report = import_device_logs(args.import_device_log, args.out, args.variant, args.device)
-        _print_table(report)
+        _print_table(report, args.out)
         print(f"wrote {args.out}/report.json, report.md, report.png")
         return 0
     if args.import_arm:
@@ -117,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
         # Without --rounds the run is adaptive; an explicit --rounds N keeps its old meaning (N rounds).
         max_seconds=args.max_seconds or (DEFAULT_MAX_SECONDS if args.rounds is None else None))
     report = run_benchmark(args.models, options, out_dir=args.out, progress=not args.no_progress)
-    _print_table(report)
+    _print_table(report, args.out)
     print(f"wrote {args.out}/report.json, report.md, report.png, device_commands.sh")
     return 0

@@ -54,10 +54,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"quantize report:   {result.quantize_report}")
     print(f"benchmark report:  {result.bench_dir}/report.md, report.json, report.png, device_commands.sh")
     print(f"predictions:       {result.out_dir / 'predictions.json'}")
-    print(f"chosen variant:    {result.chosen}")
     print("seconds per stage: " + ", ".join(f"{k} {v:g}" for k, v in result.seconds.items()))
     if not getattr(args, "verbose", False):
         print(f"library output:    {log_path} (--verbose shows it)")
+    print()
+    print("\n".join(result.verdict))  # the last screen: what to ship, from this run's own measurements
     return 0
 
 

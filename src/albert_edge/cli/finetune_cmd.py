@@ -22,8 +22,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dev", required=True, help="dev TSV, evaluated during training to pick the best step")
     p.add_argument("--test", help="optional test TSV, evaluated once with the best weights")
     p.add_argument("--labels", help="labels.txt or comma list, in class-id order (default: sorted train labels)")
-    p.add_argument("--epochs", type=arg_types.epochs, default=3.0)
-    p.add_argument("--evals-per-epoch", type=arg_types.positive_int, default=1)
+    p.add_argument("--epochs", type=arg_types.epochs, default=3.0, help="passes over --train, may be fractional (default 3)")
+    p.add_argument("--evals-per-epoch", type=arg_types.positive_int, default=1,
+                   help="dev evaluations (best-step candidates) per epoch (default 1)")
     p.add_argument("--max-steps", type=arg_types.positive_int, help="stop after this many steps (smoke runs)")
     p.add_argument("--teacher", help="soft targets for --train (out-of-fold teacher probabilities, e.g. from "
                    "examples/albert_tiny_zh_sentiment/baseline_tfidf.py --teacher-out): distil them into the model")

@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
         description="Print each text's result as the model's task says (a label and score, entities, an answer). "
                     "Texts come from the arguments, --file, or stdin; a TAB in a line separates the two texts of "
                     "a pair.")
-    parser.add_argument("model", help="packed .tflite or .onnx model file")
+    parser.add_argument("model", help="packed .tflite or .onnx model file (the file quantize chose is OUT/model.tflite)")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to run (default: read --file or stdin)")
     parser.add_argument("--file", help="UTF-8 text/TSV file, one text (or text_a<TAB>text_b) per line")
     parser.add_argument("--labelled", action="store_true", help="the first TSV column is a gold label; echo it")
@@ -109,6 +109,18 @@ def _decode(data: bytes, source: str) -> str:
         raise DataError(f"{source}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
+#: More input than any batch of texts to predict: /dev/zero or a disk image given as --file stops here.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def _capped(handle: Any, source: str) -> bytes:
+    """At most MAX_INPUT_BYTES of ``handle``; DataError beyond (a file without end is not read forever)."""
+    data = handle.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise DataError(f"{source}: more than {MAX_INPUT_BYTES // (1024 * 1024)} MB of input; split it into smaller files")
+    return data
+
+
 def _read_lines(path: str | None) -> tuple[list[str], str]:
     """Lines of ``--file`` or stdin, decoded as strict UTF-8 whatever the locale or PYTHONIOENCODING."""
     if path is None:
@@ -117,10 +129,11 @@ def _read_lines(path: str | None) -> tuple[list[str], str]:
             raise DataError("<stdin>: standard input is closed; give TEXT arguments or --file")
         raw = getattr(sys.stdin, "buffer", None)
         # A text-only stdin (an embedding app, a test) has been decoded already.
-        text = sys.stdin.read() if raw is None else _decode(raw.read(), "<stdin>")
+        text = sys.stdin.read() if raw is None else _decode(_capped(raw, "<stdin>"), "<stdin>")
         return text.splitlines(), "<stdin>"
     try:
-        return _decode(Path(path).read_bytes(), path).splitlines(), path
+        with Path(path).open("rb") as handle:
+            return _decode(_capped(handle, path), path).splitlines(), path
     except FileNotFoundError:
         raise DataError(f"{path}: input file not found") from None
     except OSError as exc:
@@ -136,7 +149,10 @@ def _argument_rows(texts: list[str]) -> list[Row]:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise DataError(f"{where}: not valid UTF-8 (undecodable byte at character {exc.start + 1})") from None
-        rows.append((where, None, text, None))
+        cols = text.split("\t")  # the same rule as a line of --file or stdin: question<TAB>context, text_a<TAB>text_b
+        if len(cols) > 2:
+            raise DataError(f"{where}: expected text or text_a<TAB>text_b, found {len(cols)} columns")
+        rows.append((where, None, cols[0], cols[1] if len(cols) == 2 else None))
     return rows
 
 

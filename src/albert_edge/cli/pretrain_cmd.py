@@ -21,8 +21,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--text", action="append", required=True,
                    help="text file (one text per line) or TSV (text columns); repeat for several")
     p.add_argument("--heldout", required=True, help="held-out texts for the MLM loss/accuracy (e.g. dev.tsv)")
-    p.add_argument("--steps", type=arg_types.positive_int, default=4000)
-    p.add_argument("--mask-prob", type=arg_types.open_share, default=0.15)
+    p.add_argument("--steps", type=arg_types.positive_int, default=4000, help="training steps (default 4000)")
+    p.add_argument("--mask-prob", type=arg_types.open_share, default=0.15,
+                   help="share of tokens masked afresh every step (default 0.15)")
     p.add_argument("--evals", type=arg_types.positive_int, default=10, help="held-out evaluations (and checkpoints) per run")
     p.set_defaults(run=run)
 

@@ -12,6 +12,8 @@ from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.convert.pipeline import placeholder_labels_warning
 from albert_edge.errors import DataError, QuantizationError
 from albert_edge.quantize.pipeline import FORMATS, MODES, REPORT_NAME, QuantizeOptions, quantize_checkpoint
+from albert_edge.quantize.report import quantize_verdict
+from albert_edge.verdict import verdict_lines
 from albert_edge.tasks import TASK_NAMES, canonical_task_name
 
 
@@ -67,7 +69,8 @@ def add_parser(subparsers) -> None:
                         help=f"comma list of {', '.join(FORMATS)} (default: all, as convert)")
     parser.add_argument("--labels", help="comma list of class names, one per classifier output")
     parser.add_argument("--vocab", metavar="PATH", help="vocab.txt or spiece.model (default: found beside the checkpoint)")
-    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, default=128, metavar="N", help="tokenizer max length (default 128)")
+    parser.add_argument("--max-seq-len", type=arg_types.model_seq_len, metavar="N",
+                        help="tokenizer max length (default 128, or the checkpoint's positions if fewer)")
     parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=arg_types.threads, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=arg_types.positive_int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
@@ -93,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps,
                                   variants=[v.strip() for v in args.variants.split(",") if v.strip()]
-                                  if args.variants else None)
+                                  if args.variants is not None else None)
         progress.step(f"read {args.checkpoint}" + (f" and {args.calib}" if args.calib else ""))
         report = quantize_checkpoint(args.checkpoint, out, args.calib, options, progress=progress.step)
     except QuantizationError as exc:
@@ -105,10 +108,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"report: {exc.report.report_path}", file=sys.stderr)
         raise
     progress.clear()
-    print(report.table())
-    unjudged = next((v.not_judged for v in report.variants if v.not_judged), None)
-    none = f"(none: not judged, {unjudged})" if unjudged else "(none: explicit mode, see budget column)"
-    print(f"chosen: {report.chosen or none}")
+    # One screen: the verdict and where the details are (every variant's row: quantize_report.md).
+    print("\n".join(verdict_lines(quantize_verdict(report))))
     print(f"report: {report.report_path}")
     warning = placeholder_labels_warning(report.judge.get("labels"), "quantize")
     if warning and not labels:

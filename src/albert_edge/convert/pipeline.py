@@ -34,6 +34,7 @@ from albert_edge.convert.tf_graph import (
 from albert_edge.errors import ConfigError, ConversionError
 from albert_edge.inputs.option_ranges import MODEL_SEQ_LEN, check_optional
 from albert_edge.outputs.output_set import OutputSet
+from albert_edge.runtime.consistency import checked_pack
 from albert_edge.tasks import SequenceClassification, Task, get_task
 
 if TYPE_CHECKING:
@@ -114,46 +115,8 @@ def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def model_file_name(fmt: str, variant: str) -> str:
-    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize adds ``model_int8_dynamic.tflite`` etc."""
+    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize adds ``model_dynamic_int8.tflite`` etc."""
     return f"model_{variant}.{fmt}"
-
-
-def hf_labels(checkpoint: str | os.PathLike[str]) -> list[str] | None:
-    """Class names from a Hugging Face config.json's ``id2label``, unless they are the LABEL_i defaults."""
-    from albert_edge.convert.assets import checkpoint_dir
-
-    from albert_edge.inputs.jsonfile import load_json_file
-
-    path = checkpoint_dir(checkpoint) / "config.json"
-    if not path.is_file():
-        return None
-    data = load_json_file(path, ConfigError)  # bounded: a hostile nesting is one line, not a RecursionError
-    id2label = data.get("id2label") if isinstance(data, dict) else None
-    if not isinstance(id2label, dict) or not id2label:
-        return None
-    # Ids must be 0..n-1 and names distinct one-line strings, or the pack would pair ids with wrong names.
-    ids = sorted((int(key), value) for key, value in id2label.items() if str(key).isdigit())
-    names = [value if isinstance(value, str) else str(value) if type(value) is int else "" for _, value in ids]
-    if [i for i, _ in ids] != list(range(len(id2label))) or len(set(names)) != len(names) or \
-            not all(name and name == name.strip() and name.isprintable() for name in names):
-        shown = ", ".join(repr(v)[:20] for v in list(id2label.values())[:4])
-        raise ConfigError(f"{path}: id2label ({shown}{', ...' if len(id2label) > 4 else ''}) is not distinct "
-                          f"one-line class names for ids 0..{len(id2label) - 1}; fix it or pass --labels")
-    return None if all(name == f"LABEL_{i}" for i, name in enumerate(names)) else names
-
-
-def labels_txt_beside(checkpoint: str | os.PathLike[str], width: int) -> tuple[list[str], str] | None:
-    """The names of a ``labels.txt`` beside the checkpoint (one per line, class-id order) and its path,
-    when it holds exactly ``width`` names; convert and quantize both read it, so the same checkpoint gets
-    the same names from either command."""
-    from albert_edge.convert.assets import checkpoint_dir
-    from albert_edge.inputs.data import read_text_lines  # one line naming the file if it is not UTF-8
-
-    path = checkpoint_dir(checkpoint) / "labels.txt"
-    if not path.is_file():
-        return None
-    names = [str(line) for line in read_text_lines(path)]
-    return (names, str(path)) if len(names) == width else None
 
 
 def resolve_labels(weights: Any, labels: Sequence[str] | None, task: Task | str) -> list[str] | None:
@@ -294,7 +257,7 @@ def convert_checkpoint(
     say("write files")
     report = _conversion_report(model, options, samples)
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
-    with OutputSet(out) as staged:
+    with OutputSet(out, writer="convert") as staged:
         for exported, data in built:
             staged.write_bytes(exported.file, data)
             report.files.append(exported)
@@ -311,18 +274,13 @@ def resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
 
 def _resolve_model(source: ModelSource, options: ConvertOptions) -> _Model:
     """Settle the task, labels, sequence length and tokenizer asset of ``source`` under ``options``."""
-    weights, config, checkpoint = source.weights, source.config, source.checkpoint
-    max_seq_len = min(128, config.max_position_embeddings) if options.max_seq_len is None else options.max_seq_len
-    if max_seq_len > config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {max_seq_len} exceeds max_position_embeddings "
-                          f"{config.max_position_embeddings} of {weights.source}")
+    weights, checkpoint = source.weights, source.checkpoint
+    max_seq_len = source.max_seq_len(options.max_seq_len)
     task = source.task(options.task)
     labels = options.labels
     if labels is None and task.needs_labels:
-        width = task.num_labels(weights)
-        named = hf_labels(checkpoint)
-        beside = labels_txt_beside(checkpoint, width)
-        labels = named if named and len(named) == width else beside[0] if beside else None
+        found = source.checkpoint_labels(task.num_labels(weights))
+        labels = found[0] if found else None
     resolved = resolve_labels(weights, labels, task)
     return _Model(source, task, resolved, max_seq_len, source.tokenizer_asset(options.vocab, options.do_lower_case))
 
@@ -337,6 +295,7 @@ def _export_all(model: _Model, options: ConvertOptions, samples: ParitySamples,
             pack = build_pack(model.weights, model.asset, model.task, model.labels, model.max_seq_len, variant)
             name = model_file_name(fmt, variant)
             data = _export_bytes(fmt, model.weights, pack, variant == "fp16", model.task, options.graph_options)
+            checked_pack(data, name, pack)  # a written file is a read file: the runtime's own load-time check
             parity = check_parity(data, model.weights, variant=variant, task=model.task, samples=samples, name=name)
             if not parity.passed:
                 raise ConversionError(parity.failure_line() + "; no model file written")

@@ -15,6 +15,7 @@ a file albert-edge did not write).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,22 @@ def repacked_bytes(data: bytes, model: str, ref: Reference, variant: str | None 
     return out, pack
 
 
+_VARIANT_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+
+
+def check_repack_out(out: str | os.PathLike[str], variant: str | None) -> None:
+    """Refuse, before any work, an ``--out`` that is a folder (a single file never replaces one:
+    it may hold a whole run and the user's files) and a ``--variant`` that is not a plain tag."""
+    from albert_edge.errors import OutputError
+
+    if Path(out).is_dir():
+        raise OutputError(f"{out}: is a folder; repack writes one model file: give a file path such as "
+                          f"{Path(out) / 'model_repacked.tflite'}")
+    if variant is not None and (not _VARIANT_TAG.fullmatch(variant) or ".." in variant):
+        raise ConversionError(f"--variant {variant!r}: a variant tag is letters, digits and _ . + - "
+                              "(at most 64, e.g. int8_external), not a path")
+
+
 def repack_model(model: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
                  variant: str | None = None, **checkpoint_options: object) -> RepackResult:
     """Write ``out``: ``model``'s graph with the pack of ``source`` (a packed model file or a checkpoint).
@@ -210,6 +227,7 @@ def repack_model(model: str | os.PathLike[str], source: str | os.PathLike[str], 
     ``checkpoint_options`` (``max_seq_len``, ``labels``, ``task``, ``vocab``) apply to a checkpoint source.
     """
     model, source = str(model), str(source)
+    check_repack_out(out, variant)
     data = read_model_bytes(model)
     source_path = Path(source)
     head = b""
@@ -227,7 +245,10 @@ def repack_model(model: str | os.PathLike[str], source: str | os.PathLike[str], 
         ref = reference_from_checkpoint(source, data, model, **checkpoint_options)  # type: ignore[arg-type]
     blob, pack = repacked_bytes(data, model, ref, variant)
     target = Path(out)
-    with OutputSet(target.parent, writer="repack") as staged:
+    if target.suffix in (".tflite", ".onnx") and target.suffix != f".{model_kind(blob)}":
+        raise ConversionError(f"{target}: {model} is a {model_kind(blob)} model; write it under a "
+                              f".{model_kind(blob)} name, not {target.suffix}")
+    with OutputSet(target.parent, writer="repack", replaces=False) as staged:
         staged.write_bytes(target.name, blob)
     checked = ["input and output names", "output shapes", "word table rows vs vocab", "position table",
                "pack vs graph", "standard metadata" if model_kind(blob) == "tflite" else "metadata_props"]

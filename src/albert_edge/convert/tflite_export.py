@@ -68,6 +68,10 @@ def convert_to_tflite_bytes(
         flatbuffer = converter.convert()
     except Exception as exc:  # noqa: BLE001 - the converter raises ConverterError, ValueError, RuntimeError, ...
         raise ConversionError(f"{weights.source}: TFLite conversion failed: {converter_error_line(exc)}") from None
+    from albert_edge.convert.tflite_fp16_rows import fp16_rows_after_gather
+
+    # fp16 tables: gather rows, then dequantize them (no float32 copy of the whole table at run time).
+    flatbuffer, _ = fp16_rows_after_gather(bytes(flatbuffer))
     if options is not None and options.embedding_lookup:
         from albert_edge.convert.tflite_lookup import gathers_as_embedding_lookups
 

@@ -76,6 +76,12 @@ class DemoSettings:
     example_seed: int = DEFAULT_SEED
     texts: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Refuse a ``--text`` the classifier would refuse, now rather than after the whole pipeline."""
+        for i, text in enumerate(self.texts):
+            if not isinstance(text, str) or not text.strip():
+                raise DataError(f"--text {text!r} (number {i + 1}): empty; give a text to classify, or leave it out")
+
 
 @dataclass
 class DemoResult:
@@ -87,13 +93,17 @@ class DemoResult:
     bench_dir: str
     models: dict[str, str]
     chosen: str | None
+    #: The file the demo ships (``models/model.tflite``: the chosen variant) and the verdict block on it.
+    shipped: str | None = None
     predictions: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    verdict: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"out_dir": str(self.out_dir), "conversion_report": self.conversion_report,
                 "quantize_report": self.quantize_report, "bench_dir": self.bench_dir, "models": self.models,
-                "chosen": self.chosen, "predictions": self.predictions, "seconds": self.seconds}
+                "chosen": self.chosen, "shipped": self.shipped, "predictions": self.predictions,
+                "seconds": self.seconds, "verdict": self.verdict}
 
 
 def _require(sample: Path, name: str) -> Path:
@@ -109,8 +119,9 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
              progress: Callable[[str], None] | None = None) -> DemoResult:
     """Run every stage on the sample checkpoint and write the outputs under ``out_dir``.
 
-    Layout: ``models/`` (fp32/fp16 TFLite and ONNX, quantized variants, conversion_report.json,
-    quantize_report.json), ``report/`` (report.json, report.md, report.png, device_commands.sh),
+    Layout: ``models/`` (convert's fp32/fp16 TFLite and ONNX, the chosen variant as ``model.tflite`` /
+    ``model.onnx``, every quantized variant under ``variants/``, conversion_report.json,
+    quantize_report.json and .md), ``report/`` (report.json, report.md, report.png, device_commands.sh),
     ``predictions.json`` and ``demo.json``. ``progress`` receives convert's and quantize's stage lines
     (the benchmark draws its own bar, see albert_edge.progress).
     """
@@ -118,6 +129,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     warnings.filterwarnings("ignore", message=r".*tf\.lite\.Interpreter is deprecated.*")
     from albert_edge.bench_latency import BenchOptions, run_benchmark
+    from albert_edge.bench_latency.bench_verdict import file_verdict
+    from albert_edge.verdict import verdict_lines
     from albert_edge.convert.pipeline import convert_checkpoint
     from albert_edge.convert.source import ModelSource
     from albert_edge.quantize.pipeline import quantize_checkpoint
@@ -150,14 +163,19 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     log(f"[2/4] quantize ({budget.mode} within {budget.max_drop:g} accuracy points on {dev.name})")
     quantized = quantize_checkpoint(source, models_dir, calib,
                                     replace(settings.quantize, eval_tsv=dev, labels=labels), progress=progress)
-    log(quantized.table())
+    for name, item in quantized.shipped.items():
+        log(f"{models_dir / name}: {item['variant']} ({item['size_bytes'] / 1e6:.2f} MB, {item['drift']}); "
+            f"every variant's row: {models_dir / 'quantize_report.md'}")
     seconds["quantize"] = round(time.perf_counter() - started, 1)
 
-    chosen = next((v for v in quantized.variants if v.key == quantized.chosen), None)
+    shipped = quantized.shipped.get("model.tflite")
     # fp16 ONNX only stores fp16 weights (ORT computes in fp32), so it times like fp32 ONNX: skip it.
     bench_models = [models_dir / f.file for f in conversion.files if not (f.format == "onnx" and f.variant == "fp16")]
-    for variant in quantized.variants:
-        if variant.file and variant.name != "fp32" and (variant.name == "dynamic_int8" or variant is chosen):
+    if shipped is not None:
+        bench_models.append(models_dir / "model.tflite")
+    for variant in quantized.variants:  # dynamic int8, the first recipe a user tries, as a comparison
+        if variant.file and variant.format == "tflite" and variant.name == "dynamic_int8" and (
+                shipped is None or shipped["variant"] != "dynamic_int8"):
             bench_models.append(models_dir / variant.file)
     bench_models = list(dict.fromkeys(bench_models))
 
@@ -171,12 +189,9 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
                                                      max_seconds=settings.bench_max_seconds,
                                                      max_drop=settings.quantize.max_drop), out_dir=bench_dir)
     seconds["bench"] = round(time.perf_counter() - started, 1)
-    md = bench_dir / "report.md"
-    if md.exists():
-        log(md.read_text(encoding="utf-8"))
 
     log("[4/4] example predictions with the chosen variant, drawn from the held-out test split")
-    ship = models_dir / chosen.file if chosen is not None and chosen.file else bench_models[0]
+    ship = models_dir / "model.tflite" if shipped is not None else bench_models[0]
     classifier = TextClassifier.from_file(ship, num_threads=2)
     held_out = judge_held_out(classifier, test, ship.name, count=settings.example_count,
                               seed=settings.example_seed, labels=labels)
@@ -184,17 +199,16 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
         log(line)
     predictions: dict[str, Any] = {**held_out.to_dict(), "model": ship.name,
                                    "texts": user_text_lines(classifier, settings.texts, ship.name, log)}
+    verdict = verdict_lines(file_verdict(bench, ship, "demo", details=str(bench_dir / "report.md")))
     result = DemoResult(out_dir=out, conversion_report=str(models_dir / "conversion_report.json"),
                         quantize_report=str(quantized.report_path), bench_dir=str(bench_dir),
-                        models={p.name: str(p) for p in bench_models}, chosen=quantized.chosen,
-                        predictions=predictions, seconds=seconds)
+                        models={str(p.relative_to(models_dir)): str(p) for p in bench_models},
+                        chosen=shipped["variant"] if shipped else None, shipped=str(ship),
+                        predictions=predictions, seconds=seconds, verdict=verdict)
     # The demo's own two files are one set, like every stage's: a failure leaves the previous pair.
     with OutputSet(out, writer="demo") as staged:
         staged.write_text(DEMO_FILES[0], json.dumps(predictions, ensure_ascii=False, indent=1) + "\n")
         staged.write_text(DEMO_FILES[1], json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
-    if bench.recommendation:
-        recommendation = bench.recommendation
-        log(f"recommendation: {recommendation.get('text', recommendation) if isinstance(recommendation, dict) else recommendation}")
     return result
 
 

@@ -48,7 +48,7 @@ class PretrainSettings:
     """Everything that determines a pre-training run besides the texts and the init weights."""
 
     steps: int = 4000
-    max_seq_len: int = 128
+    max_seq_len: int | None = 128  # None: 128, or the model's positions if fewer (recipe.fit_max_seq_len)
     batch_size: int = 32
     learning_rate: float = 5e-4
     warmup_ratio: float = 0.05

@@ -9,6 +9,7 @@ trains and writes the brightmart-format checkpoint directory.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from albert_edge.inputs import option_ranges as ranges
@@ -24,6 +25,7 @@ from albert_edge.inputs.data import (
 from albert_edge.errors import ConfigError, DataError
 from albert_edge.finetune.embeddings import ppmi_svd_embeddings
 from albert_edge.finetune.teacher import read_soft_targets
+from albert_edge.model.config import fit_max_seq_len
 from albert_edge.finetune.trainer import (
     FinetuneResult,
     FinetuneSettings,
@@ -76,15 +78,31 @@ def resolve_config(name_or_path: str):
     return load_config(name_or_path)
 
 
-def resolve_vocab(vocab: str | None, init: str | None, config) -> Path:
-    """The vocab to train with, checked against the config (and md5 for the 21128-token preset)."""
-    candidates = [Path(vocab)] if vocab else []
-    if init:
-        base = Path(init) if Path(init).is_dir() else Path(init).parent
-        candidates.append(base / "vocab.txt")
+def vocab_candidates(vocab: str | None, init: str | None, beside: Sequence[str] = ()) -> list[Path]:
+    """Where the training vocab may be, in order: ``--vocab``, else a ``vocab.txt`` beside the ``--init``
+    checkpoint (as ``convert`` finds it), beside a ``--config`` JSON, or beside the data files.
+
+    Only an explicit ``--vocab`` is looked at alone: a training command given no vocab used to
+    look nowhere when there was no ``--init``, although the data folder usually holds one.
+    """
+    if vocab:
+        return [Path(vocab)]
+    folders = [Path(init) if Path(init).is_dir() else Path(init).parent] if init else []
+    folders += [Path(p).parent for p in beside if p and Path(p).is_file()]
+    return list(dict.fromkeys(folder / "vocab.txt" for folder in folders))
+
+
+def resolve_vocab(vocab: str | None, init: str | None, config, beside: Sequence[str] = ()) -> Path:
+    """The vocab to train with, checked against the config (and md5 for the 21128-token preset).
+
+    ``beside``: other files (a config JSON, the data) whose folder may hold the ``vocab.txt``.
+    """
+    candidates = vocab_candidates(vocab, init, beside)
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
-        raise DataError(f"--vocab: no vocab.txt found (looked at {[str(p) for p in candidates] or 'nothing'})")
+        raise DataError(f"--vocab: no vocab.txt found (looked at {', '.join(map(str, candidates)) or 'nothing'}); "
+                        "pass --vocab PATH (albert_tiny needs the bert-base-chinese vocab, e.g. "
+                        "examples/albert_tiny_zh_sentiment/vocab.txt)")
     from albert_edge.tokenizer import WordPieceTokenizer
     from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -160,10 +178,9 @@ def finetune_files(
         soft_targets = read_soft_targets(teacher, label_names, train_hash, len(train))
     elif settings.distill_weight > 0:
         raise ConfigError("--distill-weight needs --teacher FILE (the teacher's soft targets for --train)")
-    vocab_path = resolve_vocab(vocab, init, model_config)
-    if settings.max_seq_len > model_config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
-                          f"{model_config.max_position_embeddings}")
+    vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, train_path, dev_path))
+    # None (the CLI default): 128, or the model's positions if fewer; the rule convert and quantize use.
+    settings = replace(settings, max_seq_len=fit_max_seq_len(settings.max_seq_len, model_config, "the model config"))
     preprocessor = Preprocessor(WordPieceTokenizer.from_vocab_file(vocab_path), settings.max_seq_len)
     if init_embeddings not in INIT_EMBEDDINGS:
         raise ConfigError(f"--init-embeddings {init_embeddings!r}: expected one of {list(INIT_EMBEDDINGS)}")
@@ -246,10 +263,9 @@ def pretrain_files(
     else:
         model_config = resolve_config(config)
         weights, mlm_head = None, None
-    if settings.max_seq_len > model_config.max_position_embeddings:
-        raise ConfigError(f"--max-seq-len {settings.max_seq_len} exceeds max_position_embeddings "
-                          f"{model_config.max_position_embeddings}")
-    vocab_path = resolve_vocab(vocab, init, model_config)
+    # None (the CLI default): 128, or the model's positions if fewer; the rule convert and quantize use.
+    settings = replace(settings, max_seq_len=fit_max_seq_len(settings.max_seq_len, model_config, "the model config"))
+    vocab_path = resolve_vocab(vocab, init, model_config, beside=(config, *text_paths, heldout_path))
     tokenizer = WordPieceTokenizer.from_vocab_file(vocab_path)
     texts = read_pretraining_texts(text_paths)
     heldout = read_pretraining_texts([heldout_path])

@@ -30,7 +30,7 @@ class FinetuneSettings:
     """Everything that determines a run besides the data, the config and the init weights."""
 
     epochs: float = 3.0
-    max_seq_len: int = 128
+    max_seq_len: int | None = 128  # None: 128, or the model's positions if fewer (recipe.fit_max_seq_len)
     batch_size: int = 32
     learning_rate: float = 1e-3
     warmup_ratio: float = 0.1

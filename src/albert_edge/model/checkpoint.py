@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
+from albert_edge.inputs.path_kind import already_a_model, model_file_kind, not_found
 from albert_edge.model.config import AlbertConfig
 from albert_edge.model.hf import read_hf_checkpoint, resolve_hf_files
 from albert_edge.model.tf1 import read_tf1_checkpoint, resolve_tf1_prefix
@@ -16,7 +17,7 @@ def checkpoint_format(path: str | os.PathLike[str]) -> str:
     """"tf1" or "hf" for a checkpoint path, or CheckpointError naming it."""
     path = Path(path)
     if not path.exists() and not Path(f"{path}.index").exists():
-        raise CheckpointError(f"{path}: checkpoint not found")
+        raise CheckpointError(not_found(path, "checkpoint not found"))
     hf_files = resolve_hf_files(path)
     if hf_files is not None:
         if path.is_dir():
@@ -24,6 +25,9 @@ def checkpoint_format(path: str | os.PathLike[str]) -> str:
         return "hf"
     if resolve_tf1_prefix(path) is not None:
         return "tf1"
+    kind = model_file_kind(path)
+    if kind is not None:
+        raise CheckpointError(already_a_model(path, kind))
     raise CheckpointError(f"{path}: unknown checkpoint format (expected a TF1 prefix/directory with a .index file, "
                           "or a Hugging Face directory with config.json and model.safetensors or pytorch_model.bin)")
 
@@ -39,13 +43,16 @@ def _refuse_mixed_directory(directory: Path, hf_weights: Path) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike[str],
-                    config: AlbertConfig | str | os.PathLike[str] | None = None) -> AlbertWeights:
+                    config: AlbertConfig | str | os.PathLike[str] | None = None,
+                    verify_checksums: bool = True) -> AlbertWeights:
     """Read any supported checkpoint into canonical weights.
 
     ``path``: a TF1 prefix, one of its files, its directory or ``checkpoint`` state file; or a Hugging
     Face directory / weights file. ``config``: an AlbertConfig or config path overriding the one found
     beside the checkpoint (albert_config*.json / bert_config.json for TF1, config.json for HF).
+    ``verify_checksums`` False reads a TF1 checkpoint without TensorFlow and without checking its data
+    shard's CRC (``inspect``); Hugging Face files carry no checksum, so it changes nothing for them.
     """
     if checkpoint_format(path) == "hf":
         return read_hf_checkpoint(path, config)
-    return read_tf1_checkpoint(path, config)
+    return read_tf1_checkpoint(path, config, verify_checksums)

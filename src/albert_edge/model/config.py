@@ -169,6 +169,22 @@ def _validate(fields: Mapping[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: layer_norm_eps must be in (0, 1), got {_short(cfg.layer_norm_eps)}")
 
 
+DEFAULT_MAX_SEQ_LEN = 128
+
+
+def fit_max_seq_len(requested: int | None, config: AlbertConfig, source: object) -> int:
+    """The tokenizer length a model file of ``config`` may carry: ``requested``, or by default 128
+    capped at the position table. One rule for convert, quantize, repack and finetune, so no command
+    writes a pack whose ``max_seq_len`` the graph's ``max_position_embeddings`` cannot serve (every
+    reader refuses such a file). ``source`` names the checkpoint in the ConfigError."""
+    positions = config.max_position_embeddings
+    if requested is None:
+        return min(DEFAULT_MAX_SEQ_LEN, positions)
+    if requested > positions:
+        raise ConfigError(f"--max-seq-len {requested} exceeds max_position_embeddings {positions} of {source}")
+    return requested
+
+
 def _short(value: Any) -> str:
     """``repr(value)`` cut to 60 characters: a hostile config value must not flood the one error line."""
     text = repr(value)

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from albert_edge.errors import CheckpointError
+from albert_edge.inputs.path_kind import closest_existing, is_local_looking, not_found
 
 #: The files any reader of albert-edge looks at in a Hugging Face or sentence-transformers folder.
 HUB_FILES: tuple[str, ...] = (
@@ -41,15 +42,45 @@ def looks_like_hub_id(text: str) -> bool:
     return bool(_HUB_ID.match(text)) and ".." not in text and not text.endswith((".json", ".index", ".tflite", ".onnx"))
 
 
+# A revision is a branch, tag or commit name (``main``, ``v1.0``, ``refs/pr/1``, a hash), never a path.
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+_COMMIT_DIR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_revision(revision: str | None) -> None:
+    """Refuse a ``--revision`` that is not a ref name (empty, ``..``, an absolute or ``./`` path)
+    before anything is read: it names a folder inside the cache, so a path would escape it."""
+    if revision is None:
+        return
+    if not _REVISION.match(revision) or ".." in revision or len(revision) > 255:
+        raise CheckpointError(f"--revision {revision!r}: expected a branch, tag or commit name (such as main, "
+                              "v1.0 or a commit hash), not a path")
+
+
+def _ref_commit(ref_file: Path, folder: Path) -> str:
+    """The commit a cache ref file names, read as untrusted input: UTF-8, one folder name."""
+    try:
+        commit = ref_file.read_bytes()[:4096].decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else (exc.strerror or str(exc))
+        raise CheckpointError(f"{ref_file}: a Hugging Face cache ref that cannot be read ({why}); "
+                              f"pass the snapshot folder under {folder / 'snapshots'} instead") from None
+    if not _COMMIT_DIR.match(commit):
+        raise CheckpointError(f"{ref_file}: a Hugging Face cache ref should hold a commit hash, not "
+                              f"{commit[:60]!r}; pass the snapshot folder under {folder / 'snapshots'} instead")
+    return commit
+
+
 def cache_snapshot(folder: Path, revision: str | None = None) -> Path | None:
     """The snapshot folder of a Hugging Face cache repo folder (``models--ORG--NAME``), else None."""
+    check_revision(revision)
     if not _CACHE_REPO.match(folder.name) or not (folder / "snapshots").is_dir():
         return None
     ref = revision or "main"
     ref_file = folder / "refs" / ref
-    commit = ref_file.read_text(encoding="utf-8").strip() if ref_file.is_file() else ref
+    commit = _ref_commit(ref_file, folder) if ref_file.is_file() else ref
     snapshot = folder / "snapshots" / commit
-    if not snapshot.is_dir():
+    if "/" in commit or not snapshot.is_dir():
         raise CheckpointError(f"{folder}: a Hugging Face cache folder without a snapshot for {ref!r}; "
                               "pass the snapshot folder or --revision")
     return snapshot
@@ -57,14 +88,25 @@ def cache_snapshot(folder: Path, revision: str | None = None) -> Path | None:
 
 def resolve_checkpoint(argument: str | os.PathLike[str], revision: str | None = None) -> Path:
     """A local path for a checkpoint argument: the path itself, a cache folder's snapshot, or a Hub download."""
+    check_revision(revision)
     path = Path(argument)
     if path.exists() or Path(f"{path}.index").exists():
         snapshot = cache_snapshot(path, revision) if path.is_dir() else None
+        if snapshot is None and revision is not None:
+            raise CheckpointError(f"{path}: --revision {revision} is for a Hugging Face Hub id or cache folder "
+                                  "(models--ORG--NAME); this is a local checkpoint, read as it is: drop --revision")
         return snapshot or path
     text = str(argument)
-    if not looks_like_hub_id(text):
-        raise CheckpointError(f"{path}: checkpoint not found")
-    return _download(text, revision)
+    if not looks_like_hub_id(text) or is_local_looking(text):
+        # `examples/albert_tiny_zh_sentimnet` is a local typo, not a Hub id: say so, not offline advice.
+        raise CheckpointError(not_found(path, "checkpoint not found"))
+    try:
+        return _download(text, revision)
+    except CheckpointError as exc:
+        near = closest_existing(path)
+        if near is None:
+            raise
+        raise CheckpointError(f"{exc} (or did you mean the local {near}?)") from None
 
 
 def _download(repo_id: str, revision: str | None) -> Path:
@@ -95,4 +137,4 @@ def _download(repo_id: str, revision: str | None) -> Path:
         raise CheckpointError(f"{repo_id}: could not fetch from the Hugging Face Hub ({exc})") from None
 
 
-__all__ = ["HUB_FILES", "cache_snapshot", "looks_like_hub_id", "resolve_checkpoint"]
+__all__ = ["HUB_FILES", "cache_snapshot", "check_revision", "looks_like_hub_id", "resolve_checkpoint"]

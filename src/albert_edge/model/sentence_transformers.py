@@ -77,6 +77,41 @@ def read_pooling(checkpoint: str | os.PathLike[str]) -> SentencePooling | None:
     return SentencePooling(_pooling_mode(root, pooling_module, path), "Normalize" in types)
 
 
+SENTENCE_BERT_CONFIG = "sentence_bert_config.json"
+
+
+@dataclass(frozen=True)
+class SentenceBertConfig:
+    """``sentence_bert_config.json``: the Transformer module's ``max_seq_length`` (the length
+    sentence-transformers truncates to) and ``do_lower_case`` (it lowercases texts before the
+    tokenizer when true). None where the file does not say (or there is no file)."""
+
+    max_seq_length: int | None = None
+    do_lower_case: bool | None = None
+
+
+def read_sentence_bert_config(checkpoint: str | os.PathLike[str]) -> SentenceBertConfig:
+    """The folder's ``sentence_bert_config.json`` read as untrusted input (one line naming a bad field);
+    an empty SentenceBertConfig when the folder is not a sentence-transformers folder or has none."""
+    path = Path(checkpoint)
+    root = path if path.is_dir() else path.parent
+    path = root / SENTENCE_BERT_CONFIG
+    if not (root / MODULES_FILE).is_file() or (not path.exists() and not path.is_symlink()):
+        return SentenceBertConfig()
+    if not path.is_file():
+        raise CheckpointError(f"{path}: is not a regular file")
+    _inside(root, path, path)
+    data = load_json_file(path, CheckpointError)
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: expected a JSON object")
+    length, lower = data.get("max_seq_length"), data.get("do_lower_case")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 2):
+        raise CheckpointError(f"{path}: max_seq_length {length!r} should be an integer of at least 2")
+    if lower is not None and not isinstance(lower, bool):
+        raise CheckpointError(f"{path}: do_lower_case {lower!r} should be true or false")
+    return SentenceBertConfig(length, lower)
+
+
 def _inside(root: Path, path: Path, named: Path) -> None:
     """Refuse a file whose real location (links followed) is outside the checkpoint folder."""
     try:

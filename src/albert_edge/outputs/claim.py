@@ -10,6 +10,11 @@ one line naming the folder and the file, exit 2.
 (``.albert-edge-outputs.json``) in that folder, so re-running a command into its own previous
 output (or ``quantize`` into the folder ``convert`` wrote) keeps working. Files written before
 the manifest existed are not recognised: the error says to remove them or choose a new folder.
+
+The files one command recorded are that command's *set*: its next run into the folder replaces
+exactly that set (``previous_set``), removing the files it does not write again, so a folder never
+holds one run's model beside another run's report. A name may lie in a sub-folder
+(``variants/model_int8.tflite``); a name that is a folder on disk is never replaced by a file.
 """
 
 from __future__ import annotations
@@ -60,6 +65,19 @@ def manifest_text(files: dict[str, str]) -> str:
     return json.dumps({"format": _FORMAT, "files": dict(sorted(files.items()))}, indent=1, ensure_ascii=False) + "\n"
 
 
+def previous_set(manifest: dict[str, str], writer: str) -> list[str]:
+    """The names the last run of ``writer`` recorded in ``manifest`` (the set its next run replaces)."""
+    return sorted(name for name, owner in manifest.items() if owner == writer and safe_name(name))
+
+
+def safe_name(name: str) -> bool:
+    """True for a relative POSIX path inside the folder (``a.tflite``, ``variants/a.tflite``): no
+    ``..``, no absolute path, no empty or hidden part. A manifest or journal is never trusted beyond that."""
+    parts = name.split("/")
+    return bool(name) and "\\" not in name and all(part and part not in (".", "..") and not part.startswith(".")
+                                                    for part in parts)
+
+
 def _ours(directory: Path, name: str, manifest: dict[str, str]) -> bool:
     """A file albert-edge wrote here, or a folder holding albert-edge's own manifest (e.g. ``over_budget/``)."""
     if name in manifest:
@@ -69,9 +87,10 @@ def _ours(directory: Path, name: str, manifest: dict[str, str]) -> bool:
 
 
 def claim_output_dir(directory: str | os.PathLike[str], names: Iterable[str] = (),
-                     patterns: Iterable[str] = ()) -> None:
-    """Raise OutputError unless a writer may put ``names`` into ``directory`` (replacing or deleting
-    those there) and own every entry matching ``patterns`` (shell wildcards), by the rule above.
+                     patterns: Iterable[str] = (), removes: Iterable[str] = ()) -> None:
+    """Raise OutputError unless a writer may put the files ``names`` into ``directory`` (replacing
+    those there, never a folder), delete ``removes`` and own every entry matching ``patterns``
+    (shell wildcards), by the rule above.
 
     Hidden entries (``.name``) are never claimed by a pattern: they are our staging folders and
     manifest, or the user's dotfiles that no writer touches.
@@ -82,10 +101,23 @@ def claim_output_dir(directory: str | os.PathLike[str], names: Iterable[str] = (
     except OSError:
         return  # missing (created later) or unreadable (the write itself says so)
     manifest = read_manifest(directory)
-    present_set = set(present)
     patterns = tuple(patterns)
     for name in dict.fromkeys(names):
-        if name != MANIFEST and name in present_set and not _ours(directory, name, manifest):
+        parent = Path(name).parent
+        if parent != Path(".") and os.path.lexists(directory / parent) and not (
+                (directory / parent).is_dir() and not (directory / parent).is_symlink()):
+            raise OutputError(f"{directory / parent}: is not a folder, but this run writes {name} inside it; "
+                              "nothing was written: move it away or choose a new --out folder")
+        if name == MANIFEST or not os.path.lexists(directory / name):
+            continue
+        entry = directory / name
+        if entry.is_dir() and not entry.is_symlink():
+            raise OutputError(f"{entry}: is a folder; a run writes the file {name} only where no folder is, "
+                              "so nothing was written: give a file path that is not a folder")
+        if not _ours(directory, name, manifest):
+            raise _refusal(directory, name)
+    for name in dict.fromkeys(removes):
+        if os.path.lexists(directory / name) and not _ours(directory, name, manifest):
             raise _refusal(directory, name)
     for name in present:
         if name.startswith(".") or _ours(directory, name, manifest):

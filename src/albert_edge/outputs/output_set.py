@@ -37,7 +37,9 @@ from albert_edge.outputs.claim import (
     MANIFEST,
     claim_output_dir,
     manifest_text,
+    previous_set,
     read_manifest,
+    safe_name,
 )
 from albert_edge.outputs.swap import finish_leftover, fsync_path, swap
 
@@ -100,6 +102,11 @@ def clean_leftovers(directory: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def _real_dir(path: Path) -> bool:
+    """A folder (not a link to one): a manifest entry the user has since made a folder is not ours to remove."""
+    return path.is_dir() and not path.is_symlink()
+
+
 class OutputSet:
     """Stage files for ``directory`` and swap them in together.
 
@@ -109,12 +116,18 @@ class OutputSet:
     exception discards them all. Every OSError while writing becomes one OutputError line naming
     the final file. ``writer`` is the command recorded in the folder's manifest; ``claims`` are
     wildcard names the set owns beyond those it writes (``output_claim.claim_output_dir``).
+
+    The set replaces the previous set of the same ``writer`` in that folder: the files its last run
+    recorded and this one does not write are removed in the same swap, so no earlier run's model
+    stays beside this run's report. ``replaces=False`` is for a writer of one named file (``repack
+    --out``), whose runs each add a file. A name may lie in a sub-folder (``variants/x.tflite``).
     """
 
     def __init__(self, directory: str | os.PathLike[str], writer: str = "albert-edge",
-                 claims: Iterable[str] = ()) -> None:
+                 claims: Iterable[str] = (), replaces: bool = True) -> None:
         self.directory = Path(directory)
         self.writer = writer
+        self.replaces = replaces
         self.claims = tuple(claims)
         self.names: list[str] = []
         self.stale: list[str] = []
@@ -132,14 +145,15 @@ class OutputSet:
     def _check_name(self, name: str) -> None:
         if self.staging is None:
             raise RuntimeError("OutputSet used outside its with-block")
-        if Path(name).name != name or name in self.names or name == MANIFEST:
-            raise ValueError(f"output name {name!r} must be a new plain file name")
+        if not safe_name(name) or name in self.names:
+            raise ValueError(f"output name {name!r} must be a new file name inside the folder")
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Stage ``data`` as ``name`` (a plain file name); return the path it will have once swapped in."""
         self._check_name(name)
         assert self.staging is not None
         try:
+            (self.staging / name).parent.mkdir(parents=True, exist_ok=True)
             (self.staging / name).write_bytes(data)
             fsync_path(self.staging / name)  # renamed into place later: the bytes must be on disk first
             # mkdtemp makes 0700 folders; outputs are read by apps, asset copies and other users.
@@ -175,16 +189,19 @@ class OutputSet:
     def remove_stale(self, name: str) -> None:
         """Delete ``name`` from the directory at commit: a file of the previous set this set does not
         replace (e.g. golden logits of another model) must not survive beside the new files."""
-        if Path(name).name != name:
-            raise ValueError(f"output name {name!r} must be a plain file name")
+        if not safe_name(name):
+            raise ValueError(f"output name {name!r} must be a file name inside the folder")
         self.stale.append(name)
 
     def commit(self) -> list[Path]:
         """Check the ownership rule, then swap every staged file in (and the stale ones out) as one
         journaled step with signals held; the manifest of the folder goes in last."""
         assert self.staging is not None
-        claim_output_dir(self.directory, [*self.names, *self.stale], self.claims)
         manifest = read_manifest(self.directory)
+        if self.replaces:  # the previous run's set, less what this run writes again, goes
+            self.stale += [name for name in previous_set(manifest, self.writer) if name not in self.names
+                           and name not in self.stale and not _real_dir(self.directory / name)]
+        claim_output_dir(self.directory, self.names, self.claims, removes=self.stale)
         for name in self.stale:
             manifest.pop(name, None)
         manifest.update({name: self.writer for name in self.names})

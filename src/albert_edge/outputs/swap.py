@@ -62,10 +62,13 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> 
     try:
         for name in names:
             if name in existed:
+                (replaced / name).parent.mkdir(parents=True, exist_ok=True)
                 _keep(directory / name, replaced / name)
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / name, directory / name)
         for name in stale:
             if name in existed and name not in names:
+                (replaced / name).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(directory / name, replaced / name)
         fsync_path(directory)
     except BaseException:
@@ -73,6 +76,19 @@ def swap(staging: Path, directory: Path, names: list[str], stale: list[str]) -> 
         raise
     os.replace(staging / JOURNAL, staging / DONE)
     fsync_path(staging)
+    _prune_emptied(directory, stale)
+
+
+def _prune_emptied(directory: Path, stale: list[str]) -> None:
+    """Remove the sub-folders (``variants/``) that removing ``stale`` files left empty."""
+    for name in stale:
+        parent = (directory / name).parent
+        while parent != directory and directory in parent.parents:
+            try:
+                parent.rmdir()  # only ever succeeds on an empty folder
+            except OSError:
+                break
+            parent = parent.parent
 
 
 def _identity(path: Path) -> list[int] | None:
@@ -100,19 +116,26 @@ def roll_back(staging: Path, directory: Path) -> bool:
         return False
     replaced = staging / REPLACED
     for name in dict.fromkeys([*names, *stale]):
-        if Path(name).name != name:
+        if not _inside(name):
             continue  # the journal is ours, but a folder's contents are never trusted blindly
         now = _identity(directory / name)
         ours = now is not None and now == placed.get(name)
         kept = _identity(replaced / name)
         if kept is not None:
             if now is None or ours or now == kept:
+                (directory / name).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(replaced / name, directory / name)
         elif name in names and name not in existed and ours:
             (directory / name).unlink()  # placed by the swap where nothing was before
     fsync_path(directory)
     journal.unlink(missing_ok=True)
     return True
+
+
+def _inside(name: str) -> bool:
+    """A relative path that stays inside the folder (``a`` or ``variants/a``; no ``..``, not absolute)."""
+    parts = name.split("/")
+    return bool(name) and "\\" not in name and all(part and part not in (".", "..") for part in parts)
 
 
 def finish_leftover(staging: Path, directory: Path) -> None:

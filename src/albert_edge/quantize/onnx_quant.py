@@ -18,7 +18,7 @@ from albert_edge.errors import QuantizationError
 from albert_edge.quantize.calibration import CalibrationSet
 
 ONNX_VARIANTS = ("onnx_dynamic_int8", "onnx_dynamic_int8_col", "onnx_qdq_int8", "onnx_int4")
-#: MatMulNBits block for ``onnx_int4``: measured on the shipped sample (benchmarks/README.md, issue #28),
+#: MatMulNBits block for ``onnx_int4``: measured on the shipped sample (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md),
 #: 32/64/128 drift alike and 64 gives the smallest file; accuracy level 4 (int8 activations) is the fastest.
 INT4_BLOCK_SIZE = 64
 INT4_ACCURACY_LEVEL = 4

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
 #: The int4-weight variants (issue #28): built only when named in ``variants`` / ``--variants``, as on
-#: x86 they buy size, not speed (benchmarks/README.md, "int4 weights and ONNX int8").
+#: x86 they buy size, not speed (benchmarks/decisions/0010-int4-weights-and-onnx-int8.md).
 INT4_VARIANTS = ("dynamic_int4", "onnx_int4")
 FORMATS = ("tflite", "onnx")
 
@@ -42,7 +42,9 @@ class QuantizeOptions:
     ops to float until drift fits the budget, and marks the fastest variant within budget as
     chosen. ``variants`` overrides the mode's TFLite variant list (benchmarks build them all), and
     its ``onnx_``-prefixed names the ONNX list (``onnx_int4``, ``onnx_dynamic_int8_col``, ...);
-    ``max_eval_examples`` judges on the first N eval rows only. ``task`` (default: detected from
+    ``max_eval_examples`` judges on the first N eval rows only; ``judge_subsample`` (default) judges
+    each variant on seeded rows that grow until the budget is decided (``sequential_judge``), False
+    on every row. ``task`` (default: detected from
     the weights and a sentence-transformers folder) decides what drift is judged on: logits for a
     classifier (``max_drop``, ``min_agreement``, ``confidence``), sentence embeddings for feature
     extraction (cosine to fp32: ``min_cosine`` for the worst text, ``min_mean_cosine`` for the
@@ -56,7 +58,7 @@ class QuantizeOptions:
     formats: str | Iterable[str] = FORMATS  # both, as ConvertOptions
     labels: Sequence[str] | None = None
     vocab: str | os.PathLike[str] | None = None
-    max_seq_len: int = 128
+    max_seq_len: int | None = None  # None: 128 capped at the checkpoint's positions (fit_max_seq_len)
     num_threads: int = 2
     seq_len: int = 128
     rounds: int = 30
@@ -71,6 +73,7 @@ class QuantizeOptions:
     min_mean_cosine: float = 0.999
     tie_margin: float = 0.1
     error_tables: bool = True
+    judge_subsample: bool = True
 
     def __post_init__(self) -> None:
         """Refuse a value no run could use, with the flag's name (QuantizationError, one line)."""
@@ -86,6 +89,27 @@ class QuantizeOptions:
             raise QuantizationError(f"--tie-margin {self.tie_margin!r}: expected a logit margin >= 0 "
                                     "(0 turns the rule off)")
         self._check_ranges()
+        self._check_variants()
+
+    def _check_variants(self) -> None:
+        """``--variants``: known names, each once, at least one; refused before any model is read
+        (a misspelt name would otherwise be one error row in a run that exits 0)."""
+        if self.variants is None:
+            return
+        from albert_edge.quantize.onnx_quant import ONNX_VARIANTS
+        from albert_edge.quantize.tflite_quant import VARIANTS
+
+        names = list(self.variants)
+        known = (*VARIANTS, *ONNX_VARIANTS)
+        if not names:
+            raise QuantizationError(f"--variants: empty; name one or more of {', '.join(known)} (or leave the flag out "
+                                    "for the mode's list)")
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise QuantizationError(f"--variants {','.join(unknown)}: unknown; expected names from {', '.join(known)}")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise QuantizationError(f"--variants: {', '.join(repeated)} named twice; name each variant once")
 
     def _check_ranges(self) -> None:
         """The ranges the CLI's converters check too (``option_ranges``): NaN, 0 rounds, a negative

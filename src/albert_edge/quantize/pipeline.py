@@ -41,12 +41,16 @@ from albert_edge.quantize.calibration import (
     encode_calibration,
     read_calibration_texts,
 )
-from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+from albert_edge.quantize.measure import StopRule, interleaved_latency, latency_inputs, ratio_interval, variant_values
+from albert_edge.quantize.sequential_judge import SequentialJudge
 from albert_edge.quantize.options import FORMATS, MODES, QuantizeOptions, parse_formats
 from albert_edge.quantize.report import (
     OVER_BUDGET_DIR,
     OVER_BUDGET_PREFIX,
+    REPORT_MD,
     REPORT_NAME,
+    SHIPPED_NAMES,
+    VARIANTS_DIR,
     QuantizeReport,
     VariantResult,
     fallback_line,
@@ -54,6 +58,8 @@ from albert_edge.quantize.report import (
     held_back_line,
     min_rows,
     relax_sentence,
+    shipped_name,
+    variant_file_name,
 )
 from albert_edge.tasks import Task
 
@@ -68,6 +74,8 @@ __all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_
 
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
+#: Interleaved rounds every variant is timed for, whether or not its speed can change the verdict.
+MIN_TIMING_ROUNDS = 5
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
 TFLITE_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
@@ -113,20 +121,21 @@ class QuantizeRun:
     say: Callable[[str], None]
     started: float
     results: list[VariantResult] = field(default_factory=list)
-    reference: np.ndarray | None = None
     tables: dict[str, ErrorTable] = field(default_factory=dict)
     fallback_log: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
     packed: dict[str, bytes] = field(default_factory=dict)
+    judge_rows: SequentialJudge | None = None
 
     @property
     def weights(self) -> AlbertWeights:
         return self.source.weights
 
     def judge_variant(self, r: VariantResult) -> None:
-        """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``)."""
-        assert self.reference is not None, "the fp32 reference is computed by _build_and_judge"
-        _judge(r, self.judge.samples, self.reference, self.judge.gold, self.options.num_threads, self.task)
+        """Judge ``r`` against the fp32 reference on the judge set (sets ``r.drift`` or ``r.error``): on the
+        seeded rows that decide the budget (``sequential_judge``), all of them when needed."""
+        assert self.judge_rows is not None, "the judge is made by _build_and_judge"
+        _judge(r, self.judge_rows)
 
 
 def variant_names(mode: str, variants: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -152,7 +161,8 @@ def calibration_uses(options: QuantizeOptions) -> list[str]:
     from albert_edge.quantize.tflite_quant import VARIANTS
 
     tflite, onnx = variant_names(options.mode, options.variants)
-    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)]
+    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)
+            ] if "tflite" in options.format_list else []
     if "onnx" in options.format_list:
         uses += [f"onnx_{name}" for name in onnx if name == "qdq_int8"]
     if options.mode == "auto":
@@ -195,22 +205,19 @@ def reject_model_file(path: str | os.PathLike[str]) -> None:
                             "not an exported model file")
 
 
-def _labels(checkpoint: str | os.PathLike[str], weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
+def _labels(source: ModelSource, weights: AlbertWeights, labels: Sequence[str] | None, task: Task,
             eval_labels: Sequence[str] | None, eval_path: Any) -> tuple[list[str], str]:
     """Class names in classifier order and where they came from: ``--labels``, config.json id2label,
     a labels.txt beside the checkpoint, the eval file's own names (``EvalFormat.labels_from_eval``), else
     ``LABEL_i``."""
-    from albert_edge.convert.pipeline import hf_labels, labels_txt_beside, resolve_labels
+    from albert_edge.convert.pipeline import resolve_labels
 
     width = task.num_labels(weights)
     if labels:
         return resolve_labels(weights, labels, task), "--labels"
-    named = hf_labels(checkpoint)
-    if named and len(named) == width:
-        return named, "config.json id2label"
-    beside = labels_txt_beside(checkpoint, width)
-    if beside is not None:
-        return beside
+    found = source.checkpoint_labels(width)
+    if found is not None:
+        return found
     if eval_labels is not None and len(eval_labels) == width:
         # The project's fine-tuning assigns class ids in sorted label order, as infer_labels does.
         return list(eval_labels), f"sorted labels of {eval_path}"
@@ -247,6 +254,7 @@ def quantize_checkpoint(
     _fallback_searches(run)
     _time_variants(run)
     _pack_variants(run)
+    _confirm_chosen(run)
     report = _decide(run)
     _write(run, report)
     if report.status == "over_budget":
@@ -270,10 +278,16 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     texts = read_calibration_texts(calib) if calib is not None else []
     source = ModelSource.of(checkpoint)
     weights = source.weights
+    # The same limit convert uses: a pack longer than the position table is a file no reader opens.
+    options = replace(options, max_seq_len=source.max_seq_len(options.max_seq_len))
     try:
         task = source.task(options.task)
     except AlbertEdgeError as exc:
         raise QuantizationError(str(exc)) from None
+    default_judge = default_judge_file(source.checkpoint, task) if options.eval_tsv is None else None
+    if default_judge is not None:
+        options = replace(options, eval_tsv=default_judge)
+        say(f"judging on {default_judge} (the labelled split beside the checkpoint; no --eval given)")
     # The eval file is the task's own labelled format (``Task.eval_format``: a TSV for sentence
     # classification, a .jsonl for the others) or plain texts judged against fp32. Both are read
     # (and a bad one refused) before the output directory exists.
@@ -283,7 +297,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     eval_texts = read_calibration_texts(eval_path, min_texts=2) if eval_path is not None and not own_format else None
     out = ensure_writable_dir(out_dir)
     # Every task with a label head needs the names (the pack's labels.txt; entity F1 decodes them).
-    names, labels_source = (_labels(source.checkpoint, weights, options.labels, task, eval_labels, eval_path)
+    names, labels_source = (_labels(source, weights, options.labels, task, eval_labels, eval_path)
                             if task.needs_labels else (None, None))
     if options.labels and not task.needs_labels:
         raise QuantizationError(f"{weights.source}: --labels given but the task is {task.name}")
@@ -295,8 +309,32 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
         judge.info.setdefault("labels", names)
         judge.info.setdefault("labels_from", labels_source)
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
+    if default_judge is not None:
+        judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
     return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
                        options.budget(), out, say, started)
+
+
+#: Labelled held-out splits looked for beside a checkpoint when no --eval is given (the sample's dev.tsv).
+DEFAULT_JUDGE_FILES = ("dev.tsv", "dev.jsonl")
+
+
+def default_judge_file(checkpoint: str | os.PathLike[str], task: Task) -> Path | None:
+    """The judge set a run without ``--eval`` uses: a ``dev.tsv`` / ``dev.jsonl`` beside the checkpoint in the
+    task's own labelled format, else None (then calibration texts are judged, as before).
+
+    Why: calibration files are sized for calibration (the sample's 256 texts), too few to show 99 %
+    agreement (268 rows); a checkpoint folder that carries its labelled dev split should be judged on
+    it, in the task's metric, rather than have every variant marked "not judged". The report's
+    ``judge.default`` and a progress line say when this happened; ``--eval`` always wins.
+    """
+    from albert_edge.convert.assets import checkpoint_dir
+
+    for name in DEFAULT_JUDGE_FILES:
+        path = checkpoint_dir(checkpoint) / name
+        if path.is_file() and task.eval_format.reads_labelled(path):
+            return path
+    return None
 
 
 def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_texts: list[str] | None,
@@ -352,30 +390,53 @@ def _build_and_judge(run: QuantizeRun) -> None:
     """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
-    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task)
+    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task, run.say)
     if not run.judge.samples:
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
-    run.reference = variant_values(run.results[0].data, run.judge.samples, run.task, o.num_threads)
-    for r in run.results:
-        run.say(f"judging {r.key} on {len(run.judge.samples)} rows")
+    threads, task = o.num_threads, run.task
+    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, run.results[0].data, run.budget,
+                                     lambda model, rows: variant_values(model, rows, task, threads), task.drift,
+                                     subsample=o.judge_subsample)
+    run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
+                                   "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
+    total = len(run.results)
+    for k, r in enumerate(run.results, 1):
+        run.say(f"judging {r.key} ({k}/{total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
 
 
+def needs_error_table(r: VariantResult, budget: Budget, mode: str) -> bool:
+    """Whether ``r`` gets a per-op error table: a quantized TFLite variant judged to miss the budget, the
+    one kind a fallback (auto's search, or the user reading the worst ops) can act on. A variant that
+    meets the budget, or was not judged (more rows, not floated ops, would decide it), gets none; nor
+    does auto's ``dynamic_int8_col``, whose search ranks FCs by measured gain instead."""
+    from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
+
+    if r.format != "tflite" or r.name == "fp32" or r.error or r.drift is None:
+        return False
+    if mode == "auto" and r.name == SEARCHED_BY_GAIN:
+        return False
+    return bool(budget_failures(r, budget)) and not_judged(r, budget) is None
+
+
 def _error_tables(run: QuantizeRun) -> None:
-    """Per-op error tables of the quantized TFLite variants (what the fallback search ranks ops by)."""
+    """Per-op error tables of the variants that need a fallback (``needs_error_table``): what the
+    fallback search ranks ops by. Each costs two keep-every-tensor interpreters, so none is built
+    for a variant nothing will fall back."""
     if not run.options.error_tables or not len(run.calibration):
         return  # the tables run calibration texts; without --calib there are none
     from albert_edge.quantize.op_errors import error_table
 
     fp32 = run.results[0].data
-    for r in run.results:
-        if r.format == "tflite" and r.name != "fp32" and not r.error:
-            run.say(f"per-op error table of {r.key} on {min(TABLE_TEXTS, len(run.calibration))} calibration texts")
-            try:
-                run.tables[r.key] = error_table(r.name, r.data, fp32, run.calibration.samples, run.weights, TABLE_TEXTS)
-            except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
-                run.say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
+    needed = [r for r in run.results if needs_error_table(r, run.budget, run.options.mode)]
+    for k, r in enumerate(needed, 1):
+        run.say(f"per-op error table of {r.key} ({k}/{len(needed)}) on "
+                f"{min(TABLE_TEXTS, len(run.calibration))} calibration texts")
+        try:
+            run.tables[r.key] = error_table(r.name, r.data, fp32, run.calibration.samples, run.weights, TABLE_TEXTS)
+        except (RuntimeError, ValueError) as exc:  # a graph LiteRT cannot run keeps its build error
+            run.say(f"no error table for {r.key}: {' '.join(str(exc).split())[:200]}")
 
 
 def _fallback_searches(run: QuantizeRun) -> None:
@@ -406,22 +467,36 @@ def _time_variants(run: QuantizeRun) -> None:
     runnable = {r.key: r.data for r in run.results if not r.error}
     # Time at full length, but never past what the pack's tokenizer or the position table allows.
     seq_len = min(o.seq_len, o.max_seq_len, config.max_position_embeddings)
-    run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": o.rounds, "interleaved": True,
+    # Only the variants within budget can be chosen, so only their speed must be known within the tie band.
+    needed = frozenset(r.key for r in run.results if r.key in runnable and r.name != "fp32"
+                       and r.drift is not None and not budget_failures(r, run.budget))
+    stop = StopRule("tflite:fp32", needed, SPEED_TIE_BAND, min(o.rounds, MIN_TIMING_ROUNDS))
+    run.say(f"timing {len(runnable)} variants, up to {o.rounds} interleaved rounds (until the {len(needed)} within "
+            f"budget are known within {100 * SPEED_TIE_BAND:g}%)")
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds,
+                                  stop=stop)
+    done = latency["tflite:fp32"]["rounds"]
+    run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": done, "max_rounds": o.rounds,
+                  "stopped": "decided" if done < o.rounds else "max rounds", "interleaved": True,
                   "cpu": platform.processor() or platform.machine(), "baseline": "tflite:fp32",
                   "speed_tie_band": SPEED_TIE_BAND}
-    run.say(f"timing {len(runnable)} variants, {o.rounds} interleaved rounds")
-    latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds)
+    run.timing["load_average"] = [load_before, os.getloadavg()[0] if hasattr(os, "getloadavg") else None]
+    run.timing["logical_cores"] = os.cpu_count()  # what the verdict needs to say whether speed could be decided
+    rounds = {key: entry.pop("rounds_ms") for key, entry in latency.items()}
     base = latency["tflite:fp32"]["median_ms"]
     for r in run.results:
         if r.key in latency:
             r.latency = latency[r.key]
             r.ratio_vs_fp32 = r.latency["median_ms"] / base
+            r.ratio_interval = ratio_interval(rounds[r.key], rounds["tflite:fp32"])
 
 
 def _pack_variants(run: QuantizeRun) -> None:
     """Attach the runtime pack to every built variant; its shipped size decides the budget marks."""
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.convert.tflite_metadata import attach_standard_metadata
+    from albert_edge.runtime.consistency import checked_pack
 
     for r in run.results:
         if r.error:
@@ -431,12 +506,39 @@ def _pack_variants(run: QuantizeRun) -> None:
             run.packed[r.key] = attach_standard_metadata(r.data, pack)
         else:
             run.packed[r.key] = _onnx_with_pack(r.data, pack)
+        # A written file is a read file: the load-time check every runtime class makes, before any report.
+        checked_pack(run.packed[r.key], f"{run.out} ({r.key})", pack)
         r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
-        r.not_judged = not_judged(r, run.budget)
-        r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, run.budget)
-        verdict = getattr(r.drift, "agreement_verdict", None)
-        if verdict is not None and r.name != "fp32":
-            r.gate = verdict(run.budget)[1]
+        _mark(r, run.budget)
+
+
+def _mark(r: VariantResult, budget: Budget) -> None:
+    """Set ``r``'s budget marks from its drift and shipped size: not judged, meets budget, the gate's rule."""
+    r.not_judged = not_judged(r, budget)
+    r.meets_budget = r.name != "fp32" and not r.not_judged and not budget_failures(r, budget)
+    verdict = getattr(r.drift, "agreement_verdict", None)
+    if verdict is not None and r.name != "fp32":
+        r.gate = verdict(budget)[1]
+
+
+def _confirm_chosen(run: QuantizeRun) -> None:
+    """The variant ``choose`` picks is judged on every row before it is named: what ships carries the
+    figures of the whole judge set, as before subsampling. Should all rows reject it (the subsample's
+    verdict holds at the budget's confidence, not always), the choice is made again, each variant
+    judged on all rows at most once."""
+    if run.judge_rows is None:
+        return
+    rows = len(run.judge.samples)
+    while True:
+        chosen, _ = choose(run.results, run.budget)
+        if chosen is None or chosen.drift is None or chosen.drift.examples >= rows:
+            return
+        run.say(f"judging the chosen {chosen.key} on all {rows} rows")
+        try:
+            chosen.drift = run.judge_rows.judge_all(chosen.data)
+        except (AlbertEdgeError, RuntimeError, ValueError) as exc:
+            chosen.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
+        _mark(chosen, run.budget)
 
 
 def _decide(run: QuantizeRun) -> QuantizeReport:
@@ -462,51 +564,79 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
         keep = [r for r in run.results if r.name == "fp32" or r is closest]
     elif o.mode == "auto":
         report.status = "chosen"
+    keep = [r for r in keep if r.format in o.format_list]  # --formats onnx writes no .tflite, the reference neither
     _name_files(run.results, keep, report.status == "over_budget")
+    if report.status != "over_budget":
+        _ship(run, report)
     report.seconds = time.perf_counter() - run.started
     return report
 
 
 def _name_files(results: Sequence[VariantResult], keep: Sequence[VariantResult], over_budget: bool) -> None:
-    """Set each kept variant's file name (``over_budget_`` marks a best effort); the others get none."""
+    """Set each kept variant's file name; the others get none.
+
+    Within budget every variant goes to ``variants/<variant>.<format>`` (the chosen one is also
+    ``model.<format>``, ``_write``); over budget the closest miss keeps its ``over_budget_`` name
+    beside fp32 in ``over_budget/``.
+    """
     from albert_edge.convert.pipeline import model_file_name
 
     for r in results:
-        plain = model_file_name(r.format, r.name)
         r.file = None
         if r.error or r not in keep:
             continue
-        r.file = plain if (r.name == "fp32" or not over_budget) else OVER_BUDGET_PREFIX + plain
-
-
-def _stale_files(results: Sequence[VariantResult], over_budget: bool) -> list[str]:
-    """A previous run's files this run's report does not describe: the other name of each written
-    variant, and (over budget) every quantized variant's plain file."""
-    from albert_edge.convert.pipeline import model_file_name
-
-    stale: list[str] = []
-    for r in results:
-        if r.file:
+        if not over_budget:
+            r.file = variant_file_name(r.format, r.name)
+        else:
             plain = model_file_name(r.format, r.name)
-            # A previous run's file of the same variant under the other name must not survive beside this report.
-            stale.append(OVER_BUDGET_PREFIX + plain if r.file == plain else plain)
-    if over_budget:
-        stale += [model_file_name(r.format, r.name) for r in results if r.name != "fp32"]
-    written = {r.file for r in results}
-    return [name for name in dict.fromkeys(stale) if name not in written]
+            r.file = plain if r.name == "fp32" else OVER_BUDGET_PREFIX + plain
+
+
+def _ship(run: QuantizeRun, report: QuantizeReport) -> None:
+    """``report.shipped``: per format, the variant written as ``model.<format>`` (the one ``choose``
+    picks among that format's variants), with what it costs; a format with none is absent."""
+    for fmt in run.options.format_list:
+        pick, _ = choose([r for r in run.results if r.format == fmt], run.budget)
+        if pick is not None and pick.file:
+            report.shipped[shipped_name(fmt)] = {
+                "variant": pick.name, "key": pick.key, "copy_of": pick.file, "size_bytes": pick.size_bytes,
+                "ratio_vs_fp32": pick.ratio_vs_fp32, "drift": pick.drift.summary() if pick.drift else None}
+
+
+def _stale_files(out: Path, written: set[str]) -> list[str]:
+    """What the previous quantize run in ``out`` shipped or kept under ``variants/`` that this run does
+    not write: its report names them. Other files (convert's ``model_fp32.tflite``) are not quantize's."""
+    from albert_edge.inputs.jsonfile import load_json_file
+
+    try:
+        previous = load_json_file(out / REPORT_NAME, AlbertEdgeError)
+    except AlbertEdgeError:
+        return []
+    if not isinstance(previous, dict):
+        return []
+    names = [v.get("file") for v in previous.get("variants") or () if isinstance(v, dict)]
+    names += list((previous.get("shipped") or {}).keys()) if isinstance(previous.get("shipped"), dict) else []
+    ours = [n for n in names if isinstance(n, str) and (n.startswith(VARIANTS_DIR + "/") or n in SHIPPED_NAMES)]
+    return [n for n in dict.fromkeys(ours) if n not in written]
 
 
 def _write(run: QuantizeRun, report: QuantizeReport) -> None:
-    """Write the named files and ``quantize_report.json`` together; remove what they replace."""
+    """Write the named files, the shipped copies and ``quantize_report.json`` together; remove what they replace."""
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     over_budget = report.status == "over_budget"
-    with OutputSet(run.out / OVER_BUDGET_DIR if over_budget else run.out) as staged:
+    target = run.out / OVER_BUDGET_DIR if over_budget else run.out
+    by_key = {r.key: r for r in run.results}
+    with OutputSet(target, writer="quantize") as staged:
         for r in run.results:
             if r.file:
                 staged.write_bytes(r.file, run.packed[r.key])
-        for name in _stale_files(run.results, over_budget):
-            staged.remove_stale(name)
+        for name, item in report.shipped.items():
+            staged.write_bytes(name, run.packed[by_key[item["key"]].key])
+        if not over_budget:
+            for name in _stale_files(target, set(staged.names)):
+                staged.remove_stale(name)
         report.report_path = str(staged.directory / REPORT_NAME)
+        staged.write_text(REPORT_MD, report.markdown())
         staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
 
 
@@ -521,14 +651,21 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
 
 
 def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], calibration: CalibrationSet,
-                    variants: Sequence[str] | None = None, task: Task | None = None) -> list[VariantResult]:
-    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error."""
+                    variants: Sequence[str] | None = None, task: Task | None = None,
+                    say: Callable[[str], None] = lambda _line: None) -> list[VariantResult]:
+    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error.
+    ``say`` receives a line as each variant's build begins (``building tflite:int8_fc (4/8)``)."""
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
     names, onnx_names = variant_names(mode, variants)
-    for name in ("fp32", *names):
+    if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
+        names = []
+    onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
+    total = 1 + len(names) + onnx_count
+    for k, name in enumerate(("fp32", *names), 1):
+        say(f"building tflite:{name} ({k}/{total})")
         r = VariantResult(name, "tflite")
         try:
             r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None,
@@ -546,9 +683,11 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
         from albert_edge.convert.onnx_export import onnx_model_bytes
         from albert_edge.quantize.onnx_quant import onnx_variant
 
+        say(f"building onnx:fp32 ({total - onnx_count + 1}/{total})")
         fp32 = onnx_model_bytes(weights, task=task)
         onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for name in onnx_names:
+        for k, name in enumerate(onnx_names, total - onnx_count + 2):
+            say(f"building onnx:{name} ({k}/{total})")
             r = VariantResult(name, "onnx")
             try:
                 r.data = onnx_variant(fp32, "onnx_" + name, calibration)
@@ -565,13 +704,12 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     return results
 
 
-def _judge(r: VariantResult, samples: Sequence[dict], reference: np.ndarray, y: np.ndarray | None,
-           num_threads: int, task: Task) -> None:
-    """Set ``r.drift`` against ``reference``, or ``r.error`` when the variant cannot run (a built error stays)."""
+def _judge(r: VariantResult, judge: SequentialJudge) -> None:
+    """Set ``r.drift`` against fp32, or ``r.error`` when the variant cannot run (a built error stays)."""
     if r.error:
         return
     try:
-        r.drift = task.drift(variant_values(r.data, samples, task, num_threads), reference, y)
+        r.drift = judge.judge(r.data)
     except (AlbertEdgeError, RuntimeError, ValueError) as exc:
         r.error = f"cannot run: {' '.join(str(exc).split())[:200]}"
 

@@ -15,13 +15,32 @@ import numpy as np
 from albert_edge import __version__
 from albert_edge.quantize.auto import Budget, budget_failures
 from albert_edge.tasks import Task, TaskDrift
+from albert_edge.verdict import Verdict
 
 REPORT_NAME = "quantize_report.json"
+#: The human side of the report: every variant's row, the worst ops and the decision log (the console
+#: shows only the verdict block and this file's path).
+REPORT_MD = "quantize_report.md"
 #: Prefix of the files written when no variant meets the budget (the best effort, marked in its name).
 OVER_BUDGET_PREFIX = "over_budget_"
 # A run that meets no budget (exit 3) writes its report and best effort here, inside --out: the
 # previous run's shippable model and report stay exactly as they were.
 OVER_BUDGET_DIR = "over_budget"
+#: Every built variant is written here (``variants/dynamic_int8.tflite``); the chosen one is also
+#: ``model.tflite`` / ``model.onnx`` beside it, the one name an app, a doc or a command ships.
+VARIANTS_DIR = "variants"
+SHIPPED_NAMES = ("model.tflite", "model.onnx")
+
+
+def shipped_name(fmt: str) -> str:
+    """``model.tflite`` or ``model.onnx``: the file of the chosen variant of format ``fmt``."""
+    return f"model.{fmt}"
+
+
+def variant_file_name(fmt: str, variant: str) -> str:
+    """``variants/dynamic_int8.tflite``: where a quantize run keeps each candidate (convert's
+    ``model_fp32.tflite`` and the shipped ``model.tflite`` in the same folder never collide with it)."""
+    return f"{VARIANTS_DIR}/{variant}.{fmt}"
 
 
 @dataclass
@@ -34,6 +53,8 @@ class VariantResult:
     census: dict[str, Any] = field(default_factory=dict)
     latency: dict[str, float] | None = None
     ratio_vs_fp32: float | None = None
+    #: The per-round time ratio to fp32 with its interval (``measure.ratio_interval``): the verdict's speed.
+    ratio_interval: dict[str, Any] | None = None
     drift: TaskDrift | None = None
     error: str | None = None
     float_fallback: list[str] = field(default_factory=list)
@@ -51,7 +72,7 @@ class VariantResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "format": self.format, "file": self.file, "size_bytes": self.size_bytes,
-                "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32,
+                "latency": self.latency, "ratio_vs_fp32": self.ratio_vs_fp32, "ratio_interval": self.ratio_interval,
                 "drift": None if self.drift is None else self.drift.to_dict(), "error": self.error,
                 "float_fallback": self.float_fallback, "fallback_of": self.fallback_of,
                 "meets_budget": self.meets_budget, "not_judged": self.not_judged, "agreement_gate": self.gate,
@@ -81,10 +102,13 @@ class QuantizeReport:
     #: Per searched dynamic int8 variant that misses the budget: the ops that keep it from the budget
     #: (``held_back``); the printed ``held back by:`` lines.
     held_back: list[dict[str, Any]] = field(default_factory=list)
+    #: ``{"model.tflite": {"variant", "key", "copy_of", "size_bytes", "ratio_vs_fp32", "drift"}}``: which
+    #: variant each shipped file is (``pipeline._ship``); empty when nothing was chosen.
+    shipped: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
-                "status": self.status, "budget": self.budget.to_dict(),
+                "status": self.status, "shipped": self.shipped, "budget": self.budget.to_dict(),
                 "min_judge_rows": min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
                 "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
                 "decision_log": self.decision_log, "fallback": self.fallback, "held_back": self.held_back,
@@ -122,6 +146,14 @@ class QuantizeReport:
                         f"{_f(v.ratio_vs_fp32, 2):>7}" + "".join(f"{col.cell(values):>{w}}" for col, w in zip(columns, widths))
                         + f"{qdq:>8}{xnn:>9}  {mark}")
         return "\n".join(rows + ["", *self.offenders(), "", *self.decision_log])
+
+    def markdown(self) -> str:
+        """``quantize_report.md``: the verdict, then the table and decision log as printed text."""
+        from albert_edge.verdict import verdict_lines
+
+        shipped = [f"- `{name}` is `{item['copy_of']}` ({item['variant']})" for name, item in self.shipped.items()]
+        return "\n".join(["# albert-edge quantize", "", "```", *verdict_lines(quantize_verdict(self)), "```", "",
+                          *shipped, "", "## Variants", "", "```", self.table(), "```", ""])
 
 
 def min_rows(budget: Budget) -> int:
@@ -209,3 +241,43 @@ def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) ->
     return (f"no quantized variant meets the budget; the closest, {closest.key} (x{_f(closest.ratio_vs_fp32, 2)} of fp32: "
             f"{'; '.join(failures)}), is written as {OVER_BUDGET_DIR}/{OVER_BUDGET_PREFIX}{model_file_name(closest.format, closest.name)}: "
             f"relax {relax} to accept it")
+
+
+def quantize_verdict(report: QuantizeReport) -> Verdict:
+    """The console's verdict block of a quantize run (``albert_edge.verdict``): the shipped ``model.*``
+    (TFLite first), what it costs against fp32, and whether the timing ran on a quiet enough machine.
+
+    Quantize times at one thread count in interleaved rounds; a load average above the logical cores
+    during that timing means the speed ranking was measured under contention, so the block says this
+    machine could not decide speed and names the bench run that would.
+    """
+    from pathlib import Path
+
+    from albert_edge.verdict import Speed
+
+    directory = Path(report.report_path).parent if report.report_path else Path(".")
+    name = next((n for n in SHIPPED_NAMES if n in report.shipped), None)
+    by_key = {v.key: v for v in report.variants}
+    fp32 = by_key.get("tflite:fp32")
+    threads = report.timing.get("threads")
+    cores, loads = report.timing.get("logical_cores"), [x for x in report.timing.get("load_average") or () if x]
+    busy = bool(cores and loads and max(loads) > cores)
+    variants_glob = f"{directory / VARIANTS_DIR}/*.{name.split('.')[1] if name else 'tflite'}"
+    common = {"threads": threads, "details": str(directory / REPORT_MD), "decided": not busy,
+              "undecided": f"load average {max(loads) if loads else 0:.1f} on {cores} logical cores while timing "
+                           "(contended: the speed ranking may be the neighbours')" if busy else None,
+              "rerun": f"albert-edge bench {variants_glob} --threads {threads}" if busy else None}
+    if name is None:
+        unjudged = next((v.not_judged for v in report.variants if v.not_judged), None)
+        why = (f"no variant was judged: {unjudged}" if unjudged else
+               report.relax or "no quantized variant meets the budget (see the decision log in the report)")
+        return Verdict("quantize", None, nothing_because=why, **common)
+    shipped = report.shipped[name]
+    pick = by_key[shipped["key"]]
+    interval = pick.ratio_interval or {}
+    speed = Speed(interval.get("ratio", pick.ratio_vs_fp32 or 0.0), interval.get("low"), interval.get("high"),
+                  f"at seq {report.timing.get('seq_len')}") if pick.ratio_vs_fp32 is not None else None
+    rows = f" on {pick.drift.examples} rows" if pick.drift is not None and hasattr(pick.drift, "examples") else ""
+    return Verdict("quantize", str(directory / name), variant=pick.name, size_bytes=pick.size_bytes,
+                   fp32_size_bytes=fp32.size_bytes if fp32 and name.endswith("tflite") else None, speed=speed,
+                   accuracy=(pick.drift.summary() + rows) if pick.drift else None, **common)

@@ -246,7 +246,8 @@ class TfliteTensor:
 
     ``shape`` is the signature shape (-1 for a dynamic dim) when the file has one, else the
     static shape. ``constant`` is True when a weight buffer backs the tensor, of ``nbytes`` bytes
-    (packed, not ``shape``-sized, when ``sparse``). Slotted, not frozen: a load makes one per tensor,
+    (packed, not ``shape``-sized, when ``sparse``); ``buffer`` is that buffer's index, so two tensors
+    (or two ops) sharing one weight, as ALBERT's layers do, can be told from copies. Slotted, not frozen: a load makes one per tensor,
     and a frozen dataclass's ``__init__`` cost four times as much; nothing writes them after the read.
     """
 
@@ -259,6 +260,7 @@ class TfliteTensor:
     zero_points: tuple[int, ...] = ()
     nbytes: int = 0
     sparse: bool = False
+    buffer: int = 0
 
 
 @dataclass(slots=True)
@@ -327,11 +329,12 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
             qtab = r.table(quant, ("tensors[%d].quantization", i))
             scales = ints(qtab, _Q_SCALE, ("tensors[%d].scale", i), "<f")
             zero_points = ints(qtab, _Q_ZERO_POINT, ("tensors[%d].zero_point", i), "<q", 8)
-        nbytes = buffer_bytes(r.scalar(t, _T_BUFFER, "<I", 0))
+        buffer_index = r.scalar(t, _T_BUFFER, "<I", 0)
+        nbytes = buffer_bytes(buffer_index)
         tensors.append(TfliteTensor(
             i, text(t, _T_NAME, ("tensors[%d].name", i)), TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
             ints(t, _T_SHAPE_SIGNATURE, ("tensors[%d].shape_signature", i)) or ints(t, _T_SHAPE, ("tensors[%d].shape", i)),
-            nbytes > 0, scales, zero_points, nbytes, r.field_pos(t, _T_SPARSITY) is not None))
+            nbytes > 0, scales, zero_points, nbytes, r.field_pos(t, _T_SPARSITY) is not None, buffer_index))
     n = len(tensors)
 
     def indices(tab, index: int, what: What, allow_absent: bool) -> tuple[int, ...]:

@@ -28,6 +28,7 @@ from typing import Any
 from albert_edge import __version__
 from albert_edge.errors import MissingPackError, ModelFileError, StrippedPackError
 from albert_edge.inputs.jsonfile import load_json_text
+from albert_edge.inputs.path_kind import convert_first, is_checkpoint, not_found
 from albert_edge.runtime.onnx_proto import read_onnx_metadata
 from albert_edge.runtime.tflite_metadata import (
     METADATA_NAME,
@@ -113,7 +114,7 @@ class ModelPack:
         return None if self.labels is None else len(self.labels)
 
     def with_variant(self, variant: str, **changes: Any) -> ModelPack:
-        """The same pack retagged for a derived model (e.g. ``"int8_dynamic"`` after quantization)."""
+        """The same pack retagged for a derived model (e.g. ``"dynamic_int8"`` after quantization)."""
         return replace(self, variant=variant, **changes)
 
     def settings(self) -> dict[str, Any]:
@@ -511,12 +512,12 @@ def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
     try:
         size = p.stat().st_size
         if not p.is_file():
-            raise ModelFileError(f"{p}: not a regular file")
+            raise ModelFileError(convert_first(p) if is_checkpoint(p) else f"{p}: not a regular file")
         if size > MAX_MODEL_FILE_BYTES:
             raise ModelFileError(f"{p}: model file is {size} bytes, larger than the {MAX_MODEL_FILE_BYTES} limit")
         return p.read_bytes()
     except FileNotFoundError:
-        raise ModelFileError(f"{p}: model file not found") from None
+        raise ModelFileError(convert_first(p) if is_checkpoint(p) else not_found(p, "model file not found")) from None
     except OSError as exc:
         raise ModelFileError(f"{p}: cannot read model file ({exc.strerror or exc})") from None
 
@@ -534,6 +535,8 @@ def read_pack_bytes(data: bytes, source: str = "<bytes>") -> ModelPack:
                 f"{source}: model file carries no albert-edge pack ({SETTINGS_MEMBER} is not in its metadata_props; "
                 f"a tool that rewrote the graph may have dropped it); attach one with: {repack_command(source)}")
         return pack_from_metadata_props(props, source)
+    if is_checkpoint(source):
+        raise ModelFileError(convert_first(source))
     raise _fail(source, "not a model file (neither a TFLite flatbuffer with identifier 'TFL3' nor an ONNX protobuf)")
 
 

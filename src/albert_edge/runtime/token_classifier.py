@@ -88,7 +88,8 @@ class TokenClassifier:
         self.stride = min(self.window // 4, 32) if stride is None else stride
         if not isinstance(self.stride, int) or not 0 <= self.stride < self.window:
             raise BackendError(f"stride {stride!r}: expected an int in [0, {self.window}) for windows of "
-                               f"{self.window} tokens")
+                               f"{self.window} tokens (max_seq_len {self.max_seq_len} minus [CLS] and [SEP]); "
+                               f"without stride the default is {min(self.window // 4, 32)}")
         self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
         first = self._pool.first
         self.backend_name = first.name

@@ -117,6 +117,11 @@ class TaskDrift(ABC):
         """
         return None
 
+    def decided(self, budget: Budget) -> bool:
+        """Whether these rows, a seeded subsample of the judge set, already decide ``budget`` the way
+        all rows would (``quantize.sequential_judge``); False (the default): only all rows decide."""
+        return False
+
     @abstractmethod
     def summary(self) -> str:
         """A few words for a decision log line (e.g. "drop 0.06 pt, agreement 99.8%")."""

@@ -102,6 +102,13 @@ def agreement_upper_bound(agreement: float, n: int, confidence: float = 0.95) ->
     return _wilson_bound(agreement, n, confidence, +1)
 
 
+def plural(noun: str, n: int) -> str:
+    """``noun`` for one, else its English plural ("entity" -> "entities", "row" -> "rows")."""
+    if n == 1:
+        return noun
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
 def too_few_rows(budget: Budget, agreement: float, n: int, unit: str = "row") -> str | None:
     """Why ``n`` judged units cannot decide the agreement gate, or None when they can.
 
@@ -113,7 +120,7 @@ def too_few_rows(budget: Budget, agreement: float, n: int, unit: str = "row") ->
     need = min_judge_rows(budget.min_agreement, budget.confidence)
     if n >= need or agreement_upper_bound(agreement, n, budget.confidence) < budget.min_agreement - 1e-9:
         return None
-    return (f"{n} {unit}s cannot show {100 * budget.min_agreement:g}% agreement at {100 * budget.confidence:g}% "
+    return (f"{n} {plural(unit, n)} cannot show {100 * budget.min_agreement:g}% agreement at {100 * budget.confidence:g}% "
             f"confidence (need {need}; measured {100 * agreement:.2f}%)")
 
 

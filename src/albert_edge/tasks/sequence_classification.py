@@ -21,6 +21,7 @@ from albert_edge.tasks.eval_format import EvalFormat, Samples
 from albert_edge.tasks.metrics import (
     Budget,
     agreement_lower_bound,
+    agreement_upper_bound,
     min_judge_rows,
     near_tie_accounting,
     too_few_rows,
@@ -55,7 +56,7 @@ class ClassificationDrift(TaskDrift):
     margins: list[float] = field(default_factory=list, repr=False)
 
     columns: ClassVar[tuple[Column, ...]] = (
-        Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
+        Column("rows", "examples", "d"), Column("acc", "accuracy", ".4f"), Column("drop pt", "accuracy_drop", ".2f"),
         Column("agree %", "agreement", ".1f", percent=True),
         Column("near-tie flips", "near_ties.near_tie_changes", "d"),
         Column("sure agree %", "near_ties.confident_agreement", ".1f", percent=True),
@@ -131,6 +132,26 @@ class ClassificationDrift(TaskDrift):
             return None
         return too_few_rows(budget, self.agreement, self.examples)
 
+    def decided(self, budget: Budget) -> bool:
+        """Whether these rows (a subsample) decide ``budget`` at its confidence, either way.
+
+        Passes: the agreement gate passes (``agreement_verdict``) and the Wilson upper bound of the
+        disagreement, which bounds any accuracy drop (a prediction equal to fp32's cannot change
+        accuracy), is within ``max_drop``. Fails: the agreement's Wilson upper bound is below
+        ``min_agreement``, over all rows and (when near ties are excused) over the decisive rows
+        too, so neither rule of the gate could pass on more rows.
+        """
+        lower = agreement_lower_bound(self.agreement, self.examples, budget.confidence)
+        if self.agreement_verdict(budget)[0] and 100.0 * (1.0 - lower) <= budget.max_drop + 1e-9:
+            return True
+        if agreement_upper_bound(self.agreement, self.examples, budget.confidence) >= budget.min_agreement - 1e-9:
+            return False
+        if getattr(budget, "tie_margin", 0.0) > 0 and self.margins:
+            rows, flips = self.decisive(budget.tie_margin)
+            share = (rows - flips) / rows if rows else 0.0
+            return agreement_upper_bound(share, rows, budget.confidence) < budget.min_agreement - 1e-9
+        return True
+
     def shortfall(self, budget: Budget) -> float:
         """How far from ``budget``, in points: accuracy lost beyond max_drop plus, when the agreement
         gate fails (``agreement_verdict``), the points its Wilson lower bound misses; 0 when it passes."""
@@ -179,7 +200,13 @@ class TsvEvalFormat(EvalFormat):
     unlabelled_kind: ClassVar[str] = "unlabelled: accuracy drop bounded by disagreement"
 
     def reads_labelled(self, path: Any) -> bool:
-        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``)."""
+        """Every eval file of a sentence classifier is a labelled TSV (``data.read_tsv``); a ``.jsonl``
+        (another task's eval file) is refused here, naming the format, not as "got 1 column"."""
+        if str(path).lower().endswith(".jsonl"):
+            from albert_edge.errors import DataError
+
+            raise DataError(f"{path}: a JSON lines file, but a sentence classifier's --eval is a label<TAB>text "
+                            "TSV (label<TAB>text_a<TAB>text_b for pairs)")
         return True
 
     def labels_from_eval(self, path: Any) -> list[str] | None:

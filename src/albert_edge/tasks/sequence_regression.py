@@ -161,6 +161,9 @@ class ScoreJsonlFormat(EvalFormat):
                 else (None, None, None)
             if not isinstance(text, str) or not text.strip() or (text_b is not None and not isinstance(text_b, str)):
                 raise DataError(f"{where}: expected {{\"text\": str, \"text_b\": str (optional), \"score\": number}}")
+            if score is None:  # another task's .jsonl (entities, questions): name this task's format
+                raise DataError(f"{where}: no \"score\"; a sequence-regression model's --eval is a .jsonl of "
+                                "{\"text\", \"text_b\" (optional), \"score\"} per line, or plain texts")
             # abs() first: np.isfinite of a 400-digit JSON integer raises OverflowError (an exit-1 "bug").
             if isinstance(score, bool) or not isinstance(score, (int, float)) or abs(score) > 1e300 \
                     or not np.isfinite(score):

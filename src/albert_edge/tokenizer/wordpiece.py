@@ -23,9 +23,11 @@ import re
 import unicodedata
 from itertools import filterfalse
 from operator import methodcaller
+from collections.abc import Mapping
 from pathlib import Path
 
 from albert_edge.errors import TokenizerError
+from albert_edge.tokenizer.lazy_vocab import LazyVocab
 from albert_edge.tokenizer._text import (
     CLEAN_TABLE,
     decode_asset,
@@ -51,12 +53,18 @@ class WordPieceTokenizer:
     kind = "wordpiece"
 
     def __init__(self, tokens: list[str], do_lower_case: bool = True, source: str = "<vocab>") -> None:
-        self.source = source
-        self.do_lower_case = do_lower_case
-        self._id_to_token = list(tokens)
+        tokens = list(tokens)
         # A token listed twice keeps its last id, as in Hugging Face's load_vocab (dict() keeps the
         # last value too; built from zip it is a C loop, 3x faster than a comprehension on 21k tokens).
-        self.vocab: dict[str, int] = dict(zip(self._id_to_token, range(len(self._id_to_token))))
+        self._setup(dict(zip(tokens, range(len(tokens)))), len(tokens), tokens, do_lower_case, source)
+
+    def _setup(self, vocab: Mapping[str, int], vocab_size: int, tokens: list[str] | None,
+               do_lower_case: bool, source: str) -> None:
+        """Everything but the vocab's own construction; ``tokens`` None: split from a LazyVocab when asked."""
+        self.source = source
+        self.do_lower_case = do_lower_case
+        self._tokens = tokens
+        self.vocab: Mapping[str, int] = vocab
         missing = [t for t in REQUIRED_SPECIALS if t not in self.vocab]
         if missing:
             raise TokenizerError(f"{source}: vocab has no {', '.join(missing)} token (expected a BERT vocab.txt)")
@@ -66,11 +74,19 @@ class WordPieceTokenizer:
         # [PAD] is id 0 in every BERT vocab; a vocab without it pads with 0 as BERT's
         # input pipeline does (the attention mask hides it either way).
         self.pad_id = self.vocab.get("[PAD]", 0)
-        self.vocab_size = len(tokens)
+        self.vocab_size = vocab_size
         # Longest start / continuation piece: found on the first word not in the vocab as a whole
         # (Chinese text rarely has one), so loading a model does not scan 21k tokens for them.
         self._piece_limits: tuple[int, int] | None = None
         self._word_cache: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def _id_to_token(self) -> list[str]:
+        """Tokens in id order; split from the vocab text on first use when the load kept only the text."""
+        if self._tokens is None:
+            assert isinstance(self.vocab, LazyVocab)
+            self._tokens = self.vocab.lines()
+        return self._tokens
 
     def _limits(self) -> tuple[int, int]:
         """(longest start piece, longest ``##`` continuation without its ``##``), computed once."""
@@ -100,6 +116,12 @@ class WordPieceTokenizer:
         """
         if not isinstance(text, str):
             raise TokenizerError(f"{source}: vocab must be text, got {type(text).__name__}")
+        if text and "\r" not in text:
+            # No dict at load: the first answer's few lookups scan the text (tokenizer/lazy_vocab.py).
+            vocab = LazyVocab(text)
+            tokenizer = cls.__new__(cls)
+            tokenizer._setup(vocab, vocab.line_count, None, do_lower_case, source)
+            return tokenizer
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()

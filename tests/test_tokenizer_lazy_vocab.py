@@ -1,0 +1,74 @@
+"""The vocab's token -> id map answered from the text (no dict at load) gives the dict's answers exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from albert_edge.tokenizer import lazy_vocab
+from albert_edge.tokenizer.lazy_vocab import LazyVocab
+from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "albert_tiny_zh_sentiment"
+
+
+def eager(text: str) -> dict[str, int]:
+    """What the tokenizer built before: lines split on \\n, a trailing empty line dropped, last id wins."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return dict(zip(lines, range(len(lines))))
+
+
+@pytest.mark.parametrize("text", [
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\n",          # trailing newline
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb",            # none
+    "a\n\nb\na\n\n",                               # an empty-line token, a duplicate (last id wins)
+    "only",
+])
+def test_every_answer_is_the_dicts(text, monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "SCANS_BEFORE_DICT", 10**6)   # every lookup by scanning
+    vocab, expected = LazyVocab(text), eager(text)
+    assert vocab.line_count == len(text.split("\n")) - (text.split("\n")[-1] == "")
+    for token in [*expected, "", "zz", "a\nb", "\nb", "b\n", "[PAD]\n[UNK]"]:
+        assert vocab.get(token) == expected.get(token), repr(token)
+        assert (token in vocab) == (token in expected), repr(token)
+    assert not vocab.built
+    assert dict(vocab) == expected and vocab.built and len(vocab) == len(expected)
+
+
+def test_the_dict_is_built_after_enough_scans_and_answers_the_same(monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "SCANS_BEFORE_DICT", 3)
+    vocab = LazyVocab("x\ny\nz\n")
+    assert [vocab.get(t) for t in ("x", "y", "q")] == [0, 1, None] and not vocab.built
+    assert vocab["z"] == 2 and vocab.built
+    with pytest.raises(KeyError):
+        vocab["q"]
+
+
+def test_loading_the_sample_vocab_builds_no_dict_and_tokenizes_as_the_eager_one():
+    text = (SAMPLE / "vocab.txt").read_text(encoding="utf-8")
+    lazy = WordPieceTokenizer.from_vocab_text(text)
+    assert isinstance(lazy.vocab, LazyVocab) and not lazy.vocab.built
+    lines = text.split("\n")
+    eager_tok = WordPieceTokenizer(lines[:-1] if lines[-1] == "" else lines)   # the dict built up front
+    assert lazy.vocab_size == eager_tok.vocab_size == 21128
+    assert (lazy.cls_id, lazy.sep_id, lazy.unk_id, lazy.pad_id) == (eager_tok.cls_id, eager_tok.sep_id, eager_tok.unk_id,
+                                                                    eager_tok.pad_id)
+    first = "这家店的菜很好吃，服务也很周到，下次还会再来。"
+    assert lazy.convert_tokens_to_ids(lazy.tokenize(first)) == eager_tok.convert_tokens_to_ids(eager_tok.tokenize(first))
+    assert not lazy.vocab.built   # an app's first answer costs no dict
+    rows = [line.split("\t", 1)[1] for line in (SAMPLE / "dev.tsv").read_text(encoding="utf-8").splitlines()[:300]]
+    for row in rows:   # past SCANS_BEFORE_DICT: the dict takes over, same ids
+        assert lazy.convert_tokens_to_ids(lazy.tokenize(row)) == eager_tok.convert_tokens_to_ids(eager_tok.tokenize(row))
+    assert lazy.vocab.built
+    ids = list(range(0, 21128, 997))
+    assert lazy.convert_ids_to_tokens(ids) == eager_tok.convert_ids_to_tokens(ids)
+
+
+def test_a_token_asked_twice_is_scanned_once(monkeypatch):
+    """tokenize asks whether a word is in the vocab, then its id: one scan answers both."""
+    vocab = LazyVocab("a\nb\nc\n")
+    assert "b" in vocab and vocab["b"] == 1 and vocab.get("q") is None and "q" not in vocab
+    assert vocab._scans == 2 and not vocab.built
