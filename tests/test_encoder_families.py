@@ -4,8 +4,8 @@ Each family's tiny random-init checkpoint is transformers' own ``*For<head>.save
 tokenizer trained in the test (``tests/support/tiny_families.py``); it is converted and the TFLite and
 ONNX files are compared with transformers' torch forward on the same ids: probabilities within 1e-3
 (the done-when bound; they agree to ~1e-6), and the packed tokenizer's ids equal the Hugging Face
-tokenizer's (RoBERTa's byte-level BPE and XLM-R's SentencePiece included; ``android-assets`` refuses
-them in one line, albert-core has no port of them yet). The int8 dynamic variants are judged by ``quantize``; an unmapped architecture is one
+tokenizer's (RoBERTa's byte-level BPE and XLM-R's SentencePiece included; ``android-assets`` writes
+their app assets, albert-core ports both tokenizers). The int8 dynamic variants are judged by ``quantize``; an unmapped architecture is one
 line and exit 2.
 MediaPipe's real TextClassifier runs the DistilBERT and ELECTRA files (slow: its own virtualenv).
 Runtime: about 3 min quick tier (some 30 small conversions; several times that on a loaded machine).
@@ -92,11 +92,12 @@ def test_cli_convert_packs_the_tokenizer_and_matches_transformers_probabilities(
             theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64)).logits.numpy()[0])
             got = runtime.predict(a, b)
             assert np.max(np.abs(np.array([got.scores[k] for k in "abc"]) - theirs)) <= 1e-3
-    if model.config.model_type in ("roberta", "xlm-roberta"):  # tokenizers the Java core has no port of yet
-        capsys.readouterr()
-        assert main(["android-assets", str(tmp_path / "out" / "model_fp32.tflite"), str(tmp_path / "app")]) == 2
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and "albert-core" in err and not (tmp_path / "app").exists()
+    if model.config.model_type in ("roberta", "xlm-roberta"):  # tokenizers albert-core ports (golden-tested in Java)
+        assert main(["android-assets", str(tmp_path / "out" / "model_fp32.tflite"), str(tmp_path / "app")]) == 0
+        records = [json.loads(line) for line in (tmp_path / "app" / "golden_tokenization.jsonl").read_text("utf-8").splitlines()]
+        first = next(r for r in records if "error" not in r and r["text_b"] is None)
+        assert first["input_ids"][0] == tokenizer.cls_token_id and set(first["token_type_ids"]) == {0}
+        assert (tmp_path / "app" / "golden_logits.jsonl").is_file()
         _check_family_goldens(tmp_path / "out" / "model_fp32.tflite", tokenizer, tmp_path / "goldens")
 
 

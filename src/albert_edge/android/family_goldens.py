@@ -1,7 +1,7 @@
-"""Golden files for the tokenizers albert-core has no port of yet: RoBERTa's byte-level BPE and XLM-R's
-SentencePiece in fairseq's id layout.
+"""Golden files for RoBERTa's byte-level BPE and XLM-R's SentencePiece in fairseq's id layout, the judge
+of albert-core's ports (``ByteLevelBpeTokenizer``, ``SentencePieceTokenizer`` on a fairseq-layout model).
 
-A Java port is done when it reproduces these files. They are written from a packed model (its own
+The Java port reproduces these files (the committed ones: ``tests/support/family_goldens_resources.py``). They are written from a packed model (its own
 tokenizer member, so the port is judged on exactly what the app will carry), in the formats the
 WordPiece goldens use (``golden_inputs.tokenization_record``, JSONL by ``render_jsonl``), plus each
 single text's character offsets (``offsets``: ``[start, end)`` per token, without ``<s>`` / ``</s>``;
@@ -42,9 +42,16 @@ def family_cases(texts: Sequence[str] | None = None) -> list[GoldenCase]:
 
 def family_records(pack: ModelPack, cases: Sequence[GoldenCase], source: str) -> list[dict[str, Any]]:
     """The golden records of ``cases`` under ``pack``'s own tokenizer (one of the families above)."""
-    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-    if pack.tokenizer_type != "bytelevel_bpe" and not getattr(tokenizer, "fairseq", False):
-        raise ModelFileError(f"{source}: its {pack.tokenizer_type} tokenizer is albert-core's own; its goldens "
+    return asset_records(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, cases, source)
+
+
+def asset_records(tokenizer_type: str, asset: bytes, do_lower_case: bool, cases: Sequence[GoldenCase],
+                  source: str) -> list[dict[str, Any]]:
+    """The golden records of ``cases`` under the tokenizer a pack member ``asset`` of ``tokenizer_type`` holds
+    (how albert-core's committed goldens are made from its committed ``bpe.json`` and XLM-R model)."""
+    tokenizer = load_tokenizer(tokenizer_type, asset, do_lower_case, source)
+    if tokenizer_type != "bytelevel_bpe" and not getattr(tokenizer, "fairseq", False):
+        raise ModelFileError(f"{source}: its {tokenizer_type} tokenizer is albert-core's own; its goldens "
                              "come from `albert-edge android-assets`")
     records = []
     for case in cases:

@@ -494,19 +494,20 @@ def model_golden_cases(pack: ModelPack, sentences: Sequence[str]) -> list[Golden
 
 
 def _refuse_tokenizers_albert_core_lacks(pack: ModelPack, source: str) -> None:
-    """albert-core (Java) tokenizes WordPiece and ALBERT's SentencePiece; RoBERTa's byte-level BPE and
-    XLM-R's fairseq-layout SentencePiece are Python-only so far, and an app would tokenize them wrong."""
-    if pack.tokenizer_type == "sentencepiece":
-        if not getattr(load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source),
-                       "fairseq", False):
-            return
-        what = "XLM-R's SentencePiece layout (<s> ... </s>, no ALBERT preprocessing)"
-    elif pack.tokenizer_type == "wordpiece":
+    """albert-core (Java) tokenizes WordPiece, ALBERT's SentencePiece, and RoBERTa's byte-level BPE and
+    XLM-R's fairseq-layout SentencePiece (golden parity: ByteLevelBpeGoldenTest, XlmrSentencePieceGoldenTest).
+    Its Preprocessor takes their ``<s> a </s></s> b </s>`` template, but its NER and QA windows still
+    build ``[CLS] ... [SEP]`` rows with BERT's template, so those two tasks are refused for these tokenizers."""
+    if pack.tokenizer_type == "wordpiece" or pack.task not in ("token_classification", "question_answering"):
         return
-    else:
-        what = f"the {pack.tokenizer_type} tokenizer"
-    raise ModelFileError(f"{source}: albert-core (the Android Java core) has no port of {what} yet; "
-                         "this model runs with the Python runtime only")
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    if pack.tokenizer_type == "sentencepiece" and not getattr(tokenizer, "fairseq", False):
+        return
+    what = ("XLM-R's SentencePiece layout" if pack.tokenizer_type == "sentencepiece"
+            else f"the {pack.tokenizer_type} tokenizer")
+    raise ModelFileError(f"{source}: albert-core (the Android Java core) runs {pack.task} windows with BERT's "
+                         f"[CLS]/[SEP] template only, not {what}'s <s> ... </s></s> ...; this model runs with the "
+                         "Python runtime only")
 
 
 def write_android_assets(
@@ -533,8 +534,9 @@ def write_android_assets(
     _refuse_tokenizers_albert_core_lacks(pack, source)
     out = ensure_writable_dir(assets_dir)
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
-    if pack.tokenizer_type == "sentencepiece":
-        # albert-core tokenizes SentencePiece in Java too; the same goldens, from the pack's own model.
+    if pack.tokenizer_type != "wordpiece":
+        # albert-core tokenizes SentencePiece and byte-level BPE in Java too; the same goldens, from the
+        # pack's own tokenizer member.
         from albert_edge.android import ner as android_ner
 
         records, digests = android_ner.sentencepiece_asset_goldens(pack, cases, source)

@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from albert_edge.tokenizer import _text as bert_text
+from albert_edge.tokenizer.bytelevel_bpe import WHITESPACE as BPE_WHITESPACE
 
 JAVA_PACKAGE = "org.albertedge.core"
 JAVA_CLASS = "UnicodeTables"
@@ -176,6 +177,10 @@ def range_tables() -> dict[str, list[tuple[int, int]]]:
         "MARK": code_point_ranges(lambda cp: _category(cp)[0] == "M"),
         "CONTROL_OR_FORMAT": code_point_ranges(lambda cp: _category(cp) in ("Cc", "Cf")),
         "PYTHON_DIGIT": code_point_ranges(lambda cp: not _is_surrogate(cp) and chr(cp).isdigit()),
+        # Byte-level BPE's GPT-2 pattern: \p{L}, \p{N} and \s (Unicode White_Space).
+        "LETTER": code_point_ranges(lambda cp: _category(cp)[0] == "L"),
+        "NUMBER": code_point_ranges(lambda cp: _category(cp)[0] == "N"),
+        "BPE_WHITESPACE": code_point_ranges(lambda cp: chr(cp) in BPE_WHITESPACE),
     }
 
 
@@ -221,6 +226,9 @@ _JAVA_PARSED_TABLES = """    private static final RangeSet BERT_WHITESPACE = Ran
     private static final RangeSet MARK = RangeSet.parse(MARK_RANGES);
     private static final RangeSet CONTROL_OR_FORMAT = RangeSet.parse(CONTROL_OR_FORMAT_RANGES);
     private static final RangeSet PYTHON_DIGIT = RangeSet.parse(PYTHON_DIGIT_RANGES);
+    private static final RangeSet LETTER = RangeSet.parse(LETTER_RANGES);
+    private static final RangeSet NUMBER = RangeSet.parse(NUMBER_RANGES);
+    private static final RangeSet BPE_WHITESPACE = RangeSet.parse(BPE_WHITESPACE_RANGES);
     private static final LowerMap NFD = LowerMap.parse(NFD_MAP);
     private static final LowerMap NFKD = LowerMap.parse(NFKD_MAP);
     private static final CombiningClasses CCC = CombiningClasses.parse(COMBINING_CLASS_RUNS, COMPOSITION_PAIRS);"""
@@ -284,6 +292,21 @@ _JAVA_ACCESSORS = """    /** albert_edge.tokenizer._text.is_whitespace: mapped t
     /** c.isdigit(): ALBERT's digit-comma re-split tests it. */
     static boolean isPythonDigit(int cp) {
         return PYTHON_DIGIT.contains(cp);
+    }
+
+    /** unicodedata.category(c) starts with "L": GPT-2's \\p{L} (byte-level BPE's pre-tokenizer). */
+    static boolean isLetter(int cp) {
+        return LETTER.contains(cp);
+    }
+
+    /** unicodedata.category(c) starts with "N": GPT-2's \\p{N} (byte-level BPE's pre-tokenizer). */
+    static boolean isNumber(int cp) {
+        return NUMBER.contains(cp);
+    }
+
+    /** Unicode White_Space (bytelevel_bpe.WHITESPACE): GPT-2's \\s. */
+    static boolean isBpeWhitespace(int cp) {
+        return BPE_WHITESPACE.contains(cp);
     }
 
     /** unicodedata.normalize("NFKD", chr(cp)) as code points, or null when unchanged (Hangul excepted). */

@@ -144,8 +144,11 @@ public final class ModelPack {
             expectedFile = "vocab.txt";
         } else if ("sentencepiece".equals(kind)) {
             expectedFile = "spiece.model";
+        } else if (ByteLevelBpeTokenizer.KIND.equals(kind)) {
+            expectedFile = "bpe.json";
         } else {
-            throw fail(source, "pack tokenizer.type is '" + kind + "', expected one of [sentencepiece, wordpiece]");
+            throw fail(source, "pack tokenizer.type is '" + kind
+                    + "', expected one of [bytelevel_bpe, sentencepiece, wordpiece]");
         }
         String file = tok.optString("file", expectedFile);
         if (!expectedFile.equals(file)) {
@@ -266,8 +269,11 @@ public final class ModelPack {
         return value == JSONObject.NULL ? null : value;
     }
 
-    /** The tokenizer this pack describes: WordPiece (vocab.txt) or SentencePiece (spiece.model). */
+    /** The tokenizer this pack describes: WordPiece (vocab.txt), SentencePiece (spiece.model) or byte-level BPE (bpe.json). */
     public TextTokenizer tokenizer() {
+        if (ByteLevelBpeTokenizer.KIND.equals(tokenizerType)) {
+            return ByteLevelBpeTokenizer.fromAssetBytes(tokenizerAsset, source + "!bpe.json");
+        }
         if ("sentencepiece".equals(tokenizerType)) {
             return SentencePieceTokenizer.fromModelBytes(tokenizerAsset, doLowerCase, source + "!spiece.model");
         }

@@ -6,7 +6,9 @@ import java.util.List;
 /**
  * Token ids -> encoder inputs, the Java twin of Python's {@code albert_edge.tokenizer.Preprocessor}:
  * {@code [CLS] a [SEP]} or {@code [CLS] a [SEP] b [SEP]}, token_type_ids 0 then 1, attention mask
- * of ones, at most maxSeqLen positions; pairs truncated longest-first (b loses on a tie).
+ * of ones, at most maxSeqLen positions; pairs truncated longest-first (b loses on a tie). The
+ * tokenizer names its specials and pair template (RoBERTa and XLM-R: {@code <s> a </s></s> b </s>},
+ * type ids 0 throughout).
  */
 public final class Preprocessor {
     private final TextTokenizer tokenizer;
@@ -39,13 +41,15 @@ public final class Preprocessor {
         List<String> tokensB = textB == null ? null : tokens(textB, "text_b");
         int keepA;
         int keepB;
+        int middle = tokenizer.pairSeparators();
         if (tokensB == null) {
             keepA = Math.min(tokensA.size(), maxSeqLen - 2);
             keepB = 0;
         } else {
-            int budget = maxSeqLen - 3;
+            int budget = maxSeqLen - 2 - middle;
             if (budget < 2) {
-                throw new AlbertCoreException("max_seq_len: " + maxSeqLen + " leaves no room for a pair (need >= 5)");
+                throw new AlbertCoreException("max_seq_len: " + maxSeqLen + " leaves no room for a pair (need >= "
+                        + (4 + middle) + ")");
             }
             int[] keep = longestFirstLengths(tokensA.size(), tokensB.size(), budget);
             keepA = keep[0];
@@ -53,13 +57,16 @@ public final class Preprocessor {
         }
         boolean truncated = keepA < tokensA.size() || (tokensB != null && keepB < tokensB.size());
         List<String> tokens = new ArrayList<String>();
-        tokens.add("[CLS]");
+        tokens.add(tokenizer.clsToken());
         tokens.addAll(tokensA.subList(0, keepA));
-        tokens.add("[SEP]");
+        tokens.add(tokenizer.sepToken());
         int firstSegment = tokens.size();
         if (tokensB != null) {
+            for (int k = 1; k < middle; k++) {
+                tokens.add(tokenizer.sepToken());
+            }
             tokens.addAll(tokensB.subList(0, keepB));
-            tokens.add("[SEP]");
+            tokens.add(tokenizer.sepToken());
         }
         int n = tokens.size();
         int[] ids = tokenizer.convertTokensToIds(tokens);
@@ -67,12 +74,15 @@ public final class Preprocessor {
         ids[0] = tokenizer.clsId();
         ids[firstSegment - 1] = tokenizer.sepId();
         if (tokensB != null) {
+            for (int k = 1; k < middle; k++) {
+                ids[firstSegment - 1 + k] = tokenizer.sepId();
+            }
             ids[n - 1] = tokenizer.sepId();
         }
         int[] typeIds = new int[n];
         int[] mask = new int[n];
         for (int i = 0; i < n; i++) {
-            typeIds[i] = i < firstSegment ? 0 : 1;
+            typeIds[i] = i < firstSegment ? 0 : tokenizer.pairTypeId();
             mask[i] = 1;
         }
         return new Encoding(ids, typeIds, mask, tokens, truncated);

@@ -6,7 +6,9 @@ import java.util.List;
 
 /**
  * SentencePiece tokenization with Google ALBERT's preprocessing: the Java twin of Python's
- * {@code albert_edge.tokenizer.SentencePieceTokenizer}, including its offsets.
+ * {@code albert_edge.tokenizer.SentencePieceTokenizer}, including its offsets. XLM-R's model in
+ * fairseq's id layout (what {@code convert} packs for XLM-R) is recognised by its first pieces and
+ * tokenized as Python does it: no preprocessing, no re-split, {@code <s> a </s></s> b </s>}.
  *
  * <p>Before segmentation: whitespace runs collapse to one space and the ends are stripped, a
  * {@code ``} or {@code ''} pair becomes {@code "}, NFKD with combining marks dropped (unless
@@ -20,15 +22,37 @@ public final class SentencePieceTokenizer extends AbstractTextTokenizer {
 
     private final SentencePieceModel model;
     private final boolean keepAccents;
+    /**
+     * XLM-R's model in fairseq's id layout ({@code <s> <pad> </s>} first, no [CLS]/[SEP]), as the pack
+     * carries it: {@code <s> text </s>}, pairs joined by {@code </s></s>}, token type 0, and none of
+     * ALBERT's preprocessing or digit-comma re-split (XLM-R is cased; its normaliser is the model's).
+     */
+    private final boolean fairseq;
 
     public SentencePieceTokenizer(SentencePieceModel model, boolean doLowerCase, boolean keepAccents, String source) {
-        super(source, doLowerCase, specials(model, source));
-        this.model = model;
-        this.keepAccents = keepAccents;
+        this(model, isFairseq(model), doLowerCase, keepAccents, source);
     }
 
-    /** [CLS], [SEP] (both required), unk and pad ids of an ALBERT spiece.model. */
-    private static Specials specials(SentencePieceModel model, String source) {
+    private SentencePieceTokenizer(SentencePieceModel model, boolean fairseq, boolean doLowerCase, boolean keepAccents,
+                                   String source) {
+        super(source, doLowerCase && !fairseq, specials(model, fairseq, source));
+        this.model = model;
+        this.keepAccents = keepAccents || fairseq;
+        this.fairseq = fairseq;
+    }
+
+    /** Python's test: [CLS] or [SEP] missing and pieces 0-2 are {@code <s> <pad> </s>}. */
+    private static boolean isFairseq(SentencePieceModel model) {
+        boolean missing = model.pieceToId("[CLS]") == model.unkId() || model.pieceToId("[SEP]") == model.unkId();
+        return missing && model.size() >= 3 && "<s>".equals(model.idToPiece(0)) && "<pad>".equals(model.idToPiece(1))
+                && "</s>".equals(model.idToPiece(2));
+    }
+
+    /** [CLS], [SEP] (both required), unk and pad ids of an ALBERT spiece.model; XLM-R's: {@code <s>}, {@code </s>}. */
+    private static Specials specials(SentencePieceModel model, boolean fairseq, String source) {
+        if (fairseq) {
+            return new Specials(model.pieceToId("<s>"), model.pieceToId("</s>"), model.unkId(), model.padId());
+        }
         List<String> missing = new ArrayList<String>();
         int clsId = model.pieceToId("[CLS]");
         int sepId = model.pieceToId("[SEP]");
@@ -40,17 +64,45 @@ public final class SentencePieceTokenizer extends AbstractTextTokenizer {
         }
         if (!missing.isEmpty()) {
             throw new AlbertCoreException(source + ": SentencePiece model has no " + WordPieceTokenizer.join(missing, ", ")
-                    + " piece (expected an ALBERT spiece.model)");
+                    + " piece (expected an ALBERT spiece.model, or XLM-R's with <s> <pad> </s> first)");
         }
         return new Specials(clsId, sepId, model.unkId(), model.padId());
+    }
+
+    /** True for XLM-R's fairseq-layout model (see {@link #fairseq}). */
+    public boolean isFairseq() {
+        return fairseq;
+    }
+
+    @Override
+    public String clsToken() {
+        return fairseq ? "<s>" : "[CLS]";
+    }
+
+    @Override
+    public String sepToken() {
+        return fairseq ? "</s>" : "[SEP]";
+    }
+
+    @Override
+    public int pairSeparators() {
+        return fairseq ? 2 : 1;
+    }
+
+    @Override
+    public int pairTypeId() {
+        return fairseq ? 0 : 1;
     }
 
     public static SentencePieceTokenizer fromModelBytes(byte[] data, boolean doLowerCase, String source) {
         return new SentencePieceTokenizer(SentencePieceModel.parse(data, source), doLowerCase, false, source);
     }
 
-    /** ALBERT's {@code preprocess_text}, on the whole string as Python's {@code preprocess}. */
+    /** ALBERT's {@code preprocess_text}, on the whole string as Python's {@code preprocess} (XLM-R: the text unchanged). */
     String preprocess(String text) {
+        if (fairseq) {
+            return text;
+        }
         StringBuilder sb = new StringBuilder();
         for (String word : CodePoints.splitOnPythonWhitespace(text)) {
             if (sb.length() > 0) {
@@ -98,7 +150,7 @@ public final class SentencePieceTokenizer extends AbstractTextTokenizer {
     List<String> resplit(String piece) {
         int[] cps = CodePoints.of(piece);
         int n = cps.length;
-        if (!(n > 1 && cps[n - 1] == ',' && UnicodeTables.isPythonDigit(cps[n - 2]))) {
+        if (fairseq || !(n > 1 && cps[n - 1] == ',' && UnicodeTables.isPythonDigit(cps[n - 2]))) {
             return null;
         }
         String body = CodePoints.fromRange(cps, 0, n - 1).replace(new String(Character.toChars(SPIECE_UNDERLINE)), "");
@@ -127,6 +179,14 @@ public final class SentencePieceTokenizer extends AbstractTextTokenizer {
     /** Python's {@code _preprocess_aligned}: the preprocessed code points and each one's original span. */
     private List<int[]> preprocessAligned(String text, List<Integer> charsOut) {
         int[] cps = CodePoints.of(text);
+        if (fairseq) {
+            List<int[]> identity = new ArrayList<int[]>();
+            for (int i = 0; i < cps.length; i++) {
+                charsOut.add(cps[i]);
+                identity.add(new int[] {i, i + 1});
+            }
+            return identity;
+        }
         List<Integer> chars = new ArrayList<Integer>();
         List<int[]> spans = new ArrayList<int[]>();
         int previousEnd = -1;

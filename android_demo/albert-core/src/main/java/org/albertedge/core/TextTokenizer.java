@@ -30,4 +30,24 @@ public interface TextTokenizer {
     int vocabSize();
 
     boolean doLowerCase();
+
+    /** The token string shown first ({@code [CLS]}; RoBERTa and XLM-R: {@code <s>}). */
+    default String clsToken() {
+        return "[CLS]";
+    }
+
+    /** The token string that ends a segment ({@code [SEP]}; RoBERTa and XLM-R: {@code </s>}). */
+    default String sepToken() {
+        return "[SEP]";
+    }
+
+    /** Separators between the two texts of a pair: 1 ({@code a [SEP] b}), RoBERTa and XLM-R 2 ({@code a </s></s> b}). */
+    default int pairSeparators() {
+        return 1;
+    }
+
+    /** token_type_id of the second text and its separators: 1, RoBERTa and XLM-R 0 (their tokenizers give none). */
+    default int pairTypeId() {
+        return 1;
+    }
 }
