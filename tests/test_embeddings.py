@@ -21,42 +21,10 @@ from albert_edge.model import AlbertConfig, random_weights, reference_forward
 from albert_edge.model.hf import write_hf_checkpoint
 from albert_edge.runtime import TextClassifier, TextEmbedder
 from albert_edge.tasks import FeatureExtraction
+from tests.support.st_folder import WORDS, vocab_words, write_st_folder
 
-WORDS = ("the cat dog sat ran on a mat park red blue big small house car tree river sun moon "
-         "book read wrote fast slow green old new").split()
 TEXTS = ["the cat sat on a mat", "a dog ran in the park", "the big red car", "a small blue house",
          "the old tree by the river", "the sun and the moon", "a new green book", "the dog read a book fast"]
-
-
-def _vocab() -> list[str]:
-    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "in", "and", "by"]
-
-
-def _st_modules(pooling: str, normalize: bool) -> tuple[list[dict], dict]:
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
-    if normalize:
-        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
-    config = {"word_embedding_dimension": 32, "pooling_mode_cls_token": pooling == "cls",
-              "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": pooling == "max",
-              "pooling_mode_mean_sqrt_len_tokens": False}
-    return modules, config
-
-
-def write_st_folder(directory, pooling: str = "mean", normalize: bool = True, seed: int = 4):
-    """A BertModel checkpoint (no head) + vocab + sentence-transformers module files."""
-    vocab = _vocab()
-    config = AlbertConfig(model_type="bert", vocab_size=len(vocab), embedding_size=32, hidden_size=32,
-                          num_hidden_layers=2, num_hidden_groups=2, num_attention_heads=4, intermediate_size=64,
-                          max_position_embeddings=64, embedding_order="no_projection", hidden_act="gelu_exact")
-    weights = random_weights(config, num_labels=None, seed=seed)
-    write_hf_checkpoint(weights, directory)
-    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    modules, pooling_config = _st_modules(pooling, normalize)
-    (directory / "modules.json").write_text(json.dumps(modules))
-    (directory / "1_Pooling").mkdir()
-    (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling_config))
-    return directory, weights
 
 
 def judge_embeddings(weights, embedder: TextEmbedder, texts, pooling: str, normalize: bool) -> np.ndarray:
@@ -157,7 +125,7 @@ def test_classifier_refuses_an_embedding_model_and_embedder_refuses_a_classifier
     _, _, out = st_models
     with pytest.raises(ModelFileError, match="TextClassifier needs a sequence_classification"):
         TextClassifier.from_file(out / "model_fp32.tflite")
-    vocab = _vocab()
+    vocab = vocab_words()
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
@@ -216,7 +184,7 @@ def test_quantize_judges_an_embedding_model_on_cosine(st_models, tmp_path):
     assert report.judge["task"] == "feature_extraction" and dynamic.drift.examples == 40  # dynamic: every text judges
     assert 0.9 < dynamic.drift.mean_cosine <= 1.0 + 1e-9 and dynamic.drift.min_cosine <= dynamic.drift.mean_cosine
     assert "cos mean" in report.table()
-    embedder = TextEmbedder.from_file(tmp_path / "q" / "model_dynamic_int8.tflite", num_threads=1)
+    embedder = TextEmbedder.from_file(tmp_path / "q" / "variants" / "dynamic_int8.tflite", num_threads=1)
     assert embedder.pack.variant == "dynamic_int8" and embedder.normalized
 
 
@@ -236,7 +204,7 @@ def test_bench_drift_of_an_embedding_model_is_cosine_against_baseline_and_refere
 def test_tf1_checkpoint_without_output_weights_converts_with_cli_pooling_flags(tmp_path, capsys):
     from albert_edge.model.tf1 import write_tf1_checkpoint
 
-    vocab = _vocab()
+    vocab = vocab_words()
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=32, num_hidden_layers=2,
                           num_attention_heads=4, intermediate_size=48, max_position_embeddings=32,
                           embedding_order="project_then_add")
@@ -253,7 +221,7 @@ def test_tf1_checkpoint_without_output_weights_converts_with_cli_pooling_flags(t
 
 
 def test_embed_cli_on_a_classifier_or_an_empty_file_is_one_line_exit_2(tmp_path, capsys):
-    vocab = _vocab()
+    vocab = vocab_words()
     config = AlbertConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")

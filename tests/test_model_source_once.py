@@ -35,10 +35,10 @@ def test_quantize_after_convert_reads_nothing_more_from_the_folder(tmp_path):
     report = quantize_checkpoint(source, tmp_path / "q", None, QuantizeOptions(mode="fp16", formats="tflite",
                                                                                rounds=1, num_threads=1))
     converted, quantized = read_pack(tmp_path / "c" / "model_fp32.tflite"), read_pack(Path(report.report_path).parent
-                                                                                     / "model_fp16.tflite")
+                                                                                     / "variants" / "fp16.tflite")
     assert quantized.labels == converted.labels == ("差", "好")
     assert quantized.tokenizer_asset == converted.tokenizer_asset
-    open_model(tmp_path / "q" / "model_fp16.tflite")
+    open_model(tmp_path / "q" / "variants" / "fp16.tflite")
 
 
 def test_the_same_question_is_answered_from_memory(tmp_path, monkeypatch):

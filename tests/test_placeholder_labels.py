@@ -100,7 +100,7 @@ def test_quantize_warns_once_about_default_labels(tmp_path, capsys, names):
     assert code == 0, captured.err
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning:")]
     expected = ("LABEL_0", "LABEL_1", "LABEL_2") if names is None else tuple(names.split(","))
-    assert read_pack(tmp_path / "q" / "model_dynamic_int8.tflite").labels == expected
+    assert read_pack(tmp_path / "q" / "variants" / "dynamic_int8.tflite").labels == expected
     if names is None:
         assert len(warnings) == 1 and "albert-edge quantize ... --labels" in warnings[0], captured.err
     else:

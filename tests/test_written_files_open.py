@@ -101,7 +101,7 @@ def test_inspect_runs_the_runtime_check_and_names_a_pack_the_graph_cannot_serve(
 
 
 def test_sentence_bert_config_length_and_lower_case_reach_the_pack(tmp_path):
-    from tests.test_embeddings import write_st_folder
+    from tests.support.st_folder import write_st_folder
 
     ckpt, _ = write_st_folder(tmp_path / "st")
     (ckpt / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 8, "do_lower_case": True}),
@@ -119,7 +119,7 @@ def test_sentence_bert_config_length_and_lower_case_reach_the_pack(tmp_path):
 
 
 def test_a_bad_sentence_bert_config_is_one_line(tmp_path, capsys):
-    from tests.test_embeddings import write_st_folder
+    from tests.support.st_folder import write_st_folder
 
     ckpt, _ = write_st_folder(tmp_path / "st")
     (ckpt / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": "long"}), encoding="utf-8")

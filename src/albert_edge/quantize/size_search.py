@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from albert_edge.errors import AlbertEdgeError
 from albert_edge.quantize.auto import Budget, budget_failures, misses_only_size
 
 #: Calibration texts the ranking runs on: each FC weight costs one run over them.
@@ -56,11 +57,16 @@ def size_search(results: Sequence[Any], calibration: Any, budget: Budget, max_st
         if name in have:
             continue
         r = make_result(name, "tflite")
-        r.data = build(name)
+        added.append(r)
+        try:
+            r.data = build(name)
+        except (AlbertEdgeError, RuntimeError, ValueError) as exc:
+            # A model int4 cannot take (e.g. nothing quantized to convert) is a row of the report, not the run's end.
+            r.error = f"cannot build: {' '.join(str(exc).split())[:200]}"
+            continue
         r.census = census_tflite_variant(r.data).to_dict()
         r.size_bytes = len(r.data)
         judge(r)
-        added.append(r)
     base = next(r for r in [*results, *added] if r.format == "tflite" and r.name == "dynamic_int4")
     packed_budget = replace(budget, max_size_bytes=limit - pack_bytes)
     failures = budget_failures(base, packed_budget)
