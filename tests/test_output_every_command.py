@@ -18,12 +18,8 @@ from pathlib import Path
 import pytest
 
 from albert_edge.cli import main
-from albert_edge.model import AlbertConfig, random_weights
-from albert_edge.model.hf import write_hf_checkpoint
-from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
-from tests.support.open_output import open_written, written_files
+from tests.support.open_output import open_written, short_classifier, written_files
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
 FOREIGN = {"notes.txt": b"the user's notes", "mine/keep.bin": b"the user's own sub-folder"}
 
 
@@ -31,13 +27,7 @@ FOREIGN = {"notes.txt": b"the user's notes", "mine/keep.bin": b"the user's own s
 def inputs(tmp_path_factory) -> dict[str, Path]:
     """A 32-position classifier checkpoint, calibration texts and its converted fp32 files."""
     root = tmp_path_factory.mktemp("every")
-    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=16, hidden_size=32, num_hidden_layers=1,
-                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
-    ckpt = write_hf_checkpoint(random_weights(config, num_labels=2, seed=0), root / "ckpt")
-    (ckpt / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    calib = root / "calib.txt"
-    calib.write_text("\n".join("好的了是在我" * (1 + i % 3) for i in range(MIN_CALIBRATION_TEXTS + 4)) + "\n",
-                     encoding="utf-8")
+    ckpt, calib = short_classifier(root, seed=0)
     converted = root / "converted"
     assert main(["convert", str(ckpt), "--out", str(converted), "--labels", "neg,pos", "--no-progress"]) == 0
     return {"ckpt": ckpt, "calib": calib, "converted": converted}

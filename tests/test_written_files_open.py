@@ -20,25 +20,18 @@ import pytest
 from albert_edge.cli import main
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.hf import write_hf_checkpoint
-from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
 from albert_edge.convert.tflite_metadata import attach_standard_metadata
 from albert_edge.runtime.pack import read_pack, strip_tflite_pack
-from tests.support.open_output import open_model, written_files
+from tests.support.open_output import SHORT_VOCAB, open_model, short_classifier, written_files
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
+VOCAB = SHORT_VOCAB
 
 
 @pytest.fixture(scope="module")
 def short(tmp_path_factory) -> dict[str, Path]:
     """A classifier checkpoint whose position table has 32 rows, and calibration texts."""
     root = tmp_path_factory.mktemp("short")
-    config = AlbertConfig(vocab_size=len(VOCAB), embedding_size=16, hidden_size=32, num_hidden_layers=1,
-                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
-    ckpt = write_hf_checkpoint(random_weights(config, num_labels=2, seed=1), root / "ckpt")
-    (ckpt / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    calib = root / "calib.txt"
-    calib.write_text("\n".join("好的了是在我" * (1 + i % 3) for i in range(MIN_CALIBRATION_TEXTS + 4)) + "\n",
-                     encoding="utf-8")
+    ckpt, calib = short_classifier(root, seed=1)
     return {"ckpt": ckpt, "calib": calib, "root": root}
 
 

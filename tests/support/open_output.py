@@ -50,3 +50,25 @@ def written_files(directory: Path) -> dict[str, Path]:
     """Every non-hidden file under ``directory`` by relative POSIX path."""
     return {p.relative_to(directory).as_posix(): p for p in sorted(directory.rglob("*"))
             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)}
+
+
+#: The word table of ``short_classifier``: special tokens and ten common characters.
+SHORT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"好坏的了是在我有他这"]
+
+
+def short_classifier(root: Path, seed: int) -> tuple[Path, Path]:
+    """A random two-label classifier checkpoint whose position table has 32 rows, and enough calibration
+    texts for every mode: (checkpoint folder, calib.txt) under ``root``. Short positions on purpose:
+    every command must fit the pack's max_seq_len to them (issue #37)."""
+    from albert_edge.model import AlbertConfig, random_weights
+    from albert_edge.model.hf import write_hf_checkpoint
+    from albert_edge.quantize.calibration import MIN_CALIBRATION_TEXTS
+
+    config = AlbertConfig(vocab_size=len(SHORT_VOCAB), embedding_size=16, hidden_size=32, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
+    ckpt = write_hf_checkpoint(random_weights(config, num_labels=2, seed=seed), root / "ckpt")
+    (ckpt / "vocab.txt").write_text("\n".join(SHORT_VOCAB) + "\n", encoding="utf-8")
+    calib = root / "calib.txt"
+    calib.write_text("\n".join("好的了是在我" * (1 + i % 3) for i in range(MIN_CALIBRATION_TEXTS + 4)) + "\n",
+                     encoding="utf-8")
+    return ckpt, calib
