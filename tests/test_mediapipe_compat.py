@@ -63,7 +63,7 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lookup = out / "lookup" / "model_fp32.tflite"
     convert_checkpoint(SAMPLE, out / "lookup", ConvertOptions(formats="tflite", labels=labels,
                                                               graph_options=GraphOptions(embedding_lookup=True)))
-    files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "model_dynamic_int8.tflite",
+    files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "variants" / "dynamic_int8.tflite",
              "fp32_batch_one": out / "batch_one" / "model_fp32.tflite", "fp32_embedding_lookup": lookup}
     if importlib.util.find_spec("litert_quantizer") is not None:
         from albert_edge.convert.repack import repack_model

@@ -8,7 +8,7 @@ a reference computed on the host:
    so the reference is numpy's ``(A - a_zp) @ (B - b_zp)`` in int64 and any difference is a bug.
 2. The same kernel as a dynamic-range int8 FULLY_CONNECTED in LiteRT (XNNPACK), against the
    x86 LiteRT result (float scales: tolerance, not bit equality).
-3. With ``--models DIR``: the sample's dynamic-int8 .tflite and .onnx (model_dynamic_int8.*) on
+3. With ``--models DIR``: the sample's dynamic-int8 .tflite and .onnx (variants/dynamic_int8.*) on
    two test texts through our TextClassifier, max |Δlogit| against x86.
 4. One SME instruction, SMOPA (int8 4-way outer product into ZA32 tiles), hand-written in
    ``arm_sme_smopa.s`` (assembled with binutils-aarch64-linux-gnu when installed), against its
@@ -16,7 +16,7 @@ a reference computed on the host:
 
 Usage (after ``python -m albert_edge.arm.setup_env``)::
 
-    python -m benchmarks.records.arm_sme_probe --onnx demo_out/models/model_dynamic_int8.onnx [--models DIR]
+    python -m benchmarks.records.arm_sme_probe --onnx demo_out/models/variants/dynamic_int8.onnx [--models DIR]
 
 Prints one JSON object per case. Needs onnx and TensorFlow on the host (to build the one-op
 models); the emulated side needs only the runtime wheels.
@@ -167,7 +167,7 @@ def real_models(env, roots: dict, models: Path, work: Path) -> None:
 
     texts = [line.split("\t", 1)[1] for line in
              (Path(__file__).resolve().parents[2] / "examples/albert_tiny_zh_sentiment/test.tsv").read_text(encoding="utf-8").splitlines()[:2]]
-    for name in ("model_dynamic_int8.tflite", "model_dynamic_int8.onnx"):
+    for name in ("variants/dynamic_int8.tflite", "variants/dynamic_int8.onnx"):
         job = {"model": str((models / name).resolve()), "texts": texts, "count_limit": 0, "count_padded": 0}
         host = np.array(run_job(job)["logits"])
         for cpu, root in roots.items():
@@ -181,7 +181,8 @@ def main() -> int:
     parser.add_argument("--onnx", required=True, type=Path, help="the dynamic-int8 .onnx (source of the int8 kernel)")
     parser.add_argument("--cpus", default="max;max,sme=off;neoverse-n1", help="';'-separated -cpu values")
     parser.add_argument("--rows", default="1,7,46", help="activation rows (token counts) to try")
-    parser.add_argument("--models", type=Path, help="directory with model_dynamic_int8.tflite and .onnx")
+    parser.add_argument("--models", type=Path, help="a quantize --out folder with variants/dynamic_int8.tflite and .onnx "
+                        "(--variants dynamic_int8,onnx_dynamic_int8)")
     args = parser.parse_args()
     env = ensure_environment()
     weight, w_zp = first_matmul_integer(args.onnx)

@@ -147,7 +147,7 @@ def main() -> None:
                                  for v in report.variants if v.format == "tflite"}}
         chosen_file = chosen.file
     want = transformers_embeddings(args.checkpoint, sets["test"], 128)
-    files_by_name = {"fp32": models / "model_fp32.tflite", "dynamic_int8": models / "model_dynamic_int8.tflite",
+    files_by_name = {"fp32": models / "variants" / "fp32.tflite", "dynamic_int8": models / "variants" / "dynamic_int8.tflite",
                      "chosen": models / chosen_file}
     cosine = {name: cosine_stats(TextEmbedder.from_file(path, num_threads=args.threads).embed_batch(sets["test"]), want)
               for name, path in files_by_name.items()}

@@ -37,7 +37,7 @@ def run() -> int:
         drift = v.get("drift") or {}
         print("quantize", v["format"], v["name"], {k: round(drift[k], 4) for k in KEYS if k in drift})
     test = fixture.write_scores(tmp / "test.jsonl", fixture.scored_texts(300, seed=7))
-    files = [("fp32", out / "model_fp32.tflite"), ("dynamic_int8", out / "model_dynamic_int8.tflite")]
+    files = [("fp32", out / "variants" / "fp32.tflite"), ("dynamic_int8", out / "variants" / "dynamic_int8.tflite")]
     for entry in measure_drift(files, "fp32", test, threads=1):
         print("bench", entry["variant"], {k: round(entry[k], 4) for k in KEYS})
     return status

@@ -198,8 +198,9 @@ def build_albert_edge(hf: Path, out: Path) -> dict[str, str]:
                     # (--mode dynamic's ONNX default is the slower, more faithful onnx_dynamic_int8_block).
                     "--variants", "dynamic_int8,onnx_dynamic_int8"],
                    check=True, stdout=sys.stderr)
-    files = {"fp32.tflite": target / "model_fp32.tflite", "dynamic_int8.tflite": target / "model_dynamic_int8.tflite",
-             "dynamic_int8.onnx": target / "model_dynamic_int8.onnx"}
+    variants = target / "variants"  # every candidate quantize built, the chosen copied to model.* beside
+    files = {"fp32.tflite": variants / "fp32.tflite", "dynamic_int8.tflite": variants / "dynamic_int8.tflite",
+             "dynamic_int8.onnx": variants / "dynamic_int8.onnx"}
     return {k: str(v) for k, v in files.items()}
 
 

@@ -115,7 +115,7 @@ def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def model_file_name(fmt: str, variant: str) -> str:
-    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize adds ``model_dynamic_int8.tflite`` etc."""
+    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize writes ``model.tflite`` (its choice) and ``variants/<variant>.<format>``"""
     return f"model_{variant}.{fmt}"
 
 
