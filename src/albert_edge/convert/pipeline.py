@@ -115,7 +115,8 @@ def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def model_file_name(fmt: str, variant: str) -> str:
-    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize writes ``model.tflite`` (its choice) and ``variants/<variant>.<format>``"""
+    """``model_fp32.tflite``, ``model_fp16.onnx``, ...; quantize writes ``model.tflite`` (its choice) and
+    ``variants/<variant>.<format>``, so the two never share a name."""
     return f"model_{variant}.{fmt}"
 
 
