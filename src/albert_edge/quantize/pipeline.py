@@ -557,10 +557,15 @@ def _confirm_chosen(run: QuantizeRun) -> None:
     if run.judge_rows is None:
         return
     rows = len(run.judge.samples)
+    confirmed: set[str] = set()
     while True:
         chosen, _ = choose(run.results, run.budget, run.options.prefer)
-        if chosen is None or chosen.drift is None or chosen.drift.examples >= rows:
+        # ``examples`` counts what the task judges (texts, questions), which need not be the judge's rows
+        # (QA and NER windows): each variant is judged on all rows at most once, so this always ends.
+        if (chosen is None or chosen.drift is None or chosen.drift.examples >= rows
+                or chosen.key in confirmed or not run.judge_rows.subsample):
             return
+        confirmed.add(chosen.key)
         run.say(f"judging the chosen {chosen.key} on all {rows} rows")
         try:
             chosen.drift = run.judge_rows.judge_all(chosen.data)

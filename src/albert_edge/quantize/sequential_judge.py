@@ -44,6 +44,10 @@ def judge_sizes(rows: int, budget: Budget) -> list[int]:
     return sizes + [rows]
 
 
+class _NotPerRow(Exception):
+    """The task's judged values are not one row per sample."""
+
+
 @dataclass
 class SequentialJudge:
     """The judge set in its seeded order, the fp32 reference computed so far, and the stage sizes.
@@ -74,7 +78,7 @@ class SequentialJudge:
         """fp32's values on the first ``n`` rows of the order (each row run once per judge)."""
         have = 0 if self._reference is None else len(self._reference)
         if n > have:
-            more = self.run_values(self.reference_model, [self.samples[i] for i in self.order[have:n]])
+            more = self._run(self.reference_model, self.order[have:n])
             self._reference = more if self._reference is None else np.concatenate([self._reference, more])
         assert self._reference is not None
         return self._reference[:n]
@@ -84,26 +88,59 @@ class SequentialJudge:
 
         The reference itself is judged on every row from its cached values (no second run): its
         accuracy is the baseline every report line is read against, so it is never a subsample's."""
-        if model is self.reference_model or model == self.reference_model:
-            return self._drift(self.reference(len(self.samples)), len(self.samples))
-        drift = None
-        for n in self.sizes:
-            drift = self._drift(self._values(model, n), n)
-            if n == len(self.samples) or drift.decided(self.budget):
-                return drift
-        return drift
+        if not self.subsample:
+            return self._whole_drift(model)
+        try:
+            if model is self.reference_model or model == self.reference_model:
+                return self._drift(self.reference(len(self.samples)), len(self.samples))
+            drift = None
+            for n in self.sizes:
+                drift = self._drift(self._values(model, n), n)
+                if n == len(self.samples) or drift.decided(self.budget):
+                    return drift
+            return drift
+        except _NotPerRow:
+            self._judge_whole()
+            return self._whole_drift(model)
 
     def judge_all(self, model: bytes) -> Any:
         """The task's drift of ``model`` on every row (the figures a chosen variant is reported with);
         the rows ``judge`` already ran are not run again."""
-        return self._drift(self._values(model, len(self.samples)), len(self.samples))
+        if not self.subsample:
+            return self._whole_drift(model)
+        try:
+            return self._drift(self._values(model, len(self.samples)), len(self.samples))
+        except _NotPerRow:
+            self._judge_whole()
+            return self._whole_drift(model)
+
+    def _run(self, model: bytes, rows: Sequence[int]) -> np.ndarray:
+        """``run_values`` on ``rows``; a task whose values are not one row per sample (QA and NER give one
+        per token) cannot be subsampled or reordered by sample, which ``_NotPerRow`` says."""
+        values = self.run_values(model, [self.samples[i] for i in rows])
+        if len(values) != len(rows):
+            raise _NotPerRow
+        return values
+
+    def _judge_whole(self) -> None:
+        """From now on every model is judged on all samples in the file's order, as before subsampling."""
+        self.subsample, self.order, self.sizes = False, np.arange(len(self.samples)), [len(self.samples)]
+        self._reference, self._seen = None, {}
+
+    def _whole_drift(self, model: bytes) -> Any:
+        """The drift on every sample in the file's order (values of any shape, run once per model)."""
+        for key in (self.reference_model, model):
+            if key not in self._seen:
+                self._seen[key] = self.run_values(key, list(self.samples))
+        return self.make_drift(self._seen[model], self._seen[self.reference_model], self.gold)
+
 
     def _values(self, model: bytes, n: int) -> np.ndarray:
         """``model``'s values on the first ``n`` rows of the order, running only the rows not run yet."""
         values = self._seen.get(model)
         have = 0 if values is None else len(values)
         if n > have:
-            more = self.run_values(model, [self.samples[i] for i in self.order[have:n]])
+            more = self._run(model, self.order[have:n])
             values = more if values is None else np.concatenate([values, more])
             self._seen[model] = values
         assert values is not None
@@ -115,6 +152,8 @@ class SequentialJudge:
         reference = self.reference(n)
         if n == len(self.samples):
             back = np.argsort(self.order)  # each row's place in the order
-            values, reference, rows = values[back], reference[back], np.arange(n)
+            # Every row, in the file's order: the gold goes to the task as it came (a QA judge's gold is per
+            # question while its rows are windows, so it is never indexed by rows).
+            return self.make_drift(values[back], reference[back], self.gold)
         gold = None if self.gold is None else np.asarray(self.gold)[rows]
         return self.make_drift(values, reference, gold)
