@@ -62,7 +62,8 @@ def test_the_finetuned_minilm_is_a_real_classifier_on_held_out_text(minilm_senti
 
 def test_error_table_has_one_row_per_quantized_fc_per_layer(auto_run):
     report, _ = auto_run
-    table = report.error_tables["tflite:dynamic_int8"]
+    # Tables are built only for variants judged to miss the budget (record 0120): int8_fc misses on MiniLM.
+    table = report.error_tables["tflite:int8_fc"]
     fcs = [r for r in table.rows if r.op == "FULLY_CONNECTED" and r.quantized]
     # 6 layers x (Q, K, V, attention out, FFN in, FFN out) + pooler; the classifier stays float.
     assert len(fcs) >= 36
@@ -74,7 +75,9 @@ def test_error_table_has_one_row_per_quantized_fc_per_layer(auto_run):
 def test_report_json_holds_tables_rule_and_fallback_log(auto_run):
     _, out = auto_run
     data = json.loads((out / "quantize_report.json").read_text())
-    assert set(data["error_tables"]) >= {"tflite:dynamic_int8", "tflite:int8_fc"}
+    assert "tflite:int8_fc" in data["error_tables"]
+    within = {f"{v['format']}:{v['name']}" for v in data["variants"] if v.get("meets_budget")}
+    assert not within & set(data["error_tables"]), "a variant within budget needs no fallback, so no table"
     assert data["min_judge_rows"] == 268 and data["judge"]["examples"] == 1000
     assert all(v["agreement_gate"] for v in data["variants"] if v["name"] != "fp32" and not v["error"])
     assert data["status"] in ("chosen", "over_budget")
