@@ -185,13 +185,18 @@ def test_auto_never_chooses_an_unjudged_variant_and_says_so():
 
 
 def test_a_rerun_removes_the_previous_runs_variants_and_shipped_file_but_never_converts_files(tmp_path):
-    from albert_edge.quantize.pipeline import _stale_files
+    # quantize writes through OutputSet(writer="quantize"), whose next run replaces exactly its previous set
+    # (the manifest, outputs/claim.py): what it does not write again goes, convert's files stay.
+    from albert_edge.outputs.output_set import OutputSet
 
-    previous = {"variants": [{"file": "variants/fp32.tflite"}, {"file": "variants/int8_fc.tflite"},
-                             {"file": "model_fp32.tflite"}, {"file": None}],
-                "shipped": {"model.tflite": {}, "model.onnx": {}}}
-    (tmp_path / "quantize_report.json").write_text(json.dumps(previous), encoding="utf-8")
-    written = {"variants/fp32.tflite", "variants/dynamic_int8.tflite", "model.tflite"}
-    assert _stale_files(tmp_path, written) == ["variants/int8_fc.tflite", "model.onnx"]
-    (tmp_path / "quantize_report.json").write_text("{not json", encoding="utf-8")
-    assert _stale_files(tmp_path, written) == []
+    with OutputSet(tmp_path, writer="convert") as staged:
+        staged.write_bytes("model_fp32.tflite", b"convert")
+    with OutputSet(tmp_path, writer="quantize") as staged:
+        for name in ("variants/fp32.tflite", "variants/int8_fc.tflite", "model.tflite", "model.onnx"):
+            staged.write_bytes(name, b"first")
+    with OutputSet(tmp_path, writer="quantize") as staged:
+        for name in ("variants/fp32.tflite", "variants/dynamic_int8.tflite", "model.tflite"):
+            staged.write_bytes(name, b"second")
+    assert not (tmp_path / "variants" / "int8_fc.tflite").exists() and not (tmp_path / "model.onnx").exists()
+    assert (tmp_path / "model_fp32.tflite").read_bytes() == b"convert"
+    assert sorted(p.name for p in (tmp_path / "variants").iterdir()) == ["dynamic_int8.tflite", "fp32.tflite"]

@@ -50,8 +50,6 @@ from albert_edge.quantize.report import (
     OVER_BUDGET_PREFIX,
     REPORT_MD,
     REPORT_NAME,
-    SHIPPED_NAMES,
-    VARIANTS_DIR,
     QuantizeReport,
     VariantResult,
     fallback_line,
@@ -636,23 +634,6 @@ def _ship(run: QuantizeRun, report: QuantizeReport) -> None:
                 "ratio_vs_fp32": pick.ratio_vs_fp32, "drift": pick.drift.summary() if pick.drift else None}
 
 
-def _stale_files(out: Path, written: set[str]) -> list[str]:
-    """What the previous quantize run in ``out`` shipped or kept under ``variants/`` that this run does
-    not write: its report names them. Other files (convert's ``model_fp32.tflite``) are not quantize's."""
-    from albert_edge.inputs.jsonfile import load_json_file
-
-    try:
-        previous = load_json_file(out / REPORT_NAME, AlbertEdgeError)
-    except AlbertEdgeError:
-        return []
-    if not isinstance(previous, dict):
-        return []
-    names = [v.get("file") for v in previous.get("variants") or () if isinstance(v, dict)]
-    names += list((previous.get("shipped") or {}).keys()) if isinstance(previous.get("shipped"), dict) else []
-    ours = [n for n in names if isinstance(n, str) and (n.startswith(VARIANTS_DIR + "/") or n in SHIPPED_NAMES)]
-    return [n for n in dict.fromkeys(ours) if n not in written]
-
-
 def _write(run: QuantizeRun, report: QuantizeReport) -> None:
     """Write the named files, the shipped copies and ``quantize_report.json`` together; remove what they replace."""
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
@@ -665,9 +646,6 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
                 staged.write_bytes(r.file, run.packed[r.key])
         for name, item in report.shipped.items():
             staged.write_bytes(name, run.packed[by_key[item["key"]].key])
-        if not over_budget:
-            for name in _stale_files(target, set(staged.names)):
-                staged.remove_stale(name)
         report.report_path = str(staged.directory / REPORT_NAME)
         staged.write_text(REPORT_MD, report.markdown())
         staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
