@@ -46,17 +46,8 @@ public final class ByteLevelBpeTokenizer extends AbstractTextTokenizer {
     }
 
     private static Specials specials(Map<String, Integer> vocab, String source) {
-        String[] names = {"<s>", "</s>", "<unk>", "<pad>"};
-        List<String> missing = new ArrayList<String>();
-        for (String name : names) {
-            if (!vocab.containsKey(name)) {
-                missing.add(name);
-            }
-        }
-        if (!missing.isEmpty()) {
-            throw new AlbertCoreException(source + ": byte-level BPE vocab has no " + join(missing, ", ")
-                    + " (expected RoBERTa's specials)");
-        }
+        requireTokens(vocab, new String[] {"<s>", "</s>", "<unk>", "<pad>"}, source, "byte-level BPE vocab",
+                " (expected RoBERTa's specials)");
         return new Specials(vocab.get("<s>"), vocab.get("</s>"), vocab.get("<unk>"), vocab.get("<pad>"));
     }
 
@@ -322,27 +313,11 @@ public final class ByteLevelBpeTokenizer extends AbstractTextTokenizer {
 
     @Override
     public int[] convertTokensToIds(List<String> tokens) {
-        int[] ids = new int[tokens.size()];
-        for (int i = 0; i < ids.length; i++) {
-            Integer id = vocab.get(tokens.get(i));
-            ids[i] = id == null ? unkId() : id;
-        }
-        return ids;
+        return idsIn(vocab, tokens);
     }
 
     @Override
     public int vocabSize() {
         return vocab.size();
-    }
-
-    private static String join(List<String> parts, String sep) {
-        StringBuilder sb = new StringBuilder();
-        for (String p : parts) {
-            if (sb.length() > 0) {
-                sb.append(sep);
-            }
-            sb.append(p);
-        }
-        return sb.toString();
     }
 }

@@ -63,7 +63,7 @@ public final class SentencePieceTokenizer extends AbstractTextTokenizer {
             missing.add("[SEP]");
         }
         if (!missing.isEmpty()) {
-            throw new AlbertCoreException(source + ": SentencePiece model has no " + WordPieceTokenizer.join(missing, ", ")
+            throw new AlbertCoreException(source + ": SentencePiece model has no " + join(missing, ", ")
                     + " piece (expected an ALBERT spiece.model, or XLM-R's with <s> <pad> </s> first)");
         }
         return new Specials(clsId, sepId, model.unkId(), model.padId());

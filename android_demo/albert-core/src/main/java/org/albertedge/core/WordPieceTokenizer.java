@@ -53,16 +53,7 @@ public final class WordPieceTokenizer extends AbstractTextTokenizer {
 
     /** [CLS], [SEP], [UNK] (all required) and [PAD] ids of a BERT vocab. */
     private static Specials specials(Map<String, Integer> vocab, String source) {
-        List<String> missing = new ArrayList<String>();
-        for (String special : REQUIRED_SPECIALS) {
-            if (!vocab.containsKey(special)) {
-                missing.add(special);
-            }
-        }
-        if (!missing.isEmpty()) {
-            throw new AlbertCoreException(source + ": vocab has no " + join(missing, ", ")
-                    + " token (expected a BERT vocab.txt)");
-        }
+        requireTokens(vocab, REQUIRED_SPECIALS, source, "vocab", " token (expected a BERT vocab.txt)");
         // [PAD] is id 0 in every BERT vocab; without it pad with 0, as the Python side does.
         Integer pad = vocab.get("[PAD]");
         return new Specials(vocab.get("[CLS]"), vocab.get("[SEP]"), vocab.get("[UNK]"), pad == null ? 0 : pad);
@@ -340,12 +331,7 @@ public final class WordPieceTokenizer extends AbstractTextTokenizer {
     /** Tokens -> ids; a token not in the vocab maps to the [UNK] id. */
     @Override
     public int[] convertTokensToIds(List<String> tokens) {
-        int[] ids = new int[tokens.size()];
-        for (int i = 0; i < ids.length; i++) {
-            Integer id = vocab.get(tokens.get(i));
-            ids[i] = id == null ? unkId() : id;
-        }
-        return ids;
+        return idsIn(vocab, tokens);
     }
 
     public String idToToken(int id) {
@@ -358,16 +344,5 @@ public final class WordPieceTokenizer extends AbstractTextTokenizer {
     @Override
     public int vocabSize() {
         return idToToken.size();
-    }
-
-    static String join(List<String> parts, String sep) {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < parts.size(); i++) {
-            if (i > 0) {
-                sb.append(sep);
-            }
-            sb.append(parts.get(i));
-        }
-        return sb.toString();
     }
 }
