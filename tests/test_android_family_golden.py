@@ -36,33 +36,6 @@ def test_family_goldens_cover_what_the_port_must_get_right(member):
     assert all(set(r["token_type_ids"]) == {0} for r in ok)
 
 
-def _pack(member: str, task: str):
-    from types import SimpleNamespace
-
-    kind = FAMILIES[member][0]
-    return SimpleNamespace(tokenizer_type=kind, tokenizer_asset=(RESOURCES / member).read_bytes(), do_lower_case=False,
-                           task=task)
-
-
-@pytest.mark.parametrize("member", sorted(FAMILIES))
-def test_android_assets_takes_classifiers_of_the_ported_tokenizers(member):
-    from albert_edge.android.goldens import _refuse_tokenizers_albert_core_lacks
-
-    _refuse_tokenizers_albert_core_lacks(_pack(member, "sequence_classification"), "m.tflite")  # no refusal
-
-
-@pytest.mark.parametrize("member", sorted(FAMILIES))
-@pytest.mark.parametrize("task", ["token_classification", "question_answering"])
-def test_android_assets_refuses_their_windows_in_one_line(member, task):
-    """albert-core's NER and QA windows still build BERT's [CLS] ... [SEP] rows."""
-    from albert_edge.android.goldens import _refuse_tokenizers_albert_core_lacks
-    from albert_edge.errors import ModelFileError
-
-    with pytest.raises(ModelFileError) as err:
-        _refuse_tokenizers_albert_core_lacks(_pack(member, task), "m.tflite")
-    assert str(err.value).startswith("m.tflite: albert-core") and task in str(err.value) and "\n" not in str(err.value)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("member", sorted(FAMILIES))
 def test_committed_family_codepoint_digests_equal_regeneration(member):

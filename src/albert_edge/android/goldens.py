@@ -493,23 +493,6 @@ def model_golden_cases(pack: ModelPack, sentences: Sequence[str]) -> list[Golden
     return cases
 
 
-def _refuse_tokenizers_albert_core_lacks(pack: ModelPack, source: str) -> None:
-    """albert-core (Java) tokenizes WordPiece, ALBERT's SentencePiece, and RoBERTa's byte-level BPE and
-    XLM-R's fairseq-layout SentencePiece (golden parity: ByteLevelBpeGoldenTest, XlmrSentencePieceGoldenTest).
-    Its Preprocessor takes their ``<s> a </s></s> b </s>`` template, but its NER and QA windows still
-    build ``[CLS] ... [SEP]`` rows with BERT's template, so those two tasks are refused for these tokenizers."""
-    if pack.tokenizer_type == "wordpiece" or pack.task not in ("token_classification", "question_answering"):
-        return
-    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-    if pack.tokenizer_type == "sentencepiece" and not getattr(tokenizer, "fairseq", False):
-        return
-    what = ("XLM-R's SentencePiece layout" if pack.tokenizer_type == "sentencepiece"
-            else f"the {pack.tokenizer_type} tokenizer")
-    raise ModelFileError(f"{source}: albert-core (the Android Java core) runs {pack.task} windows with BERT's "
-                         f"[CLS]/[SEP] template only, not {what}'s <s> ... </s></s> ...; this model runs with the "
-                         "Python runtime only")
-
-
 def write_android_assets(
     model_path: str | Path,
     assets_dir: str | Path,
@@ -531,7 +514,6 @@ def write_android_assets(
 
     data, pack = load_model_pack(model_path)
     source = str(model_path)
-    _refuse_tokenizers_albert_core_lacks(pack, source)
     out = ensure_writable_dir(assets_dir)
     cases = model_golden_cases(pack, list(sentences) if sentences else list(DEFAULT_SENTENCES))
     if pack.tokenizer_type != "wordpiece":

@@ -70,23 +70,33 @@ class QuestionAnswerer:
                                  ("max_question_tokens", self.max_question_tokens, 1), ("stride", stride, 0)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < low):
                 raise BackendError(f"{name} {value!r}: expected an int >= {low}")
-        if self.max_question_tokens > self.max_seq_len - 4:
-            raise BackendError(f"max_question_tokens {self.max_question_tokens}: leaves no context in "
-                               f"max_seq_len {self.max_seq_len}")
-        shortest_window = self.max_seq_len - 3 - self.max_question_tokens  # the longest question's context window
-        if stride is not None and stride >= shortest_window:
-            # Refused as the token classifier refuses it, not clamped per question without a word.
-            raise BackendError(f"stride {stride}: expected an int in [0, {shortest_window}): the context window is "
-                               f"{shortest_window} tokens after a {self.max_question_tokens}-token question "
-                               f"(max_seq_len {self.max_seq_len})")
         self.stride = stride
         self.max_answer_tokens = max_answer_tokens
         self.tokenizer, self._pool = open_checked(data, source, self.pack, backend, num_threads, xnnpack, pool_size)
+        self._check_context_room(stride)
         first = self._pool.first
         self.backend_name = first.name
         missing = [name for name in ("start_logits", "end_logits") if name not in first.output_names]
         if missing:
             raise ModelFileError(f"{source}: the graph has no output {missing[0]!r} (it has {list(first.output_names)})")
+
+    def _check_context_room(self, stride: int | None) -> None:
+        """The longest question must leave context, and ``stride`` must be shorter than that context window.
+
+        The window is ``max_seq_len`` minus [CLS], the question, its separators (RoBERTa's and XLM-R's
+        ``</s></s>`` are two: the tokenizer's ``pair_separators``) and the last separator, as
+        ``encode_windows`` cuts it; albert-core's ``QuestionAnswerer`` makes the same two checks.
+        """
+        separators = getattr(self.tokenizer, "pair_separators", 1)
+        shortest_window = self.max_seq_len - 2 - separators - self.max_question_tokens
+        if shortest_window < 1:
+            raise BackendError(f"max_question_tokens {self.max_question_tokens}: leaves no context in "
+                               f"max_seq_len {self.max_seq_len}")
+        if stride is not None and stride >= shortest_window:
+            # Refused as the token classifier refuses it, not clamped per question without a word.
+            raise BackendError(f"stride {stride}: expected an int in [0, {shortest_window}): the context window is "
+                               f"{shortest_window} tokens after a {self.max_question_tokens}-token question "
+                               f"(max_seq_len {self.max_seq_len})")
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], num_threads: int | None = None, backend: str = "auto",

@@ -23,7 +23,10 @@ public final class EntityExtractor {
 
     /** Runs one window through the model: {@code [1, n]} inputs in, {@code [n][labels]} logits out. */
     public interface WindowRunner {
-        /** {@code encoding} is [CLS] window [SEP], unpadded; return its logits row per position. */
+        /**
+         * {@code encoding} is [CLS] window [SEP] ({@code <s> window </s>} for RoBERTa and XLM-R; type 0
+         * throughout either way), unpadded; return its logits row per position.
+         */
         float[][] run(Encoding encoding);
     }
 
@@ -159,9 +162,9 @@ public final class EntityExtractor {
             int[] mask = new int[n];
             Arrays.fill(mask, 1);
             List<String> shown = new ArrayList<String>();
-            shown.add("[CLS]");
+            shown.add(tokenizer.clsToken());
             shown.addAll(strings.subList(start, end));
-            shown.add("[SEP]");
+            shown.add(tokenizer.sepToken());
             windows.add(new Encoding(row, new int[n], mask, shown, false));
         }
         return new Prepared(text, tokens, ids, starts, windows);

@@ -7,8 +7,11 @@ import java.util.List;
  * Extractive question answering around the model, as Python's {@code albert_edge.tasks.qa_spans}:
  * question/context windows, the max-context rule, the best span and the answer cut from the context.
  *
- * <p>A model input is {@code [CLS] question [SEP] context-window [SEP]} with token types 0 then 1.
- * Windows hold {@code maxSeqLen - 3 - questionLength} context tokens; consecutive windows share
+ * <p>A model input is {@code [CLS] question [SEP] context-window [SEP]} with token types 0 then 1; with
+ * RoBERTa's and XLM-R's template ({@code pairSeparators} 2, {@code pairTypeId} 0) it is
+ * {@code <s> question </s></s> context-window </s>}, token type 0 throughout, as Python's
+ * {@code encode_windows} builds it from the same tokenizer attributes. Windows hold
+ * {@code maxSeqLen - 2 - pairSeparators - questionLength} context tokens; consecutive windows share
  * {@code stride} tokens (default half a window, at most 128). A span may only start at a token whose
  * most central window (largest distance to either edge, earlier window on ties) is the current one,
  * ends at or after its start, inside the context, at most {@code maxAnswerTokens} long; the best
@@ -55,9 +58,18 @@ public final class QaSpans {
         }
     }
 
-    /** The windows covering {@code contextTokens} after a question of {@code questionTokens}; stride -1: default. */
+    /** BERT's windows ({@code [CLS] q [SEP] window [SEP]}); stride -1: default. */
     public static List<Window> windows(int contextTokens, int questionTokens, int maxSeqLen, int stride) {
-        int window = maxSeqLen - 3 - questionTokens;
+        return windows(contextTokens, questionTokens, maxSeqLen, stride, 1);
+    }
+
+    /**
+     * The windows covering {@code contextTokens} after a question of {@code questionTokens} and
+     * {@code pairSeparators} separators ({@link TextTokenizer#pairSeparators}); stride -1: default.
+     */
+    public static List<Window> windows(int contextTokens, int questionTokens, int maxSeqLen, int stride,
+                                       int pairSeparators) {
+        int window = maxSeqLen - 2 - pairSeparators - questionTokens;
         if (window < 1) {
             throw new IllegalArgumentException("max_seq_len " + maxSeqLen + " leaves no room for context after a "
                     + questionTokens + "-token question");
@@ -85,20 +97,25 @@ public final class QaSpans {
             for (int local = 0; local < length; local++) {
                 mask[local] = owner[starts[k] + local] == k;
             }
-            out.add(new Window(starts[k], length, questionTokens + 2, mask));
+            out.add(new Window(starts[k], length, questionTokens + 1 + pairSeparators, mask));
         }
         return out;
     }
 
-    /** {@code [CLS] question [SEP] context[first:first+length] [SEP]}. */
+    /**
+     * {@code [CLS] question [SEP] context[first:first+length] [SEP]}, with as many separators after the
+     * question as the window's offset leaves room for ({@code </s></s>} in RoBERTa's template).
+     */
     public static int[] inputIds(int clsId, int sepId, int[] question, int[] context, Window w) {
-        int[] ids = new int[question.length + w.length + 3];
+        int[] ids = new int[w.offset + w.length + 1];
         int p = 0;
         ids[p++] = clsId;
         for (int id : question) {
             ids[p++] = id;
         }
-        ids[p++] = sepId;
+        while (p < w.offset) {
+            ids[p++] = sepId;
+        }
         for (int i = 0; i < w.length; i++) {
             ids[p++] = context[w.first + i];
         }
@@ -106,11 +123,14 @@ public final class QaSpans {
         return ids;
     }
 
-    /** Token types: 0 for [CLS] question [SEP], 1 for the context and its [SEP]. */
-    public static int[] tokenTypeIds(int questionLength, Window w) {
-        int[] types = new int[questionLength + w.length + 3];
-        for (int i = questionLength + 2; i < types.length; i++) {
-            types[i] = 1;
+    /**
+     * Token types: 0 up to the context, {@code pairTypeId} ({@link TextTokenizer#pairTypeId}) for the
+     * context and its last separator: BERT's 0s then 1s, RoBERTa's and XLM-R's 0s throughout.
+     */
+    public static int[] tokenTypeIds(Window w, int pairTypeId) {
+        int[] types = new int[w.offset + w.length + 1];
+        for (int i = w.offset; i < types.length; i++) {
+            types[i] = pairTypeId;
         }
         return types;
     }

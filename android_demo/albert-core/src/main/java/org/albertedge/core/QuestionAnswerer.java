@@ -9,7 +9,8 @@ import java.util.List;
  * Extractive question answering from strings, the Java twin of Python's
  * {@code albert_edge.runtime.QuestionAnswerer} minus the interpreter: tokenize the question (its
  * first {@code maxQuestionTokens} tokens) and the context with offsets, cut the context into
- * {@code [CLS] question [SEP] window [SEP]} inputs ({@link QaSpans}: stride, most-central start rule),
+ * {@code [CLS] question [SEP] window [SEP]} inputs (RoBERTa and XLM-R: {@code <s> question </s></s> window
+ * </s>}, type 0 throughout; {@link QaSpans}: stride, most-central start rule),
  * let the caller run each window, pick the best span (at most {@code maxAnswerTokens}) and cut the
  * answer out of the context as typed.
  *
@@ -29,7 +30,7 @@ public final class QuestionAnswerer {
 
     /** Runs one window through the model: {@code [1, n]} inputs in, {@code {startLogits[n], endLogits[n]}} out. */
     public interface SpanRunner {
-        /** {@code encoding} is [CLS] question [SEP] window [SEP], unpadded. */
+        /** {@code encoding} is [CLS] question [SEP] window [SEP] (or the tokenizer's template), unpadded. */
         float[][] run(Encoding encoding);
     }
 
@@ -112,9 +113,17 @@ public final class QuestionAnswerer {
         if (cap < 1) {
             throw new AlbertCoreException("max_question_tokens " + cap + ": expected an int >= 1");
         }
-        if (cap > maxSeqLen - 4) {
+        // The longest question's context window: max_seq_len minus <s>/[CLS], the question, its separators
+        // (</s></s> in RoBERTa's template) and the last one; Python's constructor makes the same two checks.
+        int shortestWindow = maxSeqLen - 2 - tokenizer.pairSeparators() - cap;
+        if (shortestWindow < 1) {
             throw new AlbertCoreException("max_question_tokens " + cap + ": leaves no context in max_seq_len "
                     + maxSeqLen);
+        }
+        if (stride >= shortestWindow) {
+            throw new AlbertCoreException("stride " + stride + ": expected an int in [0, " + shortestWindow
+                    + "): the context window is " + shortestWindow + " tokens after a " + cap
+                    + "-token question (max_seq_len " + maxSeqLen + ")");
         }
         this.tokenizer = tokenizer;
         this.maxSeqLen = maxSeqLen;
@@ -180,18 +189,21 @@ public final class QuestionAnswerer {
             // Nothing to answer from: Python answers without running the model.
             return new Prepared(question, context, questionIds, tokens, ids, windows, encodings);
         }
-        windows.addAll(QaSpans.windows(ids.length, questionIds.length, maxSeqLen, stride));
+        int separators = tokenizer.pairSeparators();
+        windows.addAll(QaSpans.windows(ids.length, questionIds.length, maxSeqLen, stride, separators));
         for (QaSpans.Window w : windows) {
             int[] row = QaSpans.inputIds(tokenizer.clsId(), tokenizer.sepId(), questionIds, ids, w);
             int[] mask = new int[row.length];
             Arrays.fill(mask, 1);
             List<String> shown = new ArrayList<String>(row.length);
-            shown.add("[CLS]");
+            shown.add(tokenizer.clsToken());
             shown.addAll(asked);
-            shown.add("[SEP]");
+            for (int k = 0; k < separators; k++) {
+                shown.add(tokenizer.sepToken());
+            }
             shown.addAll(strings.subList(w.first, w.first + w.length));
-            shown.add("[SEP]");
-            encodings.add(new Encoding(row, QaSpans.tokenTypeIds(questionIds.length, w), mask, shown, false));
+            shown.add(tokenizer.sepToken());
+            encodings.add(new Encoding(row, QaSpans.tokenTypeIds(w, tokenizer.pairTypeId()), mask, shown, false));
         }
         return new Prepared(question, context, questionIds, tokens, ids, windows, encodings);
     }

@@ -32,7 +32,7 @@ class EntityGoldenTest {
         spGolden = Resources.jsonLines("golden_ner_sp.jsonl");
     }
 
-    private static float[][][] logits(JSONArray windows) throws Exception {
+    static float[][][] logits(JSONArray windows) throws Exception {
         float[][][] out = new float[windows.length()][][];
         for (int w = 0; w < out.length; w++) {
             JSONArray rows = windows.getJSONArray(w);
@@ -51,24 +51,37 @@ class EntityGoldenTest {
     @Test
     void everyGoldenTextGivesPythonsTokensWindowsTagsAndEntities() throws Exception {
         assertEquals("wordpiece", pack.tokenizerType);
-        checkAll(pack, golden);
+        checkAll(pack, golden, 100, 3);
     }
 
     @Test
     void everySentencePieceGoldenTextGivesPythonsTokensWindowsTagsAndEntities() throws Exception {
         assertEquals("sentencepiece", spPack.tokenizerType);
-        checkAll(spPack, spGolden);
+        checkAll(spPack, spGolden, 100, 3);
     }
 
-    private static void checkAll(ModelPack pack, List<JSONObject> golden) throws Exception {
+    private static void checkAll(ModelPack pack, List<JSONObject> golden, int minEntities, int minMultiWindow)
+            throws Exception {
+        for (JSONObject g : golden) {
+            assertEquals(pack.maxSeqLen, g.getInt("max_seq_len"));
+        }
+        checkAll(pack.tokenizer(), pack.labels, golden, minEntities, minMultiWindow);
+    }
+
+    /**
+     * Every record's tokens, ids, windows (and their rows, where the record holds
+     * {@code window_input_ids}), tags and entities, decoded here with {@code tokenizer} and {@code labels}
+     * at the record's own max_seq_len and stride. Shared with {@link TemplateWindowsGoldenTest}.
+     */
+    static void checkAll(TextTokenizer tokenizer, List<String> labels, List<JSONObject> golden, int minEntities,
+                         int minMultiWindow) throws Exception {
         int entities = 0;
         int multiWindow = 0;
         List<String> mismatches = new ArrayList<String>();
         for (JSONObject g : golden) {
             String text = g.getString("text");
-            assertEquals(pack.labels, Resources.strings(g.getJSONArray("labels")));
-            assertEquals(pack.maxSeqLen, g.getInt("max_seq_len"));
-            EntityExtractor extractor = new EntityExtractor(pack.tokenizer(), pack.labels, pack.maxSeqLen,
+            assertEquals(labels, Resources.strings(g.getJSONArray("labels")));
+            EntityExtractor extractor = new EntityExtractor(tokenizer, labels, g.getInt("max_seq_len"),
                     g.getInt("stride"));
             EntityExtractor.Prepared prepared = extractor.prepare(text);
             assertEquals(OffsetsGoldenTest.spans(g.getJSONArray("tokens")), prepared.tokens, text);
@@ -76,7 +89,15 @@ class EntityGoldenTest {
             assertArrayEquals(Resources.ints(g.getJSONArray("window_starts")), prepared.windowStarts, text);
             multiWindow += prepared.windowStarts.length > 1 ? 1 : 0;
             for (int w = 0; w < prepared.windows.size(); w++) {
-                assertEquals(g.getJSONArray("window_logits").getJSONArray(w).length(), prepared.windows.get(w).length());
+                Encoding window = prepared.windows.get(w);
+                assertEquals(g.getJSONArray("window_logits").getJSONArray(w).length(), window.length());
+                if (g.has("window_input_ids")) {
+                    assertArrayEquals(Resources.ints(g.getJSONArray("window_input_ids").getJSONArray(w)),
+                            window.inputIds, text + " window " + w);
+                    assertArrayEquals(new int[window.length()], window.tokenTypeIds, text);
+                }
+                assertEquals(tokenizer.clsToken(), window.tokens.get(0), text);
+                assertEquals(tokenizer.sepToken(), window.tokens.get(window.length() - 1), text);
             }
             List<EntityExtractor.TokenTag> tags = extractor.tag(prepared, logits(g.getJSONArray("window_logits")));
             List<String> tagNames = new ArrayList<String>();
@@ -105,8 +126,9 @@ class EntityGoldenTest {
         }
         assertTrue(mismatches.isEmpty(), mismatches.size() + " differ:\n"
                 + String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size()))));
-        assertTrue(entities >= 100, "golden should hold at least 100 entities, found " + entities);
-        assertTrue(multiWindow >= 3, "golden should hold texts that need several windows, found " + multiWindow);
+        assertTrue(entities >= minEntities, "golden should hold at least " + minEntities + " entities, found " + entities);
+        assertTrue(multiWindow >= minMultiWindow, "golden should hold texts that need several windows, found "
+                + multiWindow);
     }
 
     @Test

@@ -51,7 +51,7 @@ class QaSpansGoldenTest {
                 assertArrayEquals(Resources.ints(ww.getJSONArray("input_ids")),
                         QaSpans.inputIds(g.getInt("cls_id"), g.getInt("sep_id"), question, context, w), where);
                 assertArrayEquals(Resources.ints(ww.getJSONArray("token_type_ids")),
-                        QaSpans.tokenTypeIds(question.length, w), where);
+                        QaSpans.tokenTypeIds(w, 1), where);
                 JSONArray logits = g.getJSONArray("logits").getJSONArray(k);
                 starts.add(floats(logits.getJSONArray(0)));
                 ends.add(floats(logits.getJSONArray(1)));

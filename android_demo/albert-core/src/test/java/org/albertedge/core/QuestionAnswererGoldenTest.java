@@ -34,7 +34,7 @@ class QuestionAnswererGoldenTest {
         spGolden = Resources.jsonLines("golden_qa_sp.jsonl");
     }
 
-    private static List<float[]> rows(JSONArray windows) throws Exception {
+    static List<float[]> rows(JSONArray windows) throws Exception {
         List<float[]> out = new ArrayList<float[]>();
         for (int w = 0; w < windows.length(); w++) {
             double[] values = Resources.doubles(windows.getJSONArray(w));
@@ -48,7 +48,12 @@ class QuestionAnswererGoldenTest {
     }
 
     private static QuestionAnswerer answerer(ModelPack pack, JSONObject g) throws Exception {
-        return new QuestionAnswerer(pack.tokenizer(), g.getInt("max_seq_len"), g.isNull("stride") ? -1 : g.getInt("stride"),
+        return answerer(pack.tokenizer(), g);
+    }
+
+    /** The record's settings; the question cap is the default, which must come out as the record's. */
+    private static QuestionAnswerer answerer(TextTokenizer tokenizer, JSONObject g) throws Exception {
+        return new QuestionAnswerer(tokenizer, g.getInt("max_seq_len"), g.isNull("stride") ? -1 : g.getInt("stride"),
                 g.getInt("max_answer_tokens"), -1);
     }
 
@@ -64,17 +69,23 @@ class QuestionAnswererGoldenTest {
     @Test
     void everyGoldenQuestionGivesPythonsTokensWindowsAndAnswer() throws Exception {
         assertEquals("wordpiece", pack.tokenizerType);
-        checkAll(pack, golden);
+        checkAll(pack.tokenizer(), golden, 40, 10, 1);
     }
 
     @Test
     void everySentencePieceGoldenQuestionGivesPythonsTokensWindowsAndAnswer() throws Exception {
         assertEquals("sentencepiece", spPack.tokenizerType);
         assertEquals(ModelPack.QUESTION_ANSWERING, spPack.task);
-        checkAll(spPack, spGolden);
+        checkAll(spPack.tokenizer(), spGolden, 40, 10, 1);
     }
 
-    private static void checkAll(ModelPack pack, List<JSONObject> golden) throws Exception {
+    /**
+     * Every record answered here from its question and context with {@code tokenizer}: question ids, context
+     * tokens and ids, each window's rows, token types, place and max-context mask, then span, answer and
+     * score from the record's logits. Shared with {@link TemplateWindowsGoldenTest}.
+     */
+    static void checkAll(TextTokenizer tokenizer, List<JSONObject> golden, int minAnswers, int minMultiWindow,
+                         int minAstral) throws Exception {
         int answers = 0;
         int multiWindow = 0;
         int astral = 0;
@@ -83,7 +94,7 @@ class QuestionAnswererGoldenTest {
             String question = g.getString("question");
             String context = g.getString("context");
             String where = JSONObject.quote(question) + " / " + JSONObject.quote(context) + " stride " + g.opt("stride");
-            QuestionAnswerer qa = answerer(pack, g);
+            QuestionAnswerer qa = answerer(tokenizer, g);
             assertEquals(g.getInt("max_question_tokens"), qa.maxQuestionTokens(), where);
             QuestionAnswerer.Prepared p = qa.prepare(question, context);
             assertArrayEquals(Resources.ints(g.getJSONArray("question_ids")), p.questionIds, where);
@@ -99,7 +110,15 @@ class QuestionAnswererGoldenTest {
                 assertArrayEquals(Resources.ints(ww.getJSONArray("token_type_ids")), e.tokenTypeIds, where);
                 assertEquals(ww.getInt("first"), p.windows.get(k).first, where);
                 assertEquals(ww.getInt("offset"), p.windows.get(k).offset, where);
+                assertEquals(ww.getInt("length"), p.windows.get(k).length, where);
+                JSONArray mask = ww.getJSONArray("max_context");
+                for (int i = 0; i < mask.length(); i++) {
+                    assertEquals(mask.getBoolean(i), p.windows.get(k).maxContext[i], where + " window " + k + " token " + i);
+                }
                 assertEquals(e.length(), e.tokens.size(), where);
+                assertEquals(tokenizer.clsToken(), e.tokens.get(0), where);
+                assertEquals(tokenizer.sepToken(), e.tokens.get(e.length() - 1), where);
+                assertEquals(tokenizer.sepToken(), e.tokens.get(p.windows.get(k).offset - 1), where);
             }
             QuestionAnswerer.Answer a = qa.answer(p, rows(g.getJSONArray("start_logits")), rows(g.getJSONArray("end_logits")));
             boolean same = g.getString("answer").equals(a.text) && g.getInt("start") == a.start && g.getInt("end") == a.end
@@ -120,9 +139,10 @@ class QuestionAnswererGoldenTest {
         }
         assertTrue(mismatches.isEmpty(), mismatches.size() + " differ:\n"
                 + String.join("\n", mismatches.subList(0, Math.min(8, mismatches.size()))));
-        assertTrue(answers >= 40, "golden should hold at least 40 answers, found " + answers);
-        assertTrue(multiWindow >= 10, "golden should hold contexts over several windows, found " + multiWindow);
-        assertTrue(astral >= 1, "golden should hold an answer after surrogate pairs, found " + astral);
+        assertTrue(answers >= minAnswers, "golden should hold at least " + minAnswers + " answers, found " + answers);
+        assertTrue(multiWindow >= minMultiWindow, "golden should hold contexts over several windows, found "
+                + multiWindow);
+        assertTrue(astral >= minAstral, "golden should hold an answer after surrogate pairs, found " + astral);
     }
 
     @Test
