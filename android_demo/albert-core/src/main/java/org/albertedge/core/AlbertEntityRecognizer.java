@@ -9,8 +9,8 @@ import java.util.List;
  *
  * <p>{@link EntityExtractor} does the text side: tokens with offsets, overlapping windows of
  * max_seq_len - 2 tokens (each token's logits from its most central window), BIO/BIOES/BILOU/IO
- * decoding, offsets into the typed text. This class runs each {@code [CLS] window [SEP]} at its
- * real length (logits {@code [1, length, labels]}), as Python's {@code TokenClassifier} does.
+ * decoding, offsets into the typed text. This class runs each {@code [CLS] window [SEP]} ({@code <s>
+ * window </s>} for RoBERTa and XLM-R packs) at its real length (logits {@code [1, length, labels]}), as Python's {@code TokenClassifier} does.
  */
 public final class AlbertEntityRecognizer implements Closeable {
     private static final String LOGITS = "logits";

@@ -10,7 +10,8 @@ import java.util.Map;
  * timings out. The model runs behind an {@link InferenceEngine}; everything else is here.
  *
  * <p>{@link QuestionAnswerer} does the text side: the question's tokens (capped), the context's
- * tokens with offsets, {@code [CLS] question [SEP] window [SEP]} inputs with a stride, the
+ * tokens with offsets, {@code [CLS] question [SEP] window [SEP]} inputs ({@code <s> question </s></s> window
+ * </s>}, type 0, for RoBERTa and XLM-R packs) with a stride, the
  * most-central start rule, the best span and the answer cut from the context as typed. This class
  * runs each window at its real length ({@code start_logits}/{@code end_logits} {@code [1, length]}),
  * as Python's {@code QuestionAnswerer} does.
