@@ -48,9 +48,10 @@ def _batch(tokenizer, pairs):
     return ids, mask
 
 
-def _torch(model, ids, mask):
+def _torch(model, ids, mask, types=None):
     with torch.no_grad():
-        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask))
+        extra = {} if types is None else {"token_type_ids": torch.tensor(types)}
+        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), **extra)
 
 
 def _run(data, ids, mask):
@@ -88,9 +89,13 @@ def test_cli_convert_packs_the_tokenizer_and_matches_transformers_probabilities(
         runtime = TextClassifier.from_file(tmp_path / "out" / f"model_fp32.{suffix}", num_threads=1)
         for a, b in PAIRS:
             enc = runtime.encode(a, b)
-            want = tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"]
+            hf = tokenizer(a, b) if b is not None else tokenizer(a)
+            want = hf["input_ids"]
             assert enc.input_ids[:enc.length] == want, (suffix, a, b)
-            theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64)).logits.numpy()[0])
+            # The segment ids HF's tokenizer gives (BERT-style pairs: 1 for the second text; an
+            # un-normalised MobileBERT shows a dropped token type beyond 1e-3).
+            types = np.array([hf["token_type_ids"]]) if "token_type_ids" in hf else None
+            theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64), types).logits.numpy()[0])
             got = runtime.predict(a, b)
             assert np.max(np.abs(np.array([got.scores[k] for k in "abc"]) - theirs)) <= 1e-3
     if model.config.model_type in ("roberta", "xlm-roberta"):  # tokenizers albert-core ports (golden-tested in Java)
