@@ -96,8 +96,9 @@ def mobilebert_layer_shapes(config: AlbertConfig) -> dict[str, tuple[int, ...]]:
 def mobilebert_embedding_shapes(config: AlbertConfig) -> dict[str, tuple[int, ...]]:
     """The embedding's tensors: E-wide word rows, their 3-gram projected to H, H-wide positions and types."""
     e, h = config.embedding_size, config.hidden_size
-    shapes = {"embeddings.word": (config.vocab_size, e), "embeddings.position": (config.max_position_embeddings, h),
-              "embeddings.token_type": (config.type_vocab_size, h)}
+    shapes: dict[str, tuple[int, ...]] = {"embeddings.word": (config.vocab_size, e),
+                                          "embeddings.position": (config.max_position_embeddings, h),
+                                          "embeddings.token_type": (config.type_vocab_size, h)}
     _dense(shapes, "embeddings.projection", 3 * e, h)
     _norm(shapes, "embeddings", h)
     return shapes

@@ -12,6 +12,7 @@ Shapes: B batch, S sequence, E embedding width, H hidden, N heads, D = H / N, I 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,7 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-ACTIVATION_FUNCTIONS = {
+ACTIVATION_FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "gelu_exact": gelu_exact,
     "gelu_tanh": gelu_tanh,
     "relu": lambda x: np.maximum(x, 0.0),
@@ -162,6 +163,7 @@ def mobilebert_block(x: np.ndarray, p: dict[str, np.ndarray], cfg: AlbertConfig,
     NoNorm(sublayer + input), and widens back with NoNorm(h W_out + b + x).
     """
     layout = cfg.mobilebert
+    assert layout is not None, "mobilebert_block needs a MobileBERT config"
     inner = no_norm(dense(x, p["bottleneck.input.kernel"], p["bottleneck.input.bias"]), p, "bottleneck.input.norm")
     if layout.use_bottleneck_attention:
         qk_in = v_in = inner
