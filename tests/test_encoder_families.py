@@ -1,4 +1,4 @@
-"""DistilBERT, ELECTRA, RoBERTa and XLM-R checkpoints through the one skeleton, pack and runtime (#40).
+"""DistilBERT, ELECTRA, MobileBERT, RoBERTa and XLM-R checkpoints through the one skeleton, pack and runtime (#40).
 
 Each family's tiny random-init checkpoint is transformers' own ``*For<head>.save_pretrained`` with a
 tokenizer trained in the test (``tests/support/tiny_families.py``); it is converted and the TFLite and
@@ -7,7 +7,8 @@ ONNX files are compared with transformers' torch forward on the same ids: probab
 tokenizer's (RoBERTa's byte-level BPE and XLM-R's SentencePiece included; ``android-assets`` writes
 their app assets, albert-core ports both tokenizers). The int8 dynamic variants are judged by ``quantize``; an unmapped architecture is one
 line and exit 2.
-MediaPipe's real TextClassifier runs the DistilBERT and ELECTRA files (slow: its own virtualenv).
+MediaPipe's real TextClassifier runs the DistilBERT, ELECTRA and MobileBERT files (slow: its own virtualenv).
+MobileBERT's own options (no pooler, bottleneck attention) and refusals: tests/test_encoder_mobilebert.py.
 Runtime: about 3 min quick tier (some 30 small conversions; several times that on a loaded machine).
 """
 
@@ -32,7 +33,7 @@ pytest.importorskip("tokenizers")
 
 from tests.support.tiny_families import SENTENCES, family_checkpoint  # needs torch: after the importorskips
 
-WORDPIECE_FAMILIES = ["distilbert", "electra"]
+WORDPIECE_FAMILIES = ["distilbert", "electra", "mobilebert"]
 FAMILIES = [*WORDPIECE_FAMILIES, "roberta", "xlm-roberta"]
 PAIRS = [("the quick brown fox", "a lazy dog"), ("Paris is cold!", None), ("good films, bad films", "happy people")]
 
@@ -47,9 +48,10 @@ def _batch(tokenizer, pairs):
     return ids, mask
 
 
-def _torch(model, ids, mask):
+def _torch(model, ids, mask, types=None):
     with torch.no_grad():
-        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask))
+        extra = {} if types is None else {"token_type_ids": torch.tensor(types)}
+        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), **extra)
 
 
 def _run(data, ids, mask):
@@ -87,9 +89,13 @@ def test_cli_convert_packs_the_tokenizer_and_matches_transformers_probabilities(
         runtime = TextClassifier.from_file(tmp_path / "out" / f"model_fp32.{suffix}", num_threads=1)
         for a, b in PAIRS:
             enc = runtime.encode(a, b)
-            want = tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"]
+            hf = tokenizer(a, b) if b is not None else tokenizer(a)
+            want = hf["input_ids"]
             assert enc.input_ids[:enc.length] == want, (suffix, a, b)
-            theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64)).logits.numpy()[0])
+            # The segment ids HF's tokenizer gives (BERT-style pairs: 1 for the second text; an
+            # un-normalised MobileBERT shows a dropped token type beyond 1e-3).
+            types = np.array([hf["token_type_ids"]]) if "token_type_ids" in hf else None
+            theirs = _softmax(_torch(model, np.array([want]), np.ones((1, len(want)), np.int64), types).logits.numpy()[0])
             got = runtime.predict(a, b)
             assert np.max(np.abs(np.array([got.scores[k] for k in "abc"]) - theirs)) <= 1e-3
     if model.config.model_type in ("roberta", "xlm-roberta"):  # tokenizers albert-core ports (golden-tested in Java)
@@ -213,7 +219,7 @@ def test_quantize_judges_the_dynamic_int8_variants(family, tmp_path, capsys):
 @pytest.mark.slow  # MediaPipe's own virtualenv (built once, cached) and two conversions
 @pytest.mark.parametrize("family", WORDPIECE_FAMILIES)
 def test_mediapipe_text_classifier_runs_the_wordpiece_families_and_agrees(family, mediapipe_python, tmp_path):
-    """The supported-architectures table says MediaPipe yes for DistilBERT and ELECTRA: its real
+    """The supported-architectures table says MediaPipe yes for DistilBERT, ELECTRA and MobileBERT: its real
     TextClassifier runs the fp32 .tflite unchanged and gives our logits."""
     import subprocess
     from pathlib import Path
@@ -259,7 +265,7 @@ def test_finetune_refuses_a_family_it_would_save_as_another(classifier, tmp_path
         tf1_config_dict(load_checkpoint(folder).config, "bert")
 
 
-@pytest.mark.parametrize("model_type", ["mobilebert", "deberta-v2", "mpnet"])
+@pytest.mark.parametrize("model_type", ["funnel", "deberta-v2", "mpnet"])
 def test_an_unmapped_architecture_is_one_line_and_exit_2(model_type, tmp_path, capsys):
     folder = tmp_path / "ckpt"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Tiny random-init DistilBERT, ELECTRA, RoBERTa and XLM-R checkpoints with a real tokenizer beside them.
+"""Tiny random-init DistilBERT, ELECTRA, MobileBERT, RoBERTa and XLM-R checkpoints with a real tokenizer beside them.
 
 Each model is transformers' own ``*For<head>`` (seeded, hidden 32, 2 layers, biases and LayerNorms
 moved off 0/1 so a dropped term shows) saved with ``save_pretrained``; its tokenizer is trained in
@@ -26,8 +26,15 @@ SENTENCES = [
     "Paris and Berlin are cities; Alice lives in Paris.",
 ]
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-FAMILIES = ("distilbert", "electra", "roberta", "xlm-roberta")
-_CLASS = {"distilbert": "DistilBert", "electra": "Electra", "roberta": "Roberta", "xlm-roberta": "XLMRoberta"}
+FAMILIES = ("distilbert", "electra", "mobilebert", "roberta", "xlm-roberta")
+_CLASS = {"distilbert": "DistilBert", "electra": "Electra", "mobilebert": "MobileBert", "roberta": "Roberta",
+          "xlm-roberta": "XLMRoberta"}
+#: MobileBERT at a tenth of its width, with every structural feature it has: 3-gram embedding (E 16),
+#: bottleneck 16 < H 32, the shared key/query bottleneck, two stacked FFNs, ReLU, NoNorm.
+MOBILEBERT_SIZES = dict(hidden_size=32, embedding_size=16, intra_bottleneck_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=24, num_feedforward_networks=2,
+                        max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                        pad_token_id=0)
 
 
 def wordpiece_tokenizer(folder: Path, family: str):
@@ -49,7 +56,9 @@ def wordpiece_tokenizer(folder: Path, family: str):
 def tiny_family_model(family: str, head: str, vocab_size: int, **extra):
     """Seeded ``transformers.<Family>For<head>`` (or ``<Family>Model`` when ``head`` is "Model")."""
     torch.manual_seed(0)
-    if family == "distilbert":
+    if family == "mobilebert":
+        config = transformers.MobileBertConfig(vocab_size=vocab_size, **{**MOBILEBERT_SIZES, **extra})
+    elif family == "distilbert":
         config = transformers.DistilBertConfig(vocab_size=vocab_size, dim=32, n_layers=2, n_heads=2, hidden_dim=48,
                                                max_position_embeddings=64, dropout=0.0, attention_dropout=0.0,
                                                seq_classif_dropout=0.0, qa_dropout=0.0, pad_token_id=0, **extra)
@@ -68,12 +77,16 @@ def tiny_family_model(family: str, head: str, vocab_size: int, **extra):
         for pname, p in model.named_parameters():
             if pname.endswith("bias") or "LayerNorm" in pname or "layer_norm" in pname:
                 p.add_(0.1 * torch.randn_like(p))
+        if family == "mobilebert":  # keep activations O(1) through the un-normalised (NoNorm) layers
+            for pname, p in model.named_parameters():
+                if p.ndim == 2 and "embeddings" not in pname:
+                    p.copy_(torch.randn_like(p) / p.shape[1] ** 0.5)
     return model.eval()
 
 
 def family_checkpoint(folder: Path, family: str, head: str, **extra):
     """(folder, model, tokenizer): the tokenizer and a tiny ``family`` model with ``head``, saved in ``folder``."""
-    if family in ("distilbert", "electra"):
+    if family in ("distilbert", "electra", "mobilebert"):
         tokenizer = wordpiece_tokenizer(folder, family)
     else:
         from tests.support.family_tokenizers import save_family_tokenizer

@@ -111,6 +111,18 @@ class OnnxGraphBuilder:
         return self.op("LayerNormalization", [x, self.weight(prefix + ".gamma"), self.weight(prefix + ".beta")],
                        axis=-1, epsilon=float(self.config.layer_norm_eps))
 
+    def no_norm(self, x: str, prefix: str) -> str:
+        return self.op("Add", [self.op("Mul", [x, self.weight(prefix + ".gamma")]), self.weight(prefix + ".beta")])
+
+    def trigram(self, x: str) -> str:
+        """[batch, seq, E] -> [batch, seq, 3E]: Pad the sequence axis, Slice next and previous, Concat."""
+        padded = self.op("Pad", [x, self.const([0, 1, 0, 0, 1, 0], np.int64)])
+        axis = self.const([1], np.int64)
+        after = self.op("Slice", [padded, self.const([2], np.int64), self.const([np.iinfo(np.int64).max], np.int64),
+                                  axis])
+        before = self.op("Slice", [padded, self.const([0], np.int64), self.const([-2], np.int64), axis])
+        return self.op("Concat", [after, x, before], axis=2)
+
     def activation(self, x: str, name: str | None = None) -> str:
         """The FFN activation ``name`` (the config's by default), GELU spelled out in standard ops."""
         act = str(self.config.hidden_act if name is None else name)
@@ -139,16 +151,19 @@ class OnnxGraphBuilder:
 
     def query_key_value(self, x: str, prefix: str) -> tuple[str, str, str]:
         """Separate Q/K/V MatMuls; heads by Reshape/Transpose, K already as [batch, heads, head_dim, seq]."""
-        heads = self.config.num_attention_heads
-        split_shape = self.const([0, 0, heads, self.config.hidden_size // heads], np.int64)
+        return self.query_key_value_from(x, x, x, prefix)
 
-        def heads_of(name: str, perm: list[int]) -> str:
+    def query_key_value_from(self, q: str, k: str, v: str, prefix: str) -> tuple[str, str, str]:
+        """Q, K, V each from its own input (MobileBERT's bottlenecks; BERT passes one x three times)."""
+        split_shape = self.const([0, 0, self.config.num_attention_heads, self.config.head_dim()], np.int64)
+
+        def heads_of(x: str, name: str, perm: list[int]) -> str:
             return self.op("Transpose", [self.op("Reshape", [self.dense(x, prefix + name), split_shape])], perm=perm)
 
-        return heads_of("query", [0, 2, 1, 3]), heads_of("key", [0, 2, 3, 1]), heads_of("value", [0, 2, 1, 3])
+        return heads_of(q, "query", [0, 2, 1, 3]), heads_of(k, "key", [0, 2, 3, 1]), heads_of(v, "value", [0, 2, 1, 3])
 
     def attention_scores(self, q: str, k: str) -> str:
-        head_dim = self.config.hidden_size // self.config.num_attention_heads
+        head_dim = self.config.head_dim()
         return self.op("Div", [self.op("MatMul", [q, k]), self.const(math.sqrt(head_dim))])
 
     def add(self, a: str, b: str) -> str:
@@ -159,7 +174,7 @@ class OnnxGraphBuilder:
 
     def attend(self, probs: str, v: str) -> str:
         context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
-        return self.op("Reshape", [context, self.const([0, 0, self.config.hidden_size], np.int64)])
+        return self.op("Reshape", [context, self.const([0, 0, self.config.attention_width()], np.int64)])
 
     def residual(self, x: str, sublayer: str) -> str:
         # Sub-layer first, as a PyTorch BERT export writes it (the form ORT's SkipLayerNorm fusion sees).

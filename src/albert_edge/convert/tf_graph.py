@@ -111,7 +111,7 @@ def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = 
     """
     task = get_task(task, weights)
     config = weights.config
-    scale = 1.0 / math.sqrt(config.hidden_size // config.num_attention_heads)
+    scale = 1.0 / math.sqrt(config.head_dim())
     arrays: dict[str, np.ndarray] = {}
     for name, value in weights.tensors.items():
         if not uses_weight(task, name):
@@ -121,7 +121,7 @@ def graph_arrays(weights: Any, options: GraphOptions, task: Task | str | None = 
         prefix = f"encoder.group{group}.inner{inner}.attention."
         for part in ("kernel", "bias"):
             arrays[prefix + "query." + part] = arrays[prefix + "query." + part] * np.float32(scale)
-        if options.fused_qkv:
+        if options.fused_qkv and not config.mobilebert:  # MobileBERT's Q, K, V read different inputs
             for part, axis in (("kernel", 1), ("bias", 0)):
                 arrays[prefix + "qkv." + part] = np.concatenate(
                     [arrays.pop(prefix + f"{n}.{part}") for n in ("query", "key", "value")], axis=axis
@@ -186,8 +186,9 @@ class TfGraphOps:
     def __init__(self, tf: Any, p: dict[str, Any], config: Any, options: GraphOptions, input_ids: Any) -> None:
         self.tf, self.p, self.config, self.options = tf, p, config, options
         self.hidden = config.hidden_size
+        self.attention_width = config.attention_width()
         self.heads = config.num_attention_heads
-        self.head_dim = self.hidden // self.heads
+        self.head_dim = config.head_dim()
         shape = tf.shape(input_ids)
         self.batch, self.seq = (1, _SEQ) if options.batch_one else (shape[0], shape[1])
 
@@ -236,6 +237,18 @@ class TfGraphOps:
         scale = tf.math.rsqrt(var + float(self.config.layer_norm_eps)) * self.p[prefix + ".gamma"]
         return centred * scale + self.p[prefix + ".beta"]
 
+    def no_norm(self, x, prefix):
+        return x * self.p[prefix + ".gamma"] + self.p[prefix + ".beta"]
+
+    def trigram(self, x2d):
+        """PAD the sequence axis by one row each side, then two STRIDED_SLICEs (no SHAPE op) and a
+        CONCATENATION: [batch*seq, E] rows -> [batch*seq, 3E]."""
+        tf = self.tf
+        width = x2d.shape[-1]
+        x = tf.reshape(x2d, self._dims(self.batch, self.seq, width))
+        padded = tf.pad(x, [[0, 0], [1, 1], [0, 0]])
+        return tf.reshape(tf.concat([padded[:, 2:, :], x, padded[:, :-2, :]], axis=2), [-1, 3 * width])
+
     def activation(self, x, name):
         tf = self.tf
         act = _activation_kind(name, self.options)
@@ -269,6 +282,10 @@ class TfGraphOps:
             q, k, v = (self.dense(x2d, prefix + n) for n in ("query", "key", "value"))
         return tuple(self._split_heads(t) for t in (q, k, v))
 
+    def query_key_value_from(self, q2d, k2d, v2d, prefix):
+        return tuple(self._split_heads(self.dense(x, prefix + n)) for x, n in ((q2d, "query"), (k2d, "key"),
+                                                                              (v2d, "value")))
+
     def attention_scores(self, q, k):
         """No scaling op: 1/sqrt(head_dim) is folded into the query kernel and bias."""
         if self.options.attention_layout == "transpose_k":
@@ -283,7 +300,7 @@ class TfGraphOps:
 
     def attend(self, probs, v):
         context = self.tf.transpose(self.tf.matmul(probs, v), [0, 2, 1, 3])
-        return self.tf.reshape(context, self.tf.stack([-1, self.hidden]))
+        return self.tf.reshape(context, self.tf.stack([-1, self.attention_width]))
 
     def residual(self, x, sublayer):
         return x + sublayer

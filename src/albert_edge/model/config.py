@@ -36,9 +36,12 @@ from albert_edge.inputs.jsonfile import load_json_file
 ACTIVATIONS = ("gelu_tanh", "gelu_exact", "relu", "silu", "tanh")
 LN_TYPES = ("postln", "preln")
 EMBEDDING_ORDERS = ("add_then_project", "project_then_add", "no_projection")
-MODEL_TYPES = ("albert", "bert", "distilbert", "electra", "roberta", "xlm-roberta")
-#: Families whose embedding may be projected to H (ALBERT, ELECTRA); the rest add at width H.
-PROJECTING_TYPES = ("albert", "electra")
+MODEL_TYPES = ("albert", "bert", "distilbert", "electra", "mobilebert", "roberta", "xlm-roberta")
+#: Families whose embedding may be projected to H (ALBERT, ELECTRA, MobileBERT); the rest add at width H.
+PROJECTING_TYPES = ("albert", "electra", "mobilebert")
+#: The [CLS] head's activation may also be none: MobileBERT with ``classifier_activation`` false
+#: classifies the first token itself (its reader gives it an identity pooler, ``model/hf_families.py``).
+POOLER_ACTIVATIONS = (*ACTIVATIONS, "identity")
 
 # What each dialect's training code computed for a given activation string.
 TF1_ACTIVATIONS: dict[str, str] = {  # google-research/albert and brightmart modeling.get_activation
@@ -59,6 +62,23 @@ HF_ACTIVATIONS: dict[str, str] = {  # transformers.activations.ACT2FN
 
 # Keys only Google's AlbertConfig writes; their presence marks the Google dialect.
 _GOOGLE_KEYS = ("num_hidden_groups", "inner_group_num", "down_scale_factor", "net_structure_type")
+
+
+@dataclass(frozen=True)
+class MobileBertLayout:
+    """What a MobileBERT layer has beyond BERT's (Sun et al. 2020; transformers' MobileBertLayer).
+
+    Each layer narrows its input ``[.., H]`` to the bottleneck ``[.., intra_bottleneck_size]``
+    (dense + NoNorm), attends and runs ``num_feedforward_networks`` FFNs at that width, and widens
+    back to H with a residual on the layer input. Every normalisation is NoNorm (``x * gamma + beta``);
+    the word embedding is the 3-gram of E-wide rows projected to H. Options transformers has but
+    albert-edge does not map (no bottleneck, LayerNorm, no 3-gram) are refused by the reader.
+    """
+
+    intra_bottleneck_size: int
+    key_query_shared_bottleneck: bool = True
+    use_bottleneck_attention: bool = False
+    num_feedforward_networks: int = 1
 
 
 @dataclass(frozen=True)
@@ -85,13 +105,18 @@ class AlbertConfig:
     embedding_order: str = "add_then_project"
     model_type: str = "albert"
     pooler_act: str = "tanh"
+    mobilebert: MobileBertLayout | None = None  # set exactly when model_type is mobilebert
 
     def __post_init__(self) -> None:
         _validate(self.__dict__, "AlbertConfig")
 
+    def attention_width(self) -> int:
+        """Width Q, K, V and the attention output work at: H, or MobileBERT's bottleneck."""
+        return self.mobilebert.intra_bottleneck_size if self.mobilebert else self.hidden_size
+
     def head_dim(self) -> int:
-        """Width of one attention head: hidden_size // num_attention_heads."""
-        return self.hidden_size // self.num_attention_heads
+        """Width of one attention head: attention_width() // num_attention_heads."""
+        return self.attention_width() // self.num_attention_heads
 
     def group_of_layer(self, layer: int) -> int:
         """Hidden group whose weights layer ``layer`` uses (Google: int(layer / L * G))."""
@@ -157,8 +182,11 @@ def _validate(fields: Mapping[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: unknown model_type {_short(cfg.model_type)}, expected one of "
                           f"{', '.join(MODEL_TYPES)}")
     pooler_act = getattr(cfg, "pooler_act", "tanh")
-    if pooler_act not in ACTIVATIONS:
-        raise ConfigError(f"{source}: unknown pooler_act {_short(pooler_act)}, expected one of {', '.join(ACTIVATIONS)}")
+    if pooler_act not in POOLER_ACTIVATIONS:
+        raise ConfigError(f"{source}: unknown pooler_act {_short(pooler_act)}, expected one of "
+                          f"{', '.join(POOLER_ACTIVATIONS)}")
+    if (cfg.model_type == "mobilebert") != isinstance(getattr(cfg, "mobilebert", None), MobileBertLayout):
+        raise ConfigError(f"{source}: a MobileBertLayout goes with model_type mobilebert and only with it")
     if cfg.embedding_order == "no_projection" and cfg.embedding_size != cfg.hidden_size:
         raise ConfigError(f"{source}: embedding_size {cfg.embedding_size} != hidden_size {cfg.hidden_size} "
                           "needs an embedding projection")
@@ -314,6 +342,8 @@ def _hf_family_config(data: Mapping[str, Any], source: str) -> AlbertConfig:
     if model_type not in MODEL_TYPES:
         raise ConfigError(f"{source}: unsupported model_type {_short(model_type)}, expected one of "
                           f"{', '.join(MODEL_TYPES)}")
+    if model_type == "mobilebert":
+        return _mobilebert_config(data, source)
     if model_type == "distilbert":
         hidden = _need(data, "dim", source)
         return _build(source, vocab_size=_need(data, "vocab_size", source), embedding_size=hidden, hidden_size=hidden,
@@ -343,6 +373,45 @@ def _hf_family_config(data: Mapping[str, Any], source: str) -> AlbertConfig:
                   layer_norm_eps=data.get("layer_norm_eps", 1e-12),
                   embedding_order="no_projection" if embedding == hidden else "add_then_project",
                   model_type=model_type, pooler_act="gelu_exact" if model_type == "electra" else "tanh")
+
+
+#: MobileBERT config.json options albert-edge computes only at one value: (key, transformers' default,
+#: the value mapped). Any other value is refused, never converted as something else.
+_MOBILEBERT_FIXED = (("use_bottleneck", True, True), ("trigram_input", True, True),
+                     ("normalization_type", "no_norm", "no_norm"), ("position_embedding_type", "absolute", "absolute"))
+
+
+def _mobilebert_config(data: Mapping[str, Any], source: str) -> AlbertConfig:
+    """A MobileBERT ``config.json`` (transformers' MobileBertConfig defaults for absent keys)."""
+    for key, default, mapped in _MOBILEBERT_FIXED:
+        if data.get(key, default) != mapped:
+            raise ConfigError(f"{source}: MobileBERT {key}={_short(data.get(key))} is not supported "
+                              f"(albert-edge converts {key}={mapped!r} only)")
+    flags = {key: data.get(key, default) for key, default in
+             (("key_query_shared_bottleneck", True), ("use_bottleneck_attention", False), ("classifier_activation", True))}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: MobileBERT {key} must be true or false, got {_short(value)}")
+    ffns, bottleneck = data.get("num_feedforward_networks", 4), data.get("intra_bottleneck_size", 128)
+    heads = data.get("num_attention_heads", 4)
+    for key, value, limit in (("num_feedforward_networks", ffns, 64), ("intra_bottleneck_size", bottleneck, 16_384)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+            raise ConfigError(f"{source}: MobileBERT {key} must be an integer in [1, {limit}], got {_short(value)}")
+    if isinstance(heads, int) and heads > 0 and bottleneck % heads:
+        raise ConfigError(f"{source}: intra_bottleneck_size {bottleneck} is not divisible by "
+                          f"num_attention_heads {heads}")
+    layout = MobileBertLayout(intra_bottleneck_size=bottleneck, num_feedforward_networks=ffns,
+                              key_query_shared_bottleneck=flags["key_query_shared_bottleneck"],
+                              use_bottleneck_attention=flags["use_bottleneck_attention"])
+    layers = data.get("num_hidden_layers", 24)
+    return _build(source, vocab_size=data.get("vocab_size", 30522), embedding_size=data.get("embedding_size", 128),
+                  hidden_size=data.get("hidden_size", 512), num_hidden_layers=layers, num_attention_heads=heads,
+                  intermediate_size=data.get("intermediate_size", 512), num_hidden_groups=layers,
+                  hidden_act=_activation(data.get("hidden_act", "relu"), HF_ACTIVATIONS, "Hugging Face", source),
+                  max_position_embeddings=data.get("max_position_embeddings", 512),
+                  type_vocab_size=data.get("type_vocab_size", 2), layer_norm_eps=data.get("layer_norm_eps", 1e-12),
+                  embedding_order="project_then_add", model_type="mobilebert",
+                  pooler_act="tanh" if flags["classifier_activation"] else "identity", mobilebert=layout)
 
 
 def _build(source: str, **fields: Any) -> AlbertConfig:

@@ -163,10 +163,14 @@ def detect_hf_scheme(names: list[str], source: str) -> str:
 
 
 def _unused_group_rule(config: AlbertConfig) -> Callable[[str], bool]:
-    """HF stores every one of num_hidden_groups; groups no layer reaches are unused, not unmapped."""
+    """HF stores every one of num_hidden_groups; groups no layer reaches are unused, not unmapped.
+    MobileBERT with use_bottleneck_attention keeps its key/query bottleneck, which then reads nothing."""
     used = set(config.used_groups())
+    idle_bottleneck = bool(config.mobilebert and config.mobilebert.use_bottleneck_attention)
 
     def unused(name: str) -> bool:
+        if idle_bottleneck and re.match(r"encoder\.layer\.\d+\.bottleneck\.attention\.", name):
+            return True
         match = re.match(r"encoder\.albert_layer_groups\.(\d+)\.", name)
         return bool(match) and int(match.group(1)) not in used
 

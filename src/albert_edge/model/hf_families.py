@@ -1,4 +1,4 @@
-"""What a DistilBERT, ELECTRA, RoBERTa or XLM-R checkpoint needs before the name table reads it.
+"""What a DistilBERT, ELECTRA, MobileBERT, RoBERTa or XLM-R checkpoint needs before the name table reads it.
 
 These families are BERT-shaped encoders; three differences are settled here, on the stored
 tensors, so that the skeleton, the exporters and the numpy reference compute them without
@@ -16,6 +16,10 @@ knowing the family:
 * **Token types.** DistilBERT has none: a zero table of two rows. RoBERTa, XLM-R and ELECTRA
   checkpoints often keep one row: it is repeated to two. Either way a segment id of 0 or 1 (what
   the preprocessor gives a text pair) adds exactly what the checkpoint adds.
+* **MobileBERT's pooler.** With ``classifier_activation`` false its [CLS] head classifies the first
+  token's hidden state itself (no pooler weights). The classifier gets an identity pooler (eye, zero
+  bias; ``config.pooler_act`` "identity"), so every target runs the one sequence-classification head;
+  it costs H x H stored floats (1 MB at MobileBERT's H = 512, fp32).
 """
 
 from __future__ import annotations
@@ -24,14 +28,14 @@ import numpy as np
 
 from albert_edge.errors import CheckpointError
 from albert_edge.model.config import AlbertConfig
-from albert_edge.model.names import HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_ELECTRA, HF_ROBERTA
+from albert_edge.model.names import HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_ELECTRA, HF_MOBILEBERT, HF_ROBERTA
 
 #: config.json ``model_type`` -> the name-table column its parameters are read with.
 SCHEME_OF_TYPE = {"albert": HF_ALBERT, "bert": HF_BERT, "distilbert": HF_DISTILBERT, "electra": HF_ELECTRA,
-                  "roberta": HF_ROBERTA, "xlm-roberta": HF_ROBERTA}
+                  "mobilebert": HF_MOBILEBERT, "roberta": HF_ROBERTA, "xlm-roberta": HF_ROBERTA}
 #: The layout (what ``hf.detect_hf_scheme`` sees in the encoder's names) of each column.
 LAYOUT_OF_SCHEME = {HF_ALBERT: HF_ALBERT, HF_BERT: HF_BERT, HF_DISTILBERT: HF_DISTILBERT, HF_ELECTRA: HF_BERT,
-                    HF_ROBERTA: HF_BERT}
+                    HF_MOBILEBERT: HF_BERT, HF_ROBERTA: HF_BERT}
 
 _HEAD_RENAMES = {"classifier.dense.weight": "pooler.dense.weight", "classifier.dense.bias": "pooler.dense.bias",
                  "classifier.out_proj.weight": "classifier.weight", "classifier.out_proj.bias": "classifier.bias"}
@@ -46,6 +50,8 @@ def prepare_family(named: Named, config: AlbertConfig, scheme: str, source: str)
     if scheme in (HF_ALBERT, HF_BERT):
         return named
     out = dict(named)
+    if scheme == HF_MOBILEBERT:
+        return _identity_pooler(out, config, source)
     if scheme in (HF_ELECTRA, HF_ROBERTA) and any(name in out for name in _HEAD_RENAMES):
         if "pooler.dense.weight" in out:
             raise CheckpointError(f"{source}: holds both a pooler (pooler.dense) and a classification head "
@@ -79,3 +85,16 @@ def scheme_of(config: AlbertConfig, layout: str, source: str) -> str:
         raise CheckpointError(f"{source}: parameters are {layout} but the config says model_type "
                               f"{config.model_type}")
     return scheme
+
+
+def _identity_pooler(named: Named, config: AlbertConfig, source: str) -> Named:
+    """A MobileBERT classifier without a pooler (``classifier_activation`` false) with an identity one."""
+    has_pooler = any(name.startswith("pooler.") for name in named)
+    if config.pooler_act != "identity" or "classifier.weight" not in named:
+        return named
+    if has_pooler:
+        raise CheckpointError(f"{source}: holds a pooler (pooler.dense) but config.json says classifier_activation "
+                              "false, which has none")
+    eye = np.eye(config.hidden_size, dtype=np.float32)
+    return {**named, "pooler.dense.weight": ("(classifier_activation false: identity)", eye),
+            "pooler.dense.bias": ("(classifier_activation false: zeros)", np.zeros(config.hidden_size, np.float32))}

@@ -25,6 +25,7 @@ import numpy as np
 from albert_edge.errors import CheckpointError
 from albert_edge.model.config import AlbertConfig
 from albert_edge.model.dtypes import float32_weight
+from albert_edge.model.mobilebert import HF_MOBILEBERT_NAMES
 from albert_edge.model.weights import expected_shapes
 
 KEEP = "keep"
@@ -38,9 +39,10 @@ HF_BERT = "hf-bert"  # transformers BertModel / BertForSequenceClassification
 HF_DISTILBERT = "hf-distilbert"  # transformers DistilBertModel / DistilBertFor*
 HF_ELECTRA = "hf-electra"  # transformers ElectraModel / ElectraFor* (the discriminator)
 HF_ROBERTA = "hf-roberta"  # transformers RobertaModel / XLMRobertaModel / *For*
+HF_MOBILEBERT = "hf-mobilebert"  # transformers MobileBertModel / MobileBertFor*
 
 TF1_SCHEMES = (GOOGLE, BRIGHTMART, BERT_TF1)
-HF_SCHEMES = (HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_ELECTRA, HF_ROBERTA)
+HF_SCHEMES = (HF_ALBERT, HF_BERT, HF_DISTILBERT, HF_ELECTRA, HF_MOBILEBERT, HF_ROBERTA)
 
 _GB = "bert/encoder/transformer/group_{g}/inner_group_{i}/"  # Google block scope
 _BB = "bert/encoder/layer_shared/"  # brightmart: one block shared by every layer
@@ -303,6 +305,13 @@ for _entry in TABLE.values():
         _entry[HF_ELECTRA] = _entry[HF_ROBERTA] = _entry[HF_BERT]
 TABLE["embeddings.projection.kernel"][HF_ELECTRA] = ("embeddings_project.weight", T)
 TABLE["embeddings.projection.bias"][HF_ELECTRA] = ("embeddings_project.bias", KEEP)
+# MobileBERT keeps BERT's names where its tensors are BERT's (a query at the bottleneck width is still
+# ``attention.self.query``); its bottlenecks, NoNorms, stacked FFNs and 3-gram projection are its own rows.
+for _entry in TABLE.values():
+    if HF_BERT in _entry:
+        _entry[HF_MOBILEBERT] = _entry[HF_BERT]
+for _canonical, _entry_mb in HF_MOBILEBERT_NAMES.items():
+    TABLE.setdefault(_canonical, {})[HF_MOBILEBERT] = _entry_mb
 
 #: Heads recognised by their variable names but not convertible, with the reason given to the user.
 #: google-research/albert squad_utils.py ``create_v2_model`` (run_squad_v2.py) conditions the end
@@ -332,7 +341,7 @@ IGNORED_HF = re.compile(
 )
 
 HF_MODEL_PREFIX = {HF_ALBERT: "albert.", HF_BERT: "bert.", HF_DISTILBERT: "distilbert.", HF_ELECTRA: "electra.",
-                   HF_ROBERTA: "roberta."}
+                   HF_ROBERTA: "roberta.", HF_MOBILEBERT: "mobilebert."}
 
 
 def apply_transform(array: np.ndarray, transform: str) -> np.ndarray:
@@ -347,13 +356,15 @@ def transformed_shape(shape: tuple[int, ...], transform: str) -> tuple[int, ...]
     return tuple(reversed(shape)) if transform == T else tuple(shape)
 
 
-def _indices(canonical: str) -> tuple[int, int]:
-    match = re.match(r"encoder\.group(\d+)\.inner(\d+)\.", canonical)
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+def _indices(canonical: str) -> tuple[int, int, int]:
+    """(group, inner, k) of a canonical name; k numbers MobileBERT's stacked FFNs (``ffn{k}.``)."""
+    match = re.match(r"encoder\.group(\d+)\.inner(\d+)\.(?:ffn(\d+)\.)?", canonical)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else (0, 0, 0)
 
 
 def _template(canonical: str) -> str:
-    return re.sub(r"^encoder\.group\d+\.inner\d+\.", "encoder.group{g}.inner{i}.", canonical)
+    template = re.sub(r"^encoder\.group\d+\.inner\d+\.", "encoder.group{g}.inner{i}.", canonical)
+    return re.sub(r"^(encoder\.group\{g\}\.inner\{i\}\.)ffn\d+\.", r"\1ffn{k}.", template)
 
 
 def source_name(canonical: str, scheme: str) -> tuple[str, str] | None:
@@ -361,9 +372,9 @@ def source_name(canonical: str, scheme: str) -> tuple[str, str] | None:
     entry = TABLE.get(_template(canonical), {}).get(scheme)
     if entry is None:
         return None
-    group, inner = _indices(canonical)
+    group, inner, k = _indices(canonical)
     name, transform = entry
-    return name.format(g=group, i=inner), transform
+    return name.format(g=group, i=inner, k=k), transform
 
 
 def name_map(canonical_names: list[str], scheme: str) -> dict[str, tuple[str, str]]:

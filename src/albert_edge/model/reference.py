@@ -12,6 +12,7 @@ Shapes: B batch, S sequence, E embedding width, H hidden, N heads, D = H / N, I 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,12 +51,13 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-ACTIVATION_FUNCTIONS = {
+ACTIVATION_FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "gelu_exact": gelu_exact,
     "gelu_tanh": gelu_tanh,
     "relu": lambda x: np.maximum(x, 0.0),
     "silu": lambda x: x / (1.0 + np.exp(-x)),
     "tanh": np.tanh,
+    "identity": lambda x: x,  # MobileBERT's pooler without classifier_activation
 }
 
 
@@ -82,6 +84,10 @@ def embed(t: dict[str, np.ndarray], cfg: AlbertConfig, input_ids: np.ndarray, to
     """
     seq = input_ids.shape[1]
     word = t["embeddings.word"][input_ids]
+    if cfg.mobilebert:
+        word = dense(trigram(word), t["embeddings.projection.kernel"], t["embeddings.projection.bias"])
+        extra = t["embeddings.position"][:seq][None, :, :] + t["embeddings.token_type"][token_type_ids]
+        return no_norm(word + extra, t, "embeddings.norm")
     extra = t["embeddings.position"][:seq][None, :, :] + t["embeddings.token_type"][token_type_ids]
     ln = (t["embeddings.layer_norm.gamma"], t["embeddings.layer_norm.beta"], cfg.layer_norm_eps)
     if cfg.embedding_order == "project_then_add":
@@ -137,13 +143,64 @@ def transformer_block(x: np.ndarray, p: dict[str, np.ndarray], cfg: AlbertConfig
     return layer_norm(x + feed_forward(x, p, cfg), *ln_ffn)
 
 
+def no_norm(x: np.ndarray, p: dict[str, np.ndarray], prefix: str) -> np.ndarray:
+    """MobileBERT's NoNorm: x * gamma + beta (no statistics), [..., W] -> [..., W]."""
+    return x * p[prefix + ".gamma"] + p[prefix + ".beta"]
+
+
+def trigram(word: np.ndarray) -> np.ndarray:
+    """MobileBERT's 3-gram input, [B, S, E] -> [B, S, 3E]: (next, this, previous) row, zeros past the ends."""
+    zero = np.zeros_like(word[:, :1])
+    return np.concatenate([np.concatenate([word[:, 1:], zero], axis=1), word,
+                           np.concatenate([zero, word[:, :-1]], axis=1)], axis=2)
+
+
+def mobilebert_block(x: np.ndarray, p: dict[str, np.ndarray], cfg: AlbertConfig, mask_adder: np.ndarray) -> np.ndarray:
+    """One MobileBERT layer, [B, S, H] -> [B, S, H] (transformers' MobileBertLayer, use_bottleneck).
+
+    The layer narrows x to the bottleneck width (``inner``), attends there with Q and K from the shared
+    key/query bottleneck (or inner, or x) and V from x (or inner), runs its FFNs at that width, each
+    NoNorm(sublayer + input), and widens back with NoNorm(h W_out + b + x).
+    """
+    layout = cfg.mobilebert
+    assert layout is not None, "mobilebert_block needs a MobileBERT config"
+    inner = no_norm(dense(x, p["bottleneck.input.kernel"], p["bottleneck.input.bias"]), p, "bottleneck.input.norm")
+    if layout.use_bottleneck_attention:
+        qk_in = v_in = inner
+    elif layout.key_query_shared_bottleneck:
+        shared = dense(x, p["bottleneck.attention.kernel"], p["bottleneck.attention.bias"])
+        qk_in, v_in = no_norm(shared, p, "bottleneck.attention.norm"), x
+    else:
+        qk_in = v_in = x
+    batch, seq, _ = x.shape
+    heads, depth = cfg.num_attention_heads, cfg.head_dim()
+
+    def split(y: np.ndarray) -> np.ndarray:  # [B, S, Bn] -> [B, N, S, D]
+        return y.reshape(batch, seq, heads, depth).transpose(0, 2, 1, 3)
+
+    q, k, v = (split(dense(y, p[f"attention.{n}.kernel"], p[f"attention.{n}.bias"]))
+               for y, n in ((qk_in, "query"), (qk_in, "key"), (v_in, "value")))
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(depth) + mask_adder
+    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    probs = probs / probs.sum(axis=-1, keepdims=True)
+    context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, heads * depth)
+    h = no_norm(dense(context, p["attention.output.kernel"], p["attention.output.bias"]) + inner, p, "attention.norm")
+    act = ACTIVATION_FUNCTIONS[cfg.hidden_act]
+    for ffn in [f"ffn{k}." for k in range(layout.num_feedforward_networks - 1)] + ["ffn."]:
+        hidden = act(dense(h, p[ffn + "intermediate.kernel"], p[ffn + "intermediate.bias"]))
+        h = no_norm(dense(hidden, p[ffn + "output.kernel"], p[ffn + "output.bias"]) + h, p, ffn + "norm")
+    widened = dense(h, p["output_bottleneck.kernel"], p["output_bottleneck.bias"])
+    return no_norm(widened + x, p, "output_bottleneck.norm")
+
+
 def encoder(x: np.ndarray, cfg: AlbertConfig, blocks: dict[tuple[int, int], dict[str, np.ndarray]],
             mask_adder: np.ndarray) -> np.ndarray:
     """The shared stack, [B, S, H] -> [B, S, H]: layer l runs the inner blocks of group int(l * G / L)."""
     for layer in range(cfg.num_hidden_layers):
         group = cfg.group_of_layer(layer)
         for inner in range(cfg.inner_group_num):
-            x = transformer_block(x, blocks[group, inner], cfg, mask_adder)
+            block = mobilebert_block if cfg.mobilebert else transformer_block
+            x = block(x, blocks[group, inner], cfg, mask_adder)
     return x
 
 

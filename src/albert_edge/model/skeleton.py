@@ -56,6 +56,13 @@ class EncoderOps(Protocol[T]):
     def layer_norm(self, x: T, prefix: str) -> T:
         """LayerNorm over the last axis with the config's epsilon."""
 
+    def no_norm(self, x: T, prefix: str) -> T:
+        """MobileBERT's NoNorm: ``x * gamma + beta``, elementwise over the last axis."""
+
+    def trigram(self, x: T) -> T:
+        """MobileBERT's 3-gram input: ``[B, S, E]`` -> ``[B, S, 3E]``, each position the concatenation
+        of the next, its own and the previous row (zeros past either end of the sequence)."""
+
     def activation(self, x: T, name: str) -> T:
         """The FFN activation ``name`` (one of ``albert_edge.model.config.ACTIVATIONS``)."""
 
@@ -64,6 +71,9 @@ class EncoderOps(Protocol[T]):
 
     def query_key_value(self, x: T, prefix: str) -> tuple[T, T, T]:
         """``[B, S, H]`` -> Q, K, V split into heads, in whatever layout ``attention_scores`` takes."""
+
+    def query_key_value_from(self, q: T, k: T, v: T, prefix: str) -> tuple[T, T, T]:
+        """Q, K and V each projected from its own input (MobileBERT's bottlenecks), split into heads."""
 
     def attention_scores(self, q: T, k: T) -> T:
         """Q K^T / sqrt(D), ``[B, N, S, S]``."""
@@ -75,7 +85,7 @@ class EncoderOps(Protocol[T]):
         """Softmax over the last axis."""
 
     def attend(self, probs: T, v: T) -> T:
-        """probs @ V with the heads merged back: ``[B, S, H]``."""
+        """probs @ V with the heads merged back: ``[B, S, config.attention_width()]``."""
 
     def residual(self, x: T, sublayer: T) -> T:
         """x + sublayer(x)."""
@@ -123,6 +133,8 @@ def pooler_activation(ops: EncoderOps[T], x: T, name: str | None = None) -> T:
     act = getattr(getattr(ops, "config", None), "pooler_act", "tanh")
     if act == "tanh":
         return ops.tanh(x, name=name)
+    if act == "identity":  # MobileBERT without classifier_activation: its pooler is the identity
+        return x if name is None else ops.named(x, name)
     y = ops.activation(x, act)
     return y if name is None else ops.named(y, name)
 
@@ -144,9 +156,10 @@ def encode(ops: EncoderOps[T], config: Any, input_ids: Any, attention_mask: Any,
     x = embeddings(ops, config, input_ids, token_type_ids)
     mask = ops.attention_mask(attention_mask)
     preln = config.ln_type == "preln"
+    block = mobilebert_block if config.mobilebert else transformer_block
     for index, (group, inner) in enumerate(layer_plan(config)):
-        x = transformer_block(ops, config, x, f"encoder.group{group}.inner{inner}.", mask,
-                              LAYER_SITE_BASE + LAYER_SITE_STRIDE * index, preln)
+        x = block(ops, config, x, f"encoder.group{group}.inner{inner}.", mask,
+                  LAYER_SITE_BASE + LAYER_SITE_STRIDE * index, preln)
     return ops.output(x)
 
 
@@ -156,7 +169,13 @@ def embeddings(ops: EncoderOps[T], config: Any, input_ids: Any, token_type_ids: 
     add_then_project (Google ALBERT, HF): LN_E(word + pos + type) @ W[E, H] + b.
     project_then_add (brightmart albert_zh): LN_H(word @ W[E, H] (+ b) + pos + type).
     no_projection (BERT): LN_H(word + pos + type).
+    MobileBERT: NoNorm_H(trigram(word) @ W[3E, H] + b + pos + type).
     """
+    if config.mobilebert:
+        word = ops.dense(ops.trigram(ops.lookup("embeddings.word", input_ids)), "embeddings.projection")
+        summed = ops.embedding_sum(word, ops.positions("embeddings.position", input_ids),
+                                   ops.lookup("embeddings.token_type", token_type_ids))
+        return ops.dropout(ops.no_norm(summed, "embeddings.norm"), EMBEDDING_SITE)
     word = ops.lookup("embeddings.word", input_ids)
     position = ops.positions("embeddings.position", input_ids)
     token_type = ops.lookup("embeddings.token_type", token_type_ids)
@@ -193,3 +212,33 @@ def feed_forward(ops: EncoderOps[T], config: Any, x: T, prefix: str, site: int) 
     """Position-wise FFN ``[B, S, H]`` -> ``[B, S, I]`` -> ``[B, S, H]`` (no residual)."""
     inner = ops.activation(ops.dense(x, prefix + "ffn.intermediate"), config.hidden_act)
     return ops.dropout(ops.dense(inner, prefix + "ffn.output"), site + 2)
+
+
+def mobilebert_block(ops: EncoderOps[T], config: Any, x: T, prefix: str, mask: T, site: int, preln: bool) -> T:
+    """One MobileBERT layer (transformers' MobileBertLayer with use_bottleneck), ``[B, S, H]`` -> ``[B, S, H]``.
+
+    inner = NoNorm(x W_in + b)                                  [B, S, Bn], the attention's residual
+    Q, K from NoNorm(x W_att + b) (key_query_shared_bottleneck), from inner (use_bottleneck_attention)
+      or from x; V from inner (use_bottleneck_attention) or x
+    h = NoNorm(Attn(Q, K, V) W_o + b + inner)
+    h = NoNorm(FFN_k(h) + h) for each of the num_feedforward_networks FFNs
+    out = NoNorm(h W_out + b + x)                               [B, S, H]
+    ``preln`` does not apply (MobileBERT has one order).
+    """
+    layout = config.mobilebert
+    inner = ops.no_norm(ops.dense(x, prefix + "bottleneck.input"), prefix + "bottleneck.input.norm")
+    if layout.use_bottleneck_attention:
+        qk_in, v_in = inner, inner
+    elif layout.key_query_shared_bottleneck:
+        qk_in, v_in = ops.no_norm(ops.dense(x, prefix + "bottleneck.attention"), prefix + "bottleneck.attention.norm"), x
+    else:
+        qk_in, v_in = x, x
+    q, k, v = ops.query_key_value_from(qk_in, qk_in, v_in, prefix + "attention.")
+    probs = ops.dropout(ops.softmax(ops.add(ops.attention_scores(q, k), mask)), site)
+    attended = ops.dropout(ops.dense(ops.attend(probs, v), prefix + "attention.output"), site + 1)
+    h = ops.no_norm(ops.residual(inner, attended), prefix + "attention.norm")
+    for ffn in [f"ffn{k}." for k in range(layout.num_feedforward_networks - 1)] + ["ffn."]:
+        hidden = ops.activation(ops.dense(h, prefix + ffn + "intermediate"), config.hidden_act)
+        h = ops.no_norm(ops.residual(h, ops.dense(hidden, prefix + ffn + "output")), prefix + ffn + "norm")
+    widened = ops.dropout(ops.dense(h, prefix + "output_bottleneck"), site + 2)
+    return ops.no_norm(ops.residual(x, widened), prefix + "output_bottleneck.norm")

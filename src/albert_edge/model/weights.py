@@ -33,6 +33,7 @@ import numpy as np
 from albert_edge.errors import CheckpointError
 from albert_edge.model.config import AlbertConfig
 from albert_edge.model.dtypes import float32_weight
+from albert_edge.model.mobilebert import mobilebert_embedding_shapes, mobilebert_layer_shapes
 
 BLOCK_KEYS = (
     "attention.query.kernel", "attention.query.bias",
@@ -88,7 +89,9 @@ def expected_shapes(config: AlbertConfig, num_labels: int | None = None,
         shapes["embeddings.projection.kernel"] = (e, h)
     if config.embedding_order == "add_then_project":
         shapes["embeddings.projection.bias"] = (h,)
-    one_block = block_shapes(config)
+    if config.mobilebert:
+        shapes = mobilebert_embedding_shapes(config)
+    one_block = mobilebert_layer_shapes(config) if config.mobilebert else block_shapes(config)
     for g in config.used_groups():
         for i in range(config.inner_group_num):
             for key, shape in one_block.items():
@@ -147,9 +150,11 @@ class AlbertWeights:
         return "qa_outputs.kernel" in self.tensors or "qa_outputs.bias" in self.tensors
 
     def block(self, group: int, inner: int = 0) -> dict[str, np.ndarray]:
-        """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...)."""
+        """One shared block's tensors keyed by BLOCK_KEYS (``attention.query.kernel``, ...; a MobileBERT
+        layer's by ``mobilebert.mobilebert_layer_shapes``)."""
         prefix = block_prefix(group, inner)
-        return {key: self.tensors[prefix + key] for key in BLOCK_KEYS}
+        keys = mobilebert_layer_shapes(self.config) if self.config.mobilebert else BLOCK_KEYS
+        return {key: self.tensors[prefix + key] for key in keys}
 
     def num_parameters(self) -> int:
         """Stored parameters, each shared block counted once (what the file and every export hold)."""
