@@ -68,7 +68,7 @@ SIGNATURE = "serving_default"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Runtime functions timed by the ``steps`` way, by the step they are: wrapped wherever a runtime module
 # imported them, so the task runtimes call the timed versions.
-STEP_FUNCTIONS = {"read_model_bytes": "read", "read_pack_bytes": "pack", "read_standard_metadata": "metadata",
+STEP_FUNCTIONS = {"read_model_bytes": "read", "map_model_file": "read", "read_pack_bytes": "pack", "read_standard_metadata": "metadata",
                   "load_tokenizer": "tokenizer", "check_model_consistency": "checks", "open_backend": "interpreter"}
 STEP_MODULES = ("albert_edge.runtime.pack", "albert_edge.runtime.classifier", "albert_edge.runtime.embedder",
                 "albert_edge.runtime.token_classifier", "albert_edge.runtime.question_answerer",

@@ -1,0 +1,67 @@
+"""from_file maps the model file instead of reading it, and the interpreter maps it by path (#39).
+
+What could go wrong with two mappings of one path: the interpreter opening a file other than the one the
+pack and the graph were checked in. A path replaced after the load leaves the runtime on the checked
+file; a path replaced while the interpreter opens it is refused in one line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from tests.support.runtime_models import write_models
+
+from albert_edge.errors import ModelFileError
+from albert_edge.runtime import TaskModel, TextClassifier
+from albert_edge.runtime.pack import MappedModel, map_model_file
+
+TEXT = "这家酒店服务很好"
+
+
+@pytest.fixture()
+def models(tmp_path):
+    return write_models(tmp_path, max_seq_len=16)
+
+
+def test_from_file_maps_the_file_and_answers_as_from_bytes(models):
+    path = models["tflite"]
+    mapped = TextClassifier.from_file(path, num_threads=1)
+    assert isinstance(mapped._pool.first._flatbuffer, MappedModel)   # the interpreter got the path, not a copy
+    assert mapped.predict(TEXT) == TextClassifier.from_bytes(path.read_bytes(), str(path), num_threads=1).predict(TEXT)
+    onnx = TaskModel.from_file(models["onnx"], num_threads=1)
+    assert onnx.predict(TEXT) == TaskModel.from_bytes(models["onnx"].read_bytes(), num_threads=1).predict(TEXT)
+
+
+def test_a_file_replaced_after_the_load_leaves_the_runtime_on_the_checked_one(models, tmp_path):
+    path = models["tflite"]
+    clf = TextClassifier.from_file(path, num_threads=1, pool_size=2)
+    before = clf.predict(TEXT)
+    (tmp_path / "other").write_bytes(b"not a model at all")
+    os.replace(tmp_path / "other", path)   # how the project's writers replace a file
+    first = clf._pool.borrow()
+    second = clf._pool.borrow()            # the pool grows: built from the mapping, which still holds the old file
+    assert second is not first and not isinstance(second._flatbuffer, MappedModel)
+    clf._pool.give_back(first)
+    clf._pool.give_back(second)
+    assert clf.predict(TEXT) == before
+    with pytest.raises(ModelFileError, match="not a model file"):
+        TextClassifier.from_file(path, num_threads=1)
+
+
+def test_a_file_replaced_while_the_interpreter_opens_it_is_refused(models, monkeypatch):
+    answers = iter([True, False])   # unchanged before the interpreter opens the path, changed after
+    monkeypatch.setattr(MappedModel, "unchanged", lambda self: next(answers))
+    with pytest.raises(ModelFileError, match=r"bag\.tflite: the model file changed while it was being loaded"):
+        TextClassifier.from_file(models["tflite"], num_threads=1)
+
+
+def test_files_that_cannot_be_mapped_fail_as_before(tmp_path):
+    (tmp_path / "empty.tflite").write_bytes(b"")
+    assert map_model_file(tmp_path / "empty.tflite") == b""
+    with pytest.raises(ModelFileError, match="not a model file"):
+        TextClassifier.from_file(tmp_path / "empty.tflite")
+    with pytest.raises(ModelFileError, match="missing.tflite"):
+        TextClassifier.from_file(tmp_path / "missing.tflite")
+    with pytest.raises(ModelFileError, match="not a regular file"):
+        TextClassifier.from_file(tmp_path)
