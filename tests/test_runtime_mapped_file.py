@@ -65,3 +65,22 @@ def test_files_that_cannot_be_mapped_fail_as_before(tmp_path):
         TextClassifier.from_file(tmp_path / "missing.tflite")
     with pytest.raises(ModelFileError, match="not a regular file"):
         TextClassifier.from_file(tmp_path)
+
+
+def _resident_kb(path) -> int:
+    """kB of ``path`` resident in this process, summed over every mapping of it (/proc/self/smaps)."""
+    import re
+
+    blocks = re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", open("/proc/self/smaps").read())
+    return sum(int(re.search(r"\nRss:\s+(\d+) kB", b).group(1)) for b in blocks if b.split("\n")[0].endswith(str(path)))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="Linux's per-mapping RSS")
+@pytest.mark.parametrize("kind", ["tflite", "onnx"])
+def test_the_file_is_resident_at_most_once_after_the_load(models, kind):
+    # The readers' mapping and the interpreter's (LiteRT maps the path too) must not both count the file in RSS:
+    # the kernel maps whole page-cache folios, so a few reads would otherwise make all of it resident twice.
+    path = models[kind]
+    model = TaskModel.from_file(path, num_threads=1)
+    model.predict(TEXT)
+    assert _resident_kb(path) <= -(-path.stat().st_size // 4096) * 4

@@ -190,6 +190,8 @@ class TfliteBackend(Backend):
         if by_path and not data.unchanged():   # type: ignore[attr-defined]
             # The path was replaced while the interpreter opened it: it may have loaded unchecked bytes.
             raise ModelFileError(f"{source}: the model file changed while it was being loaded; load it again")
+        if by_path:
+            data.release_pages()   # type: ignore[attr-defined]  # the interpreter maps the file itself
         # Our exports use serving_default; a third-party file with one differently named
         # signature is still unambiguous, so accept it rather than fail.
         key = SIGNATURE_KEY if SIGNATURE_KEY in signatures else (next(iter(signatures)) if len(signatures) == 1 else None)
@@ -260,6 +262,8 @@ class OnnxBackend(Backend):
             raise ModelFileError(f"{source}: ONNX Runtime refused the model ({message})") from None
         if by_path and not data.unchanged():   # type: ignore[attr-defined]
             raise ModelFileError(f"{source}: the model file changed while it was being loaded; load it again")
+        if by_path:
+            data.release_pages()   # type: ignore[attr-defined]  # ONNX Runtime has read the file itself
         self._dtypes = {i.name: (np.int64 if i.type == "tensor(int64)" else np.int32) for i in self._session.get_inputs()}
         self.input_names = tuple(self._dtypes)
         self.output_names = tuple(o.name for o in self._session.get_outputs())

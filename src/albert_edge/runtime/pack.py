@@ -538,6 +538,16 @@ class MappedModel(mmap.mmap):
         """True: zipfile reads the appended pack through the mapping as through a file."""
         return True
 
+    def release_pages(self) -> None:
+        """Unmap this mapping's pages (they stay in the page cache; a later read maps them again).
+
+        Called once the interpreter has its own mapping of the file: the readers touched a few places,
+        but the kernel maps whole page-cache folios (2 MB on this machine's 6.x kernel), so without this
+        RSS would count the file a second time (+4.1 MiB for the sample's 4.2 MiB int8 file).
+        """
+        if hasattr(mmap, "MADV_DONTNEED"):
+            self.madvise(mmap.MADV_DONTNEED)
+
     def unchanged(self) -> bool:
         """True while ``path`` is still the file that was mapped (and checked).
 
