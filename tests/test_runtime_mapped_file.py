@@ -84,3 +84,60 @@ def test_the_file_is_resident_at_most_once_after_the_load(models, kind):
     model = TaskModel.from_file(path, num_threads=1)
     model.predict(TEXT)
     assert _resident_kb(path) <= -(-path.stat().st_size // 4096) * 4
+
+
+def test_damaged_files_load_the_same_mapped_as_read(models, tmp_path):
+    # The interpreter now opens the path (LiteRT's file loader) where it was given bytes: on every damaged copy
+    # from_file must refuse exactly what from_bytes refuses, with the same message, or answer the same.
+    import random
+
+    from albert_edge.errors import AlbertEdgeError
+
+    original = models["tflite"].read_bytes()
+    rng = random.Random(39)
+    outcomes = {"refused": 0, "answered": 0}
+    for case in range(120):
+        bad = bytearray(original)
+        if case % 4 == 0:
+            bad = bad[: rng.randrange(8, len(bad))]
+        else:
+            for _ in range(rng.choice((1, 3))):   # mostly the graph's tables and the pack, at the end
+                bad[rng.randrange(len(bad) // 2, len(bad))] = rng.randrange(256)
+        path = tmp_path / f"damaged{case}.tflite"
+        path.write_bytes(bytes(bad))
+        results = []
+        for load in (lambda: TextClassifier.from_file(path, num_threads=1),
+                     lambda: TextClassifier.from_bytes(bytes(bad), str(path), num_threads=1)):
+            try:
+                results.append(("answer", load().predict(TEXT)))
+            except AlbertEdgeError as exc:
+                results.append(("refused", str(exc)))
+        assert results[0] == results[1], f"case {case}: {results}"
+        outcomes["refused" if results[0][0] == "refused" else "answered"] += 1
+    assert outcomes["refused"] > 30 and outcomes["answered"] > 5, outcomes
+
+
+
+def test_the_mapped_file_seeks_and_reads_as_bytesio(tmp_path):
+    # zipfile reads the pack through it: any difference from BytesIO would change a damaged pack's message.
+    import io
+    import mmap
+    import random
+
+    from albert_edge.runtime.pack import _MappedFile
+
+    (tmp_path / "f").write_bytes(bytes(range(256)) * 3)
+    with open(tmp_path / "f", "rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    files = (io.BytesIO(bytes(mapped)), _MappedFile(mapped))
+    rng = random.Random(39)
+    for _ in range(3000):
+        op = rng.choice(("seek", "read", "tell"))
+        offset, whence, size = rng.randint(-1000, 1000), rng.choice((0, 1, 2)), rng.choice((-1, None, rng.randint(0, 900)))
+        got = []
+        for f in files:
+            try:
+                got.append(f.seek(offset, whence) if op == "seek" else f.read(size) if op == "read" else f.tell())
+            except ValueError as exc:
+                got.append(("ValueError", str(exc)))
+        assert got[0] == got[1], (op, offset, whence, size, got)

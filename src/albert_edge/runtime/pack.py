@@ -295,7 +295,7 @@ def _open_tail_zip(data: bytes, source: str) -> zipfile.ZipFile | None:
         return None
     try:
         # A mapped file is its own file object: BytesIO would copy all of it.
-        return zipfile.ZipFile(data if isinstance(data, MappedModel) else io.BytesIO(data))
+        return zipfile.ZipFile(_MappedFile(data) if isinstance(data, MappedModel) else io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise _fail(source, f"the pack archive appended to the model is corrupt ({exc})") from None
 
@@ -524,6 +524,33 @@ def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
         raise ModelFileError(f"{p}: cannot read model file ({exc.strerror or exc})") from None
 
 
+class _MappedFile:
+    """The mapping as a read-only file for zipfile, seeking and reading exactly as ``io.BytesIO`` does (a
+    seek past the end is allowed and reads nothing), so a damaged pack fails with the same message either way;
+    BytesIO itself would copy the whole mapping."""
+
+    def __init__(self, data: mmap.mmap) -> None:
+        self._data, self._pos = data, 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence == 0 and offset < 0:
+            raise ValueError(f"negative seek value {offset}")
+        self._pos = max(0, offset + (0, self._pos, len(self._data))[whence])
+        return self._pos
+
+    def read(self, n: int | None = -1) -> bytes:
+        end = len(self._data) if n is None or n < 0 else min(len(self._data), self._pos + n)
+        chunk = self._data[self._pos : end] if end > self._pos else b""
+        self._pos = max(self._pos, end)
+        return chunk
+
+
 class MappedModel(mmap.mmap):
     """A model file mapped read-only: the readers see its bytes without a 4-17 MB copy, and the
     interpreter maps the same file by ``path`` itself (``TfliteBackend``), as a bare LiteRT
@@ -533,10 +560,6 @@ class MappedModel(mmap.mmap):
 
     path: str
     identity: tuple[int, int, int, int]
-
-    def seekable(self) -> bool:
-        """True: zipfile reads the appended pack through the mapping as through a file."""
-        return True
 
     def release_pages(self) -> None:
         """Unmap this mapping's pages (they stay in the page cache; a later read maps them again).
