@@ -151,3 +151,52 @@ def test_the_fast_walk_defers_on_an_op_naming_a_tensor_that_does_not_exist(flat,
     struct.pack_into("<i", bad, vector + 4, len(tensors) if value == "n" else value)
     fast, checked = _walks(bytes(bad))
     assert fast == "unusual" and f"operators[1].{field} names tensor" in checked
+
+
+def test_the_fast_buffer_sizes_match_the_checked_ones_and_never_accept_more(flat):
+    # inspect_tflite reads every buffer's size in one inlined pass; on damaged copies it must give the checked
+    # loop's sizes or defer to it (which then raises the message naming the buffer).
+    import random
+
+    from albert_edge.runtime import flatbuffer as fb
+
+    def both(data: bytes):
+        r = fb._Reader(data, "m")
+        model = r.table(struct.unpack_from("<I", data, 0)[0], "Model")
+        buffers = r.table_vector(model, fb._MODEL_BUFFERS, "buffers")
+        try:
+            fast = fb._fast_buffer_sizes(r, buffers)
+        except fb._Unusual:
+            fast = "unusual"
+        try:
+            checked = fb._checked_buffer_sizes(fb._Reader(data, "m"), buffers)
+        except ModelFileError as exc:
+            checked = str(exc)
+        return fast, checked
+
+    fast, checked = both(flat)
+    assert fast == checked and len(fast) > 5
+    rng = random.Random(39)
+    seen = {"same": 0, "both refuse": 0}
+    for _ in range(600):
+        bad = bytearray(flat)
+        for _ in range(rng.choice((1, 2, 4))):
+            bad[rng.randrange(len(flat))] = rng.randrange(256)
+        try:
+            fast, checked = both(bytes(bad))
+        except ModelFileError:
+            continue   # the model or buffers table itself is broken: neither pass runs
+        if fast == "unusual":   # deferring is always allowed: the checked loop decides
+            seen["both refuse"] += isinstance(checked, str)
+        else:
+            assert fast == checked, (fast, checked)
+            seen["same"] += 1
+    assert seen["same"] > 100, seen
+    # A buffer whose data vector claims more bytes than the file has: the fast pass defers, the loop names it.
+    r = fb._Reader(flat, "m")
+    buffers = r.table_vector(r.table(struct.unpack_from("<I", flat, 0)[0], "Model"), fb._MODEL_BUFFERS, "buffers")
+    index = next(i for i, buf in enumerate(buffers) if r.ref(buf, fb._BUF_DATA, "data") is not None)
+    bad = bytearray(flat)
+    struct.pack_into("<I", bad, r.ref(buffers[index], fb._BUF_DATA, "data"), len(flat))
+    fast, checked = both(bytes(bad))
+    assert fast == "unusual" and f"buffers[{index}].data claims" in checked

@@ -190,6 +190,57 @@ class _Reader:
             raise self.fail(f"{_named(what)} is not UTF-8") from None
 
 
+class _Unusual(Exception):
+    """A fast pass met something it does not read the common way; the checked walk decides (and names it)."""
+
+
+def _fast_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
+    """Bytes of weight data in each buffer, the checks of ``inspect_tflite``'s loop written out.
+
+    ``buffers`` were checked by ``table_vector``. Raises ``_Unusual`` at the first read out of bounds or
+    buffer outside the file, for the checked loop to name it.
+    """
+    data, size, u32, q = r.data, r.size, _U32, _STRUCTS["<Q"].unpack_from
+    offsets = r._vtables
+    sizes = []
+    for buf in buffers:
+        offs = offsets.get(buf[1]) or r.offsets(buf)
+        fields = offs + (0, 0, 0)
+        pos = buf[0]
+        inline = 0
+        if fields[_BUF_DATA]:
+            p = pos + fields[_BUF_DATA]
+            if p + 4 > size:
+                raise _Unusual
+            p += u32(data, p)[0]
+            if p + 4 > size or p + 4 + u32(data, p)[0] > size:
+                raise _Unusual
+            inline = u32(data, p)[0]
+        o, n = fields[_BUF_OFFSET], fields[_BUF_SIZE]
+        if (o and pos + o + 8 > size) or (n and pos + n + 8 > size):
+            raise _Unusual
+        offset = q(data, pos + o)[0] if o else 0
+        length = q(data, pos + n)[0] if n else 0
+        if offset > 1 and offset + length > size:
+            raise _Unusual
+        sizes.append(length if offset > 1 else inline)
+    return sizes
+
+
+def _checked_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
+    """``_fast_buffer_sizes`` field by field: every failed read names its buffer."""
+    sizes = []
+    for i, buf in enumerate(buffers):
+        data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
+        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
+        offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
+        size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
+        if offset > 1 and offset + size > r.size:
+            raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {r.size}-byte file")
+        sizes.append(size if offset > 1 else inline)
+    return sizes
+
+
 def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteInfo:
     """Validate the flatbuffer's structure and extents; return its operator codes.
 
@@ -223,15 +274,10 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
         raise ModelFileError(f"{source}: TFLite model has no subgraphs")
 
     buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
-    sizes = []
-    for i, buf in enumerate(buffers):
-        data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
-        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
-        offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
-        size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
-        if offset > 1 and offset + size > len(data):
-            raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {len(data)}-byte file")
-        sizes.append(size if offset > 1 else inline)
+    try:
+        sizes = _fast_buffer_sizes(r, buffers)
+    except _Unusual:
+        sizes = _checked_buffer_sizes(r, buffers)
 
     keys = []
     for i, sig in enumerate(r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")):
@@ -333,10 +379,6 @@ def _checked_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
         ops.append(TfliteOp(codes[code].name, _indices(r, op, _OP_INPUTS, ("operators[%d].inputs", i), True, n),
                             _indices(r, op, _OP_OUTPUTS, ("operators[%d].outputs", i), False, n)))
     return tensors, ops
-
-
-class _Unusual(Exception):
-    """The fast walk met something it does not read the common way; the checked walk decides (and names it)."""
 
 
 def _fast_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
