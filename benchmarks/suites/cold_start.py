@@ -68,7 +68,7 @@ SIGNATURE = "serving_default"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Runtime functions timed by the ``steps`` way, by the step they are: wrapped wherever a runtime module
 # imported them, so the task runtimes call the timed versions.
-STEP_FUNCTIONS = {"read_model_bytes": "read", "read_pack_bytes": "pack", "read_standard_metadata": "metadata",
+STEP_FUNCTIONS = {"read_model_bytes": "read", "map_model_file": "read", "read_pack_bytes": "pack", "read_standard_metadata": "metadata",
                   "load_tokenizer": "tokenizer", "check_model_consistency": "checks", "open_backend": "interpreter"}
 STEP_MODULES = ("albert_edge.runtime.pack", "albert_edge.runtime.classifier", "albert_edge.runtime.embedder",
                 "albert_edge.runtime.token_classifier", "albert_edge.runtime.question_answerer",
@@ -204,6 +204,8 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         loaded = time.perf_counter()
         index = compiled.get_signature_index(SIGNATURE)
         inputs = compiled.get_signature_list()[SIGNATURE]["inputs"]
+        outputs = compiled.get_signature_list()[SIGNATURE]["outputs"]   # not in a fixed order: probabilities first
+        at = outputs.index("logits") if "logits" in outputs else 0
         for i, _ in enumerate(inputs):
             if fixed is None:
                 compiled.resize_input_tensor(i, [1, seq_len], index)
@@ -212,7 +214,7 @@ def child(mode: str, model: str, threads: int, seq_len: int, cache: str) -> dict
         for name, buffer in zip(inputs, in_buffers):
             buffer.write(feeds[name])
         compiled.run_by_index(index, in_buffers, out_buffers)
-        logits = out_buffers[0].read(2, np.float32)
+        logits = out_buffers[at].read(2, np.float32)
     done, cpu_done = time.perf_counter(), time.process_time()
     return {"mode": mode, "load_ms": (loaded - start) * 1e3, "first_inference_ms": (done - loaded) * 1e3,
             "cold_start_ms": (done - start) * 1e3, "cold_start_cpu_ms": (cpu_done - cpu_start) * 1e3, "fed_len": seq_len, "logits": [float(x) for x in np.ravel(logits)[:2]]}

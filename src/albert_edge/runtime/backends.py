@@ -28,7 +28,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError
 from albert_edge.runtime.flatbuffer import OperatorCode, TfliteInfo, inspect_tflite, unsupported_ops
-from albert_edge.runtime.pack import model_kind, tflite_flatbuffer_view
+from albert_edge.runtime.pack import MappedModel, model_kind, tflite_flatbuffer_view
 
 SIGNATURE_KEY = "serving_default"
 TFLITE_BACKENDS = ("litert", "tflite_runtime", "tf")
@@ -168,12 +168,16 @@ class TfliteBackend(Backend):
         # The whole file, pack included: the interpreter ignores bytes after the flatbuffer (the
         # metadata associated-files convention), and a stripped copy cost 2.5-10 ms per load.
         # Hold our own reference: the interpreter reads the buffer for its whole life.
-        self._flatbuffer = bytes(data)
+        # A mapped file (``from_file``) is mapped again by the interpreter from its path, as LiteRT's own
+        # ``model_path`` does: no copy of the weights in Python; the mapping stays held for the pool.
+        by_path = isinstance(data, MappedModel) and data.unchanged()
+        self._flatbuffer = data if by_path else bytes(data)
+        model = {"model_path": data.path} if by_path else {"model_content": self._flatbuffer}   # type: ignore[attr-defined]
         try:
             with warnings.catch_warnings():
                 # tf.lite.Interpreter warns that it is deprecated in favour of LiteRT; the user chose it.
                 warnings.simplefilter("ignore", UserWarning)
-                self._interpreter = interpreter_cls(model_content=self._flatbuffer, **kwargs)
+                self._interpreter = interpreter_cls(**model, **kwargs)
             # Default delegates (XNNPACK) are applied at the first allocation: do it now so that
             # ops_info() is accurate and a model the kernels reject fails here, not mid-request.
             self._interpreter.allocate_tensors()
@@ -183,6 +187,11 @@ class TfliteBackend(Backend):
             if "Didn't find op for builtin opcode" in message or "op version" in message.lower():
                 raise BackendError(f"{source}: backend {backend!r} cannot run this model: {message}") from None
             raise ModelFileError(f"{source}: the TFLite interpreter refused the model ({message})") from None
+        if by_path and not data.unchanged():   # type: ignore[attr-defined]
+            # The path was replaced while the interpreter opened it: it may have loaded unchecked bytes.
+            raise ModelFileError(f"{source}: the model file changed while it was being loaded; load it again")
+        if by_path:
+            data.release_pages()   # type: ignore[attr-defined]  # the interpreter maps the file itself
         # Our exports use serving_default; a third-party file with one differently named
         # signature is still unambiguous, so accept it rather than fail.
         key = SIGNATURE_KEY if SIGNATURE_KEY in signatures else (next(iter(signatures)) if len(signatures) == 1 else None)
@@ -243,11 +252,18 @@ class OnnxBackend(Backend):
         options.intra_op_num_threads = self.num_threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # ONNX Runtime takes bytes or a path: a mapped file by its path while it is still the checked file.
+        by_path = isinstance(data, MappedModel) and data.unchanged()
+        model = data.path if by_path else bytes(data)   # type: ignore[attr-defined]
         try:
-            self._session = ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - ORT raises its own untyped exceptions for bad bytes
             message = " ".join(str(exc).split())[:300]
             raise ModelFileError(f"{source}: ONNX Runtime refused the model ({message})") from None
+        if by_path and not data.unchanged():   # type: ignore[attr-defined]
+            raise ModelFileError(f"{source}: the model file changed while it was being loaded; load it again")
+        if by_path:
+            data.release_pages()   # type: ignore[attr-defined]  # ONNX Runtime has read the file itself
         self._dtypes = {i.name: (np.int64 if i.type == "tensor(int64)" else np.int32) for i in self._session.get_inputs()}
         self.input_names = tuple(self._dtypes)
         self.output_names = tuple(o.name for o in self._session.get_outputs())

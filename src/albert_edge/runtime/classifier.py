@@ -26,7 +26,7 @@ from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
 from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
-from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import SequenceClassification
 from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
 
@@ -187,7 +187,7 @@ class TextClassifier:
         keep one interpreter per width, so no call reshapes a graph (faster at real lengths, one
         arena and packed-weight copy per bucket used; see ``runtime.length_buckets``).
         """
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack, length_buckets)
+        return cls(map_model_file(path), str(path), num_threads, backend, pool_size, xnnpack, length_buckets)
 
     @classmethod
     def from_bytes(

@@ -17,7 +17,7 @@ import numpy as np
 
 from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import length_buckets, open_checked
-from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import FeatureExtraction
 from albert_edge.tasks.feature_extraction import cosine_rows, l2_normalize
 from albert_edge.tokenizer import Encoding, Preprocessor
@@ -49,7 +49,7 @@ class TextEmbedder:
     def from_file(cls, path: str | os.PathLike[str], num_threads: int | None = None, backend: str = "auto",
                   pool_size: int = 1, xnnpack: bool = True) -> TextEmbedder:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
+        return cls(map_model_file(path), str(path), num_threads, backend, pool_size, xnnpack)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>", num_threads: int | None = None, backend: str = "auto",

@@ -190,6 +190,57 @@ class _Reader:
             raise self.fail(f"{_named(what)} is not UTF-8") from None
 
 
+class _Unusual(Exception):
+    """A fast pass met something it does not read the common way; the checked walk decides (and names it)."""
+
+
+def _fast_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
+    """Bytes of weight data in each buffer, the checks of ``inspect_tflite``'s loop written out.
+
+    ``buffers`` were checked by ``table_vector``. Raises ``_Unusual`` at the first read out of bounds or
+    buffer outside the file, for the checked loop to name it.
+    """
+    data, size, u32, q = r.data, r.size, _U32, _STRUCTS["<Q"].unpack_from
+    offsets = r._vtables
+    sizes = []
+    for buf in buffers:
+        offs = offsets.get(buf[1]) or r.offsets(buf)
+        fields = offs + (0, 0, 0)
+        pos = buf[0]
+        inline = 0
+        if fields[_BUF_DATA]:
+            p = pos + fields[_BUF_DATA]
+            if p + 4 > size:
+                raise _Unusual
+            p += u32(data, p)[0]
+            if p + 4 > size or p + 4 + u32(data, p)[0] > size:
+                raise _Unusual
+            inline = u32(data, p)[0]
+        o, n = fields[_BUF_OFFSET], fields[_BUF_SIZE]
+        if (o and pos + o + 8 > size) or (n and pos + n + 8 > size):
+            raise _Unusual
+        offset = q(data, pos + o)[0] if o else 0
+        length = q(data, pos + n)[0] if n else 0
+        if offset > 1 and offset + length > size:
+            raise _Unusual
+        sizes.append(length if offset > 1 else inline)
+    return sizes
+
+
+def _checked_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
+    """``_fast_buffer_sizes`` field by field: every failed read names its buffer."""
+    sizes = []
+    for i, buf in enumerate(buffers):
+        data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
+        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
+        offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
+        size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
+        if offset > 1 and offset + size > r.size:
+            raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {r.size}-byte file")
+        sizes.append(size if offset > 1 else inline)
+    return sizes
+
+
 def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteInfo:
     """Validate the flatbuffer's structure and extents; return its operator codes.
 
@@ -223,15 +274,10 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
         raise ModelFileError(f"{source}: TFLite model has no subgraphs")
 
     buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
-    sizes = []
-    for i, buf in enumerate(buffers):
-        data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
-        inline = r.vector(data_pos, 1, ("buffers[%d].data", i))[1] if data_pos is not None else 0
-        offset = r.scalar(buf, _BUF_OFFSET, "<Q", 0)
-        size = r.scalar(buf, _BUF_SIZE, "<Q", 0)
-        if offset > 1 and offset + size > len(data):
-            raise r.fail(f"buffers[{i}] spans bytes {offset}..{offset + size} of a {len(data)}-byte file")
-        sizes.append(size if offset > 1 else inline)
+    try:
+        sizes = _fast_buffer_sizes(r, buffers)
+    except _Unusual:
+        sizes = _checked_buffer_sizes(r, buffers)
 
     keys = []
     for i, sig in enumerate(r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")):
@@ -284,6 +330,157 @@ class TfliteGraph:
     info: TfliteInfo | None = None
 
 
+def _ints(r: _Reader, tab, index: int, what: What, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
+    pos = r.ref(tab, index, what)
+    if pos is None:
+        return ()
+    start, n = r.vector(pos, size, what)
+    return struct.unpack_from(f"<{n}{fmt[1:]}", r.data, start)
+
+
+def _text(r: _Reader, tab, index: int, what: What) -> str:
+    pos = r.ref(tab, index, what)
+    return "" if pos is None else r.string(pos, what)
+
+
+def _indices(r: _Reader, tab, index: int, what: What, allow_absent: bool, n: int) -> tuple[int, ...]:
+    got = _ints(r, tab, index, what)
+    low = -1 if allow_absent else 0
+    if got and (max(got) >= n or min(got) < low):
+        raise r.fail(f"{_named(what)} names tensor {next(k for k in got if k >= n or k < low)} of {n}")
+    return got
+
+
+def _checked_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
+                             buffer_sizes: tuple[int, ...]) -> tuple[list[TfliteTensor], list[TfliteOp]]:
+    """The subgraph's tensors and operators, field by field: every failed read names its field."""
+    tensors = []
+    for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
+        quant = r.ref(t, _T_QUANT, ("tensors[%d].quantization", i))
+        scales: tuple[float, ...] = ()
+        zero_points: tuple[int, ...] = ()
+        if quant is not None:
+            qtab = r.table(quant, ("tensors[%d].quantization", i))
+            scales = _ints(r, qtab, _Q_SCALE, ("tensors[%d].scale", i), "<f")
+            zero_points = _ints(r, qtab, _Q_ZERO_POINT, ("tensors[%d].zero_point", i), "<q", 8)
+        buffer_index = r.scalar(t, _T_BUFFER, "<I", 0)
+        # Bytes of weight data behind the tensor (0: an activation; buffer 0 is the empty sentinel).
+        nbytes = buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
+        tensors.append(TfliteTensor(
+            i, _text(r, t, _T_NAME, ("tensors[%d].name", i)), TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
+            _ints(r, t, _T_SHAPE_SIGNATURE, ("tensors[%d].shape_signature", i)) or _ints(r, t, _T_SHAPE, ("tensors[%d].shape", i)),
+            nbytes > 0, scales, zero_points, nbytes, r.field_pos(t, _T_SPARSITY) is not None, buffer_index))
+    n = len(tensors)
+    ops = []
+    for i, op in enumerate(r.table_vector(sub, _SG_OPERATORS, "operators")):
+        code = r.scalar(op, _OP_OPCODE_INDEX, "<I", 0)
+        if code >= len(codes):
+            raise r.fail(f"operators[{i}] uses operator code {code} of {len(codes)}")
+        ops.append(TfliteOp(codes[code].name, _indices(r, op, _OP_INPUTS, ("operators[%d].inputs", i), True, n),
+                            _indices(r, op, _OP_OUTPUTS, ("operators[%d].outputs", i), False, n)))
+    return tensors, ops
+
+
+def _fast_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
+                          buffer_sizes: tuple[int, ...]) -> tuple[list[TfliteTensor], list[TfliteOp]]:
+    """The subgraph's tensors and operators, read in one pass with the bounds checks inlined.
+
+    The same reads, in the same order and with the same checks, as the field-by-field walk in
+    ``read_tflite_graph``: the walk is most of a model's load-time check (2.4 of 2.8 ms for the sample's
+    248 tensors and 199 ops, nearly all of it Python calls per field). It raises ``_Unusual`` at the
+    first read that is out of bounds or not plain UTF-8, and the caller then repeats the checked walk,
+    which raises the error that names the field; so a bad file fails with the same message as before.
+    """
+    data, size = r.data, r.size
+    u32, i32, header = _U32, _I32, _VTABLE_HEADER.unpack_from
+    # vtable -> (its field offsets padded with zeros to 8 fields, the table length it declares)
+    padded: dict[int, tuple[tuple[int, ...], int]] = {}
+
+    def fields(pos: int) -> tuple[int, tuple[int, ...]]:
+        """(pos, field offsets) of the table at ``pos``, after the checks of ``_Reader.table``."""
+        if pos < 0 or pos + 4 > size:
+            raise _Unusual
+        vt = pos - i32(data, pos)[0]
+        known = padded.get(vt)
+        if known is None:
+            if vt < 0 or vt + 4 > size:
+                raise _Unusual
+            vlen, tlen = header(data, vt)
+            if vlen < 4 or vlen % 2 or vt + vlen > size:
+                raise _Unusual
+            known = padded[vt] = (struct.unpack_from(f"<{(vlen - 4) // 2}H", data, vt + 4) + (0,) * 8, tlen)
+        if pos + known[1] > size:
+            raise _Unusual
+        return pos, known[0]
+
+    def vector(pos: int, offset: int, elem: int) -> tuple[int, int]:
+        """(start, length) of the vector an offset field at ``pos + offset`` points to; (0, 0) if absent."""
+        if not offset:
+            return 0, 0
+        p = pos + offset
+        if p + 4 > size:
+            raise _Unusual
+        p += u32(data, p)[0]
+        if p < 0 or p + 4 > size:
+            raise _Unusual
+        n = u32(data, p)[0]
+        if p + 4 + n * elem > size:
+            raise _Unusual
+        return p + 4, n
+
+    def unpack(pos: int, offset: int, fmt: str, elem: int) -> tuple:
+        start, n = vector(pos, offset, elem)
+        return struct.unpack_from(f"<{n}{fmt}", data, start) if n else ()
+
+    def tables(index: int) -> list[int]:
+        """Positions of the tables in the subgraph's vector field ``index``."""
+        start, n = vector(sub[0], sub_fields[index], 4)
+        return [start + 4 * k + u32(data, start + 4 * k)[0] for k in range(n)]
+
+    sub_fields = r.offsets(sub) + (0,) * 8
+    tensors = []
+    for i, pos in enumerate(tables(_SG_TENSORS)):
+        pos, offs = fields(pos)
+        scales: tuple[float, ...] = ()
+        zero_points: tuple[int, ...] = ()
+        if offs[_T_QUANT]:
+            p = pos + offs[_T_QUANT]
+            if p + 4 > size:
+                raise _Unusual
+            qpos, qoffs = fields(p + u32(data, p)[0])
+            scales = unpack(qpos, qoffs[_Q_SCALE], "f", 4)
+            zero_points = unpack(qpos, qoffs[_Q_ZERO_POINT], "q", 8)
+        o = offs[_T_BUFFER]
+        if o and pos + o + 4 > size or offs[_T_TYPE] and pos + offs[_T_TYPE] + 1 > size:
+            raise _Unusual
+        buffer_index = u32(data, pos + o)[0] if o else 0
+        nbytes = buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
+        start, n = vector(pos, offs[_T_NAME], 1)
+        try:
+            name = bytes(data[start : start + n]).decode("utf-8") if offs[_T_NAME] else ""
+        except UnicodeDecodeError:
+            raise _Unusual from None
+        dtype = TENSOR_TYPES.get(struct.unpack_from("<b", data, pos + offs[_T_TYPE])[0] if offs[_T_TYPE] else 0, "unknown")
+        shape = unpack(pos, offs[_T_SHAPE_SIGNATURE], "i", 4) or unpack(pos, offs[_T_SHAPE], "i", 4)
+        tensors.append(TfliteTensor(i, name, dtype, shape, nbytes > 0, scales, zero_points, nbytes,
+                                    bool(offs[_T_SPARSITY]), buffer_index))
+    n_tensors, n_codes = len(tensors), len(codes)
+    ops = []
+    for pos in tables(_SG_OPERATORS):
+        pos, offs = fields(pos)
+        o = offs[_OP_OPCODE_INDEX]
+        if o and pos + o + 4 > size:
+            raise _Unusual
+        code = u32(data, pos + o)[0] if o else 0
+        inputs = unpack(pos, offs[_OP_INPUTS], "i", 4)
+        outputs = unpack(pos, offs[_OP_OUTPUTS], "i", 4)
+        if (code >= n_codes or (inputs and (max(inputs) >= n_tensors or min(inputs) < -1))
+                or (outputs and (max(outputs) >= n_tensors or min(outputs) < 0))):
+            raise _Unusual
+        ops.append(TfliteOp(codes[code].name, inputs, outputs))
+    return tensors, ops
+
+
 def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
     """Tensors, operators and signature maps of the subgraph that ``signature`` runs, bounds-checked.
 
@@ -295,7 +492,6 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     r = _Reader(data, source)
     model = r.table(r._unpack("<I", 0, "root offset"), "Model")
     codes = info.operator_codes
-    buffer_sizes = info.buffer_sizes
     subgraphs = r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs")
     sigs = r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")
     keys = info.signature_keys
@@ -305,52 +501,17 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
         raise r.fail(f"signature names subgraph {sub_index} of {len(subgraphs)}")
     sub = subgraphs[sub_index]
 
-    def ints(tab, index: int, what: What, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
-        pos = r.ref(tab, index, what)
-        if pos is None:
-            return ()
-        start, n = r.vector(pos, size, what)
-        return struct.unpack_from(f"<{n}{fmt[1:]}", data, start)
-
     def text(tab, index: int, what: What) -> str:
-        pos = r.ref(tab, index, what)
-        return "" if pos is None else r.string(pos, what)
+        return _text(r, tab, index, what)
 
-    def buffer_bytes(buffer_index: int) -> int:
-        """Bytes of weight data behind a tensor (0: an activation; buffer 0 is the empty sentinel)."""
-        return buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
-
-    tensors = []
-    for i, t in enumerate(r.table_vector(sub, _SG_TENSORS, "tensors")):
-        quant = r.ref(t, _T_QUANT, ("tensors[%d].quantization", i))
-        scales: tuple[float, ...] = ()
-        zero_points: tuple[int, ...] = ()
-        if quant is not None:
-            qtab = r.table(quant, ("tensors[%d].quantization", i))
-            scales = ints(qtab, _Q_SCALE, ("tensors[%d].scale", i), "<f")
-            zero_points = ints(qtab, _Q_ZERO_POINT, ("tensors[%d].zero_point", i), "<q", 8)
-        buffer_index = r.scalar(t, _T_BUFFER, "<I", 0)
-        nbytes = buffer_bytes(buffer_index)
-        tensors.append(TfliteTensor(
-            i, text(t, _T_NAME, ("tensors[%d].name", i)), TENSOR_TYPES.get(r.scalar(t, _T_TYPE, "<b", 0), "unknown"),
-            ints(t, _T_SHAPE_SIGNATURE, ("tensors[%d].shape_signature", i)) or ints(t, _T_SHAPE, ("tensors[%d].shape", i)),
-            nbytes > 0, scales, zero_points, nbytes, r.field_pos(t, _T_SPARSITY) is not None, buffer_index))
+    try:
+        tensors, ops = _fast_tensors_and_ops(r, sub, codes, info.buffer_sizes)
+    except _Unusual:
+        tensors, ops = _checked_tensors_and_ops(r, sub, codes, info.buffer_sizes)
     n = len(tensors)
 
     def indices(tab, index: int, what: What, allow_absent: bool) -> tuple[int, ...]:
-        got = ints(tab, index, what)
-        low = -1 if allow_absent else 0
-        if got and (max(got) >= n or min(got) < low):
-            raise r.fail(f"{_named(what)} names tensor {next(k for k in got if k >= n or k < low)} of {n}")
-        return got
-
-    ops = []
-    for i, op in enumerate(r.table_vector(sub, _SG_OPERATORS, "operators")):
-        code = r.scalar(op, _OP_OPCODE_INDEX, "<I", 0)
-        if code >= len(codes):
-            raise r.fail(f"operators[{i}] uses operator code {code} of {len(codes)}")
-        ops.append(TfliteOp(codes[code].name, indices(op, _OP_INPUTS, ("operators[%d].inputs", i), True),
-                            indices(op, _OP_OUTPUTS, ("operators[%d].outputs", i), False)))
+        return _indices(r, tab, index, what, allow_absent, n)
 
     def tensor_map(index: int, what: str, fallback: tuple[int, ...]) -> dict[str, int]:
         if chosen is None:

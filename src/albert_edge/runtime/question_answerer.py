@@ -18,7 +18,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked
-from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import QuestionAnswering
 from albert_edge.tasks.qa_spans import (
     MAX_ANSWER_TOKENS,
@@ -103,7 +103,7 @@ class QuestionAnswerer:
                   pool_size: int = 1, xnnpack: bool = True, stride: int | None = None,
                   max_answer_tokens: int = MAX_ANSWER_TOKENS) -> QuestionAnswerer:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack, stride,
+        return cls(map_model_file(path), str(path), num_threads, backend, pool_size, xnnpack, stride,
                    max_answer_tokens)
 
     @classmethod

@@ -17,7 +17,7 @@ import numpy as np
 
 from albert_edge.errors import ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked
-from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import Task
 from albert_edge.tokenizer import Encoding, Preprocessor, batch_one
 
@@ -42,7 +42,7 @@ class TaskModel:
     def from_file(cls, path: str | os.PathLike[str], num_threads: int | None = None, backend: str = "auto",
                   pool_size: int = 1, xnnpack: bool = True) -> TaskModel:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack)
+        return cls(map_model_file(path), str(path), num_threads, backend, pool_size, xnnpack)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>", num_threads: int | None = None, backend: str = "auto",

@@ -25,7 +25,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.classifier import open_checked, softmax
-from albert_edge.runtime.pack import ModelPack, read_model_bytes, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import TokenClassification
 from albert_edge.tasks.entities import decode_tags
 from albert_edge.tasks.qa_spans import window_starts  # one window cutter for NER and QA
@@ -100,7 +100,7 @@ class TokenClassifier:
     def from_file(cls, path: str | os.PathLike[str], num_threads: int | None = None, backend: str = "auto",
                   pool_size: int = 1, xnnpack: bool = True, stride: int | None = None) -> TokenClassifier:
         """Load a packed ``.tflite`` or ``.onnx`` (kind detected from the bytes, not the suffix)."""
-        return cls(read_model_bytes(path), str(path), num_threads, backend, pool_size, xnnpack, stride)
+        return cls(map_model_file(path), str(path), num_threads, backend, pool_size, xnnpack, stride)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>", num_threads: int | None = None, backend: str = "auto",
