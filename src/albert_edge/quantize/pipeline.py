@@ -83,6 +83,10 @@ TFLITE_MODE_VARIANTS = {
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
 }
+#: What ``--mode dynamic`` builds in TFLite for embedding models instead: per-row activation int8 costs an
+#: embedding's cosine floor on pretrained BERTs (outlier channels), and ``dynamic_int8_col_sq`` (per-column
+#: tables, SmoothQuant MULs) meets it at the same speed (decision 0200). Classifiers keep ``dynamic_int8``.
+TFLITE_DYNAMIC_BY_TASK = {"feature_extraction": ("dynamic_int8_col_sq",)}
 #: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
 #: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
 #: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
@@ -140,11 +144,12 @@ class QuantizeRun:
         _judge(r, self.judge_rows)
 
 
-def variant_names(mode: str, variants: Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """(TFLite, ONNX) variant names a run builds besides fp32: the mode's, or the ``variants`` override
-    (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
-    tflite = list(TFLITE_MODE_VARIANTS[mode]) if variants is None else [v for v in variants
-                                                                         if v != "fp32" and not v.startswith("onnx_")]
+def variant_names(mode: str, variants: Sequence[str] | None, task: str | None = None) -> tuple[list[str], list[str]]:
+    """(TFLite, ONNX) variant names a run builds besides fp32: the mode's (for ``task``, a task name), or the
+    ``variants`` override (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
+    defaults = TFLITE_DYNAMIC_BY_TASK.get(task or "", TFLITE_MODE_VARIANTS[mode]) if mode == "dynamic" else \
+        TFLITE_MODE_VARIANTS[mode]
+    tflite = list(defaults) if variants is None else [v for v in variants if v != "fp32" and not v.startswith("onnx_")]
     onnx = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or list(ONNX_MODE_VARIANTS[mode])
     return tflite, onnx
 
@@ -670,7 +675,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    names, onnx_names = variant_names(mode, variants)
+    names, onnx_names = variant_names(mode, variants, task.name if task is not None else None)
     if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
         names = []
     onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
