@@ -92,3 +92,17 @@ def test_bad_arguments_are_one_quantization_error(outlier_models):
         smooth_fc_inputs(files["dynamic_int8_col"], fp32, [np.ones(64)])
     with pytest.raises(QuantizationError, match="alpha"):
         smooth_fc_inputs(files["dynamic_int8_col"], fp32, [], alpha=1.5)
+
+
+def test_the_error_table_measures_a_smoothed_fc_against_its_unsmoothed_input(outlier_models):
+    """``op_errors``' local error applies the fp32 FC to the variant's own input: for a smoothed FC that is the
+    MUL's input (x), not its output (x / s), else every smoothed FC reads as ruined (-3 dB measured)."""
+    from albert_edge.quantize.fc_smoothing import synthetic_samples
+    from albert_edge.quantize.op_errors import error_table
+
+    weights, _, fp32, files = outlier_models
+    samples = synthetic_samples(weights.config.vocab_size, 48, lengths=(9, 24), seed=5)
+    for name in ("dynamic_int8_col", "dynamic_int8_col_sq"):
+        rows = [r for r in error_table(name, files[name], fp32, samples, weights, 4).rows if r.op == "FULLY_CONNECTED"]
+        assert len(rows) == 13 and all(r.local_snr_db is not None and r.local_snr_db > 20 for r in rows), \
+            [(r.where, r.local_snr_db) for r in rows]

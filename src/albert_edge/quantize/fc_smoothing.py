@@ -33,6 +33,8 @@ from albert_edge.quantize.tflite_edit import (
     unpack_tflite,
 )
 
+#: Suffix of the tensor a smoothing MUL writes (``op_errors`` walks back through it to the unsmoothed input).
+SMOOTHED_SUFFIX = "/smoothed"
 #: SmoothQuant's migration strength used by default (measured on all-MiniLM-L6-v2: see decision 0200).
 DEFAULT_ALPHA = 0.5
 
@@ -164,7 +166,7 @@ def _mul_by_constant(root: Any, schema: Any, index: int, factor: np.ndarray) -> 
     output.shape = None if source.shape is None else np.asarray(source.shape, dtype=np.int32)
     output.shapeSignature = None if source.shapeSignature is None else np.asarray(source.shapeSignature, dtype=np.int32)
     output.type = schema.TensorType.FLOAT32
-    output.name = (source.name or b"x") + b"/smoothed"
+    output.name = (source.name or b"x") + SMOOTHED_SUFFIX.encode()
     graph.tensors.append(output)
     op = schema.OperatorT()
     op.opcodeIndex = _opcode(root, schema, schema.BuiltinOperator.MUL, version=1)
