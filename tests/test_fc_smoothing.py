@@ -19,8 +19,8 @@ OUTLIER_CHANNEL = 7
 OUTLIER_GAMMA = 10.0
 
 
-@pytest.fixture(scope="module")
-def outlier_models():
+@pytest.fixture(scope="module", params=[2, 1], ids=["bert", "albert-shared"])
+def outlier_models(request):
     from dataclasses import replace
 
     from albert_edge.model import AlbertConfig, random_weights
@@ -28,7 +28,7 @@ def outlier_models():
     from albert_edge.tasks import get_task
 
     config = AlbertConfig(model_type="bert", vocab_size=300, embedding_size=64, hidden_size=64, num_hidden_layers=2,
-                          num_hidden_groups=2, num_attention_heads=4, intermediate_size=256,
+                          num_hidden_groups=request.param, num_attention_heads=4, intermediate_size=256,
                           max_position_embeddings=64, embedding_order="no_projection", hidden_act="gelu_exact")
     weights = random_weights(config, num_labels=None, seed=3)
     tensors = dict(weights.tensors)

@@ -116,7 +116,8 @@ def smooth_fc_inputs(model: bytes, float_model: bytes, input_absmax: Sequence[np
         if weight.type == schema.TensorType.INT8 and name in floats and weight.quantization is not None:
             groups.setdefault(int(op.inputs[0]), []).append((op, absmax))
     inserted = []
-    for index, members in groups.items():
+    for inputs in _sharing_sets(groups):
+        members = [m for index in inputs for m in groups[index]]
         x = np.max([a for _, a in members], axis=0).astype(np.float64)
         if x.max() < min_ratio * max(np.median(x), 1e-12):
             continue
@@ -127,17 +128,39 @@ def smooth_fc_inputs(model: bytes, float_model: bytes, input_absmax: Sequence[np
         for k in kernels:
             tensor = graph.tensors[k]
             _requantize_rows(root, tensor, floats[tensor.name.decode("utf-8", "replace")] * s[None, :])
-        scaled = _mul_by_constant(root, schema, index, (1.0 / s).astype(np.float32))
-        first = min(graph.operators.index(op) for op, _ in members)
-        for op, _ in members:
-            op.inputs[0] = scaled.outputs[0]
-        inserted.append((first, scaled))
+        for index in inputs:
+            scaled = _mul_by_constant(root, schema, index, (1.0 / s).astype(np.float32))
+            first = min(graph.operators.index(op) for op, _ in groups[index])
+            for op, _ in groups[index]:
+                op.inputs[0] = scaled.outputs[0]
+            inserted.append((first, scaled))
     if not inserted:
         return model, 0
     for first, op in sorted(inserted, key=lambda p: -p[0]):  # from the back, so earlier positions hold
         graph.operators.insert(first, op)
     drop_unread_buffers(root)
     return pack_tflite(root, len(model) + 4096 * len(inserted)), len(inserted)
+
+
+def _sharing_sets(groups: Mapping[int, Sequence[tuple[Any, np.ndarray]]]) -> list[list[int]]:
+    """FC input tensors grouped so that inputs whose FCs share a kernel are in one set (ALBERT applies its shared
+    layer's kernels to every layer's input): one kernel holds one set of int8 rows, so all its inputs take one ``s``."""
+    parent = {index: index for index in groups}
+
+    def root_of(index: int) -> int:
+        while parent[index] != index:
+            index = parent[index]
+        return index
+
+    owner: dict[int, int] = {}
+    for index, members in groups.items():
+        for op, _ in members:
+            other = owner.setdefault(int(op.inputs[1]), index)
+            parent[root_of(index)] = root_of(other)
+    sets: dict[int, list[int]] = {}
+    for index in groups:
+        sets.setdefault(root_of(index), []).append(index)
+    return list(sets.values())
 
 
 def _requantize_rows(root: Any, tensor: Any, values: np.ndarray) -> None:
