@@ -106,3 +106,25 @@ def test_the_error_table_measures_a_smoothed_fc_against_its_unsmoothed_input(out
         rows = [r for r in error_table(name, files[name], fp32, samples, weights, 4).rows if r.op == "FULLY_CONNECTED"]
         assert len(rows) == 13 and all(r.local_snr_db is not None and r.local_snr_db > 20 for r in rows), \
             [(r.where, r.local_snr_db) for r in rows]
+
+
+def test_auto_does_not_float_a_smoothed_fc_back_to_its_fp32_kernel(tmp_path):
+    """Named in --mode auto and over budget, ``dynamic_int8_col_sq`` gets its error table but no float-fallback
+    steps: pointing a smoothed FC (input x / s) at the fp32 kernel would compute another function."""
+    from albert_edge.errors import BudgetNotMetError
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from tests.support.st_folder import WORDS, write_st_folder
+
+    ckpt, _ = write_st_folder(tmp_path / "st")
+    rng = np.random.default_rng(0)
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(" ".join(rng.choice(WORDS, size=int(rng.integers(3, 12)))) for _ in range(40)) + "\n")
+    with pytest.raises(BudgetNotMetError) as caught:  # no int8 file keeps a cosine of 1 - 1e-9
+        quantize_checkpoint(ckpt, tmp_path / "q", calib, mode="auto", formats="tflite", variants=("dynamic_int8_col_sq",),
+                            max_seq_len=32, seq_len=32, rounds=1, num_threads=1, min_cosine=1 - 1e-9,
+                            min_mean_cosine=1 - 1e-9)
+    report = caught.value.report
+    assert "tflite:dynamic_int8_col_sq" in report.error_tables
+    entry = next(e for e in report.fallback if e.get("variant") == "tflite:dynamic_int8_col_sq")
+    assert "no way to rebuild" in entry["skipped"]
+    assert [v.name for v in report.variants if v.format == "tflite"] == ["fp32", "dynamic_int8_col_sq"]

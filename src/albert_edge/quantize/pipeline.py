@@ -89,6 +89,8 @@ TFLITE_MODE_VARIANTS = {
 #: 0200, 0201). Sentence classifiers and regressors, not measured with it, keep ``dynamic_int8``.
 TFLITE_DYNAMIC_BY_TASK = {name: ("dynamic_int8_col_sq",)
                           for name in ("feature_extraction", "question_answering", "token_classification")}
+#: Variants whose FCs read a SmoothQuant MUL's output: the float fallback cannot point them at fp32 kernels.
+SMOOTHED_VARIANTS = ("dynamic_int8_col_sq",)
 #: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
 #: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
 #: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
@@ -771,7 +773,8 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
         hybrid = set(hybrid_fc_outputs(base.data))
         spec = VARIANTS.get(base.name)
         ranking = table.ranking()
-        if hybrid and {r.tensor for r in ranking} <= hybrid:
+        # A smoothed FC reads x / s: its fp32 kernel would compute the wrong function (fc_smoothing).
+        if hybrid and {r.tensor for r in ranking} <= hybrid and base.name not in SMOOTHED_VARIANTS:
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return float_fc_ops(base.data, fp32, nodes)
             entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"
