@@ -128,3 +128,36 @@ def test_auto_does_not_float_a_smoothed_fc_back_to_its_fp32_kernel(tmp_path):
     entry = next(e for e in report.fallback if e.get("variant") == "tflite:dynamic_int8_col_sq")
     assert "no way to rebuild" in entry["skipped"]
     assert [v.name for v in report.variants if v.format == "tflite"] == ["fp32", "dynamic_int8_col_sq"]
+
+
+def test_auto_adds_the_smoothed_file_for_embedding_qa_and_ner_and_it_ends_the_float_search_when_it_fits():
+    from types import SimpleNamespace
+
+    from albert_edge.quantize.auto import Budget
+    from albert_edge.quantize.dynamic_search import dynamic_fallback_search
+    from albert_edge.quantize.pipeline import TFLITE_MODE_VARIANTS, variant_names
+
+    for task in ("feature_extraction", "question_answering", "token_classification"):
+        assert variant_names("auto", None, task)[0] == [*TFLITE_MODE_VARIANTS["auto"], "dynamic_int8_col_sq"]
+        assert variant_names("dynamic", None, task)[0] == ["dynamic_int8_col_sq"]
+    assert variant_names("auto", None, "sequence_classification")[0] == list(TFLITE_MODE_VARIANTS["auto"])
+    assert variant_names("auto", ("dynamic_int8",), "feature_extraction")[0] == ["dynamic_int8"]
+
+    def result(name: str, failures: list[str]):
+        drift = SimpleNamespace(budget_failures=lambda _budget: list(failures))
+        return SimpleNamespace(format="tflite", name=name, error=None, drift=drift, size_bytes=1, data=b"")
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("the search ran")
+
+    fits, misses = result("dynamic_int8_col_sq", []), result("dynamic_int8_col", ["mean cosine 0.9989 < 0.999"])
+    assert dynamic_fallback_search([result("fp32", []), misses, fits], None, Budget(), 3, None, 1, never, never) == []
+
+    class Calibration:  # the search's first read: it started
+        @property
+        def samples(self):
+            raise AssertionError("the search ran")
+
+    with pytest.raises(AssertionError, match="the search ran"):
+        dynamic_fallback_search([result("fp32", []), misses, result("dynamic_int8_col_sq", ["x"])], Calibration(),
+                                Budget(), 3, None, 1, never, never)

@@ -153,6 +153,8 @@ def variant_names(mode: str, variants: Sequence[str] | None, task: str | None = 
     ``variants`` override (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
     defaults = TFLITE_DYNAMIC_BY_TASK.get(task or "", TFLITE_MODE_VARIANTS[mode]) if mode == "dynamic" else \
         TFLITE_MODE_VARIANTS[mode]
+    if mode == "auto":  # the faithful dynamic file is one more candidate for these tasks
+        defaults = (*defaults, *(v for v in TFLITE_DYNAMIC_BY_TASK.get(task or "", ()) if v not in defaults))
     tflite = list(defaults) if variants is None else [v for v in variants if v != "fp32" and not v.startswith("onnx_")]
     onnx = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or list(ONNX_MODE_VARIANTS[mode])
     return tflite, onnx
