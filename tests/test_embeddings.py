@@ -180,12 +180,13 @@ def test_quantize_judges_an_embedding_model_on_cosine(st_models, tmp_path):
     calib.write_text("\n".join(" ".join(rng.choice(WORDS, size=rng.integers(3, 12))) for _ in range(40)) + "\n")
     options = QuantizeOptions(mode="dynamic", formats="tflite", max_seq_len=32, seq_len=32, rounds=3)
     report = quantize_checkpoint(ckpt, tmp_path / "q", calib, options, num_threads=1)  # an override on top
-    dynamic = next(v for v in report.variants if v.name == "dynamic_int8")
+    # An embedding model's --mode dynamic TFLite variant is dynamic_int8_col_sq (decision 0200), built without texts.
+    dynamic = next(v for v in report.variants if v.name == "dynamic_int8_col_sq")
     assert report.judge["task"] == "feature_extraction" and dynamic.drift.examples == 40  # dynamic: every text judges
     assert 0.9 < dynamic.drift.mean_cosine <= 1.0 + 1e-9 and dynamic.drift.min_cosine <= dynamic.drift.mean_cosine
     assert "cos mean" in report.table()
-    embedder = TextEmbedder.from_file(tmp_path / "q" / "variants" / "dynamic_int8.tflite", num_threads=1)
-    assert embedder.pack.variant == "dynamic_int8" and embedder.normalized
+    embedder = TextEmbedder.from_file(tmp_path / "q" / "variants" / "dynamic_int8_col_sq.tflite", num_threads=1)
+    assert embedder.pack.variant == "dynamic_int8_col_sq" and embedder.normalized
 
 
 def test_bench_drift_of_an_embedding_model_is_cosine_against_baseline_and_reference(st_models, tmp_path):

@@ -45,15 +45,18 @@ def _mediapipe(python: Path, model: Path, texts: list[str]) -> list[dict]:
 
 
 def _dynamic_int8(checkpoint: Path, weights, task, out: Path) -> Path:
-    """The dynamic-int8 file as `albert-edge quantize --mode dynamic` writes it, without its timing rounds."""
+    """The dynamic-int8 file as `albert-edge quantize --mode dynamic` writes it for an embedding model
+    (``dynamic_int8_col_sq``: SmoothQuant MULs in front of the FCs), without its timing rounds."""
     from albert_edge.convert.assets import find_tokenizer_asset
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.convert.tflite_metadata import attach_standard_metadata
+    from albert_edge.quantize.pipeline import variant_names
     from albert_edge.quantize.tflite_quant import tflite_variant
 
-    pack = build_pack(weights, find_tokenizer_asset(checkpoint, None, None), task, None, 128, "dynamic_int8")
-    path = out / "model_dynamic_int8.tflite"
-    path.write_bytes(attach_standard_metadata(tflite_variant(weights, "dynamic_int8", task=task), pack))
+    (variant,), _ = variant_names("dynamic", None, task.name)
+    pack = build_pack(weights, find_tokenizer_asset(checkpoint, None, None), task, None, 128, variant)
+    path = out / f"model_{variant}.tflite"
+    path.write_bytes(attach_standard_metadata(tflite_variant(weights, variant, task=task), pack))
     return path
 
 

@@ -178,11 +178,11 @@ def test_quantize_judges_answers_against_gold_and_chooses_within_the_budget(trai
     drift = {v["name"]: v["drift"] for v in data["variants"] if v.get("drift")}
     assert drift["fp32"]["against"] == "gold" and drift["fp32"]["f1_drop"] == 0.0
     assert drift["fp32"]["agreement"] == 1.0 and drift["fp32"]["baseline_f1"] >= 0.65
-    int8 = drift["dynamic_int8"]
+    int8 = drift["dynamic_int8_col_sq"]  # --mode dynamic's TFLite variant for QA (decision 0201)
     assert int8["examples"] == 60 and int8["agreement"] >= 0.9 and int8["f1_drop"] <= 5.0
-    assert report.chosen == "tflite:dynamic_int8"
+    assert report.chosen == "tflite:dynamic_int8_col_sq"
     assert any("CHOSEN" in line and "span agreement" in line for line in report.decision_log)
-    int8_file = tmp_path / "q" / "model.tflite"  # the chosen dynamic_int8, as quantize ships it
+    int8_file = tmp_path / "q" / "model.tflite"  # the chosen dynamic_int8_col_sq, as quantize ships it
     em, _ = scores(QuestionAnswerer.from_file(int8_file, num_threads=1), held_out(40))
     assert em >= 0.55
 
@@ -198,13 +198,13 @@ def test_quantize_without_answers_judges_against_fp32_answers_and_a_tight_budget
                                  seq_len=MAX_SEQ_LEN, rounds=2, num_threads=1, eval_tsv=questions, max_drop=0.0,
                                  min_agreement=0.999)
     drift = {v.name: v.drift for v in report.variants if v.drift is not None}
-    assert drift["dynamic_int8"].against == "baseline answers" and drift["dynamic_int8"].baseline_f1 is None
+    assert drift["dynamic_int8_col_sq"].against == "baseline answers" and drift["dynamic_int8_col_sq"].baseline_f1 is None
     assert report.chosen is None  # 30 questions cannot show 99.9% agreement at 95% confidence
     # Not judged when the 30 spans show no measured F1 loss (they cannot accept it); rejected when they do.
-    int8 = next(v for v in report.variants if v.key == "tflite:dynamic_int8")
+    int8 = next(v for v in report.variants if v.key == "tflite:dynamic_int8_col_sq")
     verdict = "not judged" if int8.not_judged else "rejected"
     assert int8.not_judged is None or int8.drift.f1_drop <= 0.0 + 1e-9
-    assert any(line.startswith("tflite dynamic_int8") and verdict in line and "span" in line
+    assert any(line.startswith("tflite dynamic_int8_col_sq") and verdict in line and "span" in line
                for line in report.decision_log), report.decision_log
 
 

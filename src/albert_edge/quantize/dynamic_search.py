@@ -20,6 +20,8 @@ from albert_edge.quantize.auto import Budget, budget_failures, misses_only_size
 #: Calibration texts the ranking runs on: each candidate weight costs one run over them.
 RANKING_TEXTS = 32
 BASE_VARIANT = "dynamic_int8_col"
+#: Auto's candidate for embedding, QA and NER models (``fc_smoothing``): when it fits, no search is needed.
+SMOOTHED_VARIANT = "dynamic_int8_col_sq"
 
 
 def dynamic_fallback_search(results: Sequence[Any], calibration: Any, budget: Budget, max_steps: int,
@@ -35,6 +37,9 @@ def dynamic_fallback_search(results: Sequence[Any], calibration: Any, budget: Bu
     from albert_edge.quantize.measure import variant_values
     from albert_edge.quantize.step_search import Candidate, new_entry, step_search
 
+    smoothed = next((r for r in results if r.format == "tflite" and r.name == SMOOTHED_VARIANT), None)
+    if smoothed is not None and not budget_failures(smoothed, budget):
+        return []  # the smoothed file fits with every FC int8: floating FCs of the plain one cannot beat it
     base = next((r for r in results if r.format == "tflite" and r.name == BASE_VARIANT), None)
     if base is None or base.error or not budget_failures(base, budget) or misses_only_size(budget_failures(base, budget)):
         return []  # fits, or misses only the size limit: float FCs would only grow it

@@ -200,9 +200,13 @@ def error_table(variant: str, model: bytes, fp32_model: bytes, samples: Sequence
     canonical = weight_names(fp32_model, weights)
 
     def float_source(index: int) -> int:
-        """The float tensor a QUANTIZE read (the activation before int8 rounding), else ``index``."""
+        """The float tensor a QUANTIZE read (the activation before int8 rounding) or a smoothing MUL scaled
+        (``fc_smoothing``: the fp32 FC reads the unscaled one), else ``index``."""
+        from albert_edge.quantize.fc_smoothing import SMOOTHED_SUFFIX
+
         op = producer.get(index)
-        if op is not None and op["op_name"] == "QUANTIZE":
+        if op is not None and (op["op_name"] == "QUANTIZE" or (op["op_name"] == "MUL"
+                                                               and q_tensors[index]["name"].endswith(SMOOTHED_SUFFIX))):
             return int(op["inputs"][0])
         return index
 

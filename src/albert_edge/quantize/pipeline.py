@@ -83,6 +83,14 @@ TFLITE_MODE_VARIANTS = {
     "fp16": ("fp16",),
     "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
 }
+#: What ``--mode dynamic`` builds in TFLite for these tasks instead: per-row activation int8 costs an
+#: embedding's cosine floor and QA spans on pretrained BERTs (outlier channels), and ``dynamic_int8_col_sq``
+#: (per-column tables, SmoothQuant MULs) meets the floor and 0.97 of fp32's spans at the same speed (decisions
+#: 0200, 0201). Sentence classifiers and regressors, not measured with it, keep ``dynamic_int8``.
+TFLITE_DYNAMIC_BY_TASK = {name: ("dynamic_int8_col_sq",)
+                          for name in ("feature_extraction", "question_answering", "token_classification")}
+#: Variants whose FCs read a SmoothQuant MUL's output: the float fallback cannot point them at fp32 kernels.
+SMOOTHED_VARIANTS = ("dynamic_int8_col_sq",)
 #: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
 #: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
 #: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
@@ -140,11 +148,14 @@ class QuantizeRun:
         _judge(r, self.judge_rows)
 
 
-def variant_names(mode: str, variants: Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """(TFLite, ONNX) variant names a run builds besides fp32: the mode's, or the ``variants`` override
-    (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
-    tflite = list(TFLITE_MODE_VARIANTS[mode]) if variants is None else [v for v in variants
-                                                                         if v != "fp32" and not v.startswith("onnx_")]
+def variant_names(mode: str, variants: Sequence[str] | None, task: str | None = None) -> tuple[list[str], list[str]]:
+    """(TFLite, ONNX) variant names a run builds besides fp32: the mode's (for ``task``, a task name), or the
+    ``variants`` override (``onnx_``-prefixed names choose the ONNX list; without any, the mode's ONNX list)."""
+    defaults = TFLITE_DYNAMIC_BY_TASK.get(task or "", TFLITE_MODE_VARIANTS[mode]) if mode == "dynamic" else \
+        TFLITE_MODE_VARIANTS[mode]
+    if mode == "auto":  # the faithful dynamic file is one more candidate for these tasks
+        defaults = (*defaults, *(v for v in TFLITE_DYNAMIC_BY_TASK.get(task or "", ()) if v not in defaults))
+    tflite = list(defaults) if variants is None else [v for v in variants if v != "fp32" and not v.startswith("onnx_")]
     onnx = [v[len("onnx_"):] for v in variants or () if v.startswith("onnx_")] or list(ONNX_MODE_VARIANTS[mode])
     return tflite, onnx
 
@@ -670,7 +681,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     results = []
-    names, onnx_names = variant_names(mode, variants)
+    names, onnx_names = variant_names(mode, variants, task.name if task is not None else None)
     if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
         names = []
     onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
@@ -764,7 +775,8 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
         hybrid = set(hybrid_fc_outputs(base.data))
         spec = VARIANTS.get(base.name)
         ranking = table.ranking()
-        if hybrid and {r.tensor for r in ranking} <= hybrid:
+        # A smoothed FC reads x / s: its fp32 kernel would compute the wrong function (fc_smoothing).
+        if hybrid and {r.tensor for r in ranking} <= hybrid and base.name not in SMOOTHED_VARIANTS:
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return float_fc_ops(base.data, fp32, nodes)
             entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"

@@ -44,6 +44,8 @@ VARIANTS: dict[str, TfliteVariant] = {v.name: v for v in (
     TfliteVariant("fp16", False, "float16 weights, float32 compute"),
     TfliteVariant("dynamic_int8", False, "int8 weights (per-channel) and tables, activations quantized per row at run time"),
     TfliteVariant("dynamic_int8_col", False, "dynamic_int8 with one int8 scale per embedding column in the lookup tables"),
+    TfliteVariant("dynamic_int8_col_sq", False, "dynamic_int8_col with a MUL in front of every FC input moving its "
+                  "outlier channels into the int8 weights (SmoothQuant; ranges from random token ids, no texts)"),
     TfliteVariant("dynamic_int8_col_smooth", False, "dynamic_int8_col on SmoothQuant-smoothed weights (needs calibration texts)"),
     TfliteVariant("dynamic_int4", False, "dynamic_int8 with int4 FC weights (per-channel) and an int4 word table "
                   "(per-row scales), activations quantized per row at run time"),
@@ -114,6 +116,13 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         data, _ = int4_weights(tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task), float_model,
                                fcs=variant == "dynamic_int4")
         return data
+    if variant == "dynamic_int8_col_sq":
+        from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
+
+        float_model = float_model or tflite_variant(weights, "fp32", task=task)
+        base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task)
+        return smoothed_dynamic_int8(base, float_model, weights.config.vocab_size,
+                                     max(1, weights.config.max_position_embeddings - 2))  # RoBERTa's offset
     if variant == "dynamic_int8_col_smooth":
         from albert_edge.quantize.smoothing import smoothed_weights_for
 

