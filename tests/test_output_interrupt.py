@@ -25,6 +25,15 @@ OLD = {"model_fp32.tflite": b"old model", "model_int8.tflite": b"old int8", "rep
 NEW = {"model_fp32.tflite": b"new model", "model_int8.tflite": b"new int8", "report.json": b"new report"}
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises_keyboard_interrupt():
+    """Python's own SIGINT handler, as in a terminal: a job started in the background by a
+    non-interactive shell (nohup, ``cmd &``) inherits SIGINT ignored, and these tests would see that."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def write_set(directory: Path, files: dict[str, bytes]) -> None:
     with OutputSet(directory) as staged:
         for name, data in files.items():
