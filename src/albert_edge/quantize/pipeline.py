@@ -469,6 +469,7 @@ def _fallback_searches(run: QuantizeRun) -> None:
 
 def _size_search(run: QuantizeRun) -> None:
     """Auto with ``--max-size-mb`` under the int8 file's size: the int4 and mixed 4/8 candidates (``size_search``)."""
+    from albert_edge.convert.child_process import call_in_child
     from albert_edge.quantize.size_search import size_search
     from albert_edge.quantize.tflite_quant import tflite_variant
 
@@ -478,7 +479,7 @@ def _size_search(run: QuantizeRun) -> None:
     fp32 = run.results[0].data
 
     def build(name: str) -> bytes:
-        return tflite_variant(run.weights, name, run.calibration, float_model=fp32, task=run.task)
+        return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task)
 
     run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
                                run.options.num_threads, run.judge_variant, VariantResult, build,
@@ -670,6 +671,7 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
                     say: Callable[[str], None] = lambda _line: None) -> list[VariantResult]:
     """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error.
     ``say`` receives a line as each variant's build begins (``building tflite:int8_fc (4/8)``)."""
+    from albert_edge.convert.child_process import call_in_child
     from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
     from albert_edge.quantize.tflite_quant import tflite_variant
 
@@ -683,8 +685,10 @@ def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], c
         say(f"building tflite:{name} ({k}/{total})")
         r = VariantResult(name, "tflite")
         try:
-            r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None,
-                                    task=task, built={b.name: b.data for b in results if not b.error})
+            # In the child process: the converter holds the GIL for seconds, the heartbeat must go on.
+            r.data = call_in_child(tflite_variant, weights, name, calibration,
+                                   float_model=results[0].data if results else None, task=task,
+                                   built={b.name: b.data for b in results if not b.error})
             r.census = census_tflite_variant(r.data).to_dict()
         except AlbertEdgeError as exc:
             if name == "fp32":
@@ -742,6 +746,7 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
     and is a new variant ``<name>_fb<k>``; the search of a variant stops at its first step that fits.
     ``run.fallback_log`` receives one entry per searched variant: ranking, steps, and which step recovered.
     """
+    from albert_edge.convert.child_process import call_in_child
     from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
     from albert_edge.quantize.float_fallback import float_fc_ops, hybrid_fc_outputs
     from albert_edge.quantize.step_search import Candidate, new_entry, step_search
@@ -774,8 +779,8 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
             entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"
         elif spec is not None and spec.calibrated and base.name != "int16x8":
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
-                return tflite_variant(weights, base.name, calibration, denylisted_nodes=nodes, float_model=fp32,
-                                      task=task)
+                return call_in_child(tflite_variant, weights, base.name, calibration, denylisted_nodes=nodes,
+                                     float_model=fp32, task=task)
             entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
         else:
             entry["skipped"] = "no way to rebuild this recipe with chosen ops float"
