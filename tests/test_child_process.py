@@ -63,3 +63,14 @@ def test_in_process_switch_runs_the_call_here(monkeypatch):
     assert call_in_child(os.getpid) == os.getpid()
     monkeypatch.delenv(IN_PROCESS_ENV)
     assert call_in_child(os.getpid) != os.getpid()
+
+
+def test_started_calls_run_in_order_while_this_process_goes_on(monkeypatch):
+    from albert_edge.convert.child_process import result, start_in_child
+
+    monkeypatch.delenv(IN_PROCESS_ENV, raising=False)
+    first, second = start_in_child(hold_gil, 0.5), start_in_child(fail, "second")
+    assert not first.done()  # returned before the child finished: this process may work meanwhile
+    assert result(first) == "done"
+    with pytest.raises(ValueError, match="second"):
+        result(second)

@@ -44,7 +44,11 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     out = tmp_path / "demo_out"
     settings = quick_settings(runs=3)
     settings.texts = ("物流很快，质量不错。",)
-    result = run_demo(out, sample=sample, settings=settings, log=lambda line: None)
+    steps: list[str] = []
+    result = run_demo(out, sample=sample, settings=settings, log=lambda line: None, progress=steps.append)
+    # Every stretch has a step under way (a log's heartbeat needs one): reading, the bench's judging, the examples.
+    assert steps[0] == f"read {sample}" and steps[-1] == "example predictions", steps
+    assert any(line.startswith("bench: accuracy of ") for line in steps), steps
 
     models = out / "models"
     for name in ("model_fp32.tflite", "model_fp16.tflite", "model_fp32.onnx", "conversion_report.json",

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-__all__ = ["IN_PROCESS_ENV", "call_in_child", "shutdown"]
+__all__ = ["IN_PROCESS_ENV", "call_in_child", "result", "shutdown", "start_in_child"]
 
 _T = TypeVar("_T")
 #: Set to 1 to run every call in this process instead (a debugger, a profiler, a monkeypatched test).
@@ -62,10 +62,32 @@ def call_in_child(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     A child that dies (killed, out of memory) raises RuntimeError naming ``fn``; the next call starts
     a fresh one. With ``ALBERT_EDGE_IN_PROCESS=1`` the call runs here, as a plain call.
     """
+    return result(start_in_child(fn, *args, **kwargs))
+
+
+def start_in_child(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[_T]:
+    """Queue ``fn(*args, **kwargs)`` in the child and return at once; ``result(future)`` waits for it.
+
+    Calls run one at a time, in the order they were started, while this process does other work
+    (quantize judges variants here while the child converts the next ones). With
+    ``ALBERT_EDGE_IN_PROCESS=1`` the call runs here now and the future is already done.
+    """
     if os.environ.get(IN_PROCESS_ENV) == "1":
-        return fn(*args, **kwargs)
+        done: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller by result(), as from the child
+            done.set_exception(exc)
+        return done
+    future = _child().submit(fn, *args, **kwargs)
+    future.fn_name = getattr(fn, "__name__", repr(fn))  # type: ignore[attr-defined]
+    return future
+
+
+def result(future: concurrent.futures.Future[_T]) -> _T:
+    """The value of a call ``start_in_child`` queued (its exception raised here); a dead child: RuntimeError."""
     try:
-        return _child().submit(fn, *args, **kwargs).result()
+        return future.result()
     except BrokenProcessPool as exc:
         shutdown()
-        raise RuntimeError(f"the child process running {getattr(fn, '__name__', fn)} died ({exc})") from None
+        raise RuntimeError(f"the child process running {getattr(future, 'fn_name', 'a call')} died ({exc})") from None

@@ -151,8 +151,11 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     models_dir = ensure_writable_dir(out / "models")
     seconds: dict[str, float] = {}
 
+    # A progress step before every silent stretch: a log then gets a line at least every 10 s (issue #36).
+    step = progress or (lambda _line: None)
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
+    step(f"read {sample_dir}")
     source = ModelSource.load(sample_dir)  # read once: convert and quantize share the weights
     conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels), progress=progress)
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
@@ -183,6 +186,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     bench_dir = out / "report"
     log(f"[3/4] bench {len(bench_models)} models x threads {settings.threads} x seq {settings.seq_lens} "
         f"({settings.runs} runs each) against accuracy on {test.name}")
+    step(f"bench: accuracy of {len(bench_models)} models on {test.name}, real lengths")
     bench = run_benchmark(bench_models, BenchOptions(threads=settings.threads, seq_lens=settings.seq_lens,
                                                      runs=settings.runs, warmup=settings.warmup,
                                                      rounds=settings.rounds, eval_path=test,
@@ -191,6 +195,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     seconds["bench"] = round(time.perf_counter() - started, 1)
 
     log("[4/4] example predictions with the chosen variant, drawn from the held-out test split")
+    step("example predictions")
     ship = models_dir / "model.tflite" if shipped is not None else bench_models[0]
     classifier = TextClassifier.from_file(ship, num_threads=2)
     held_out = judge_held_out(classifier, test, ship.name, count=settings.example_count,

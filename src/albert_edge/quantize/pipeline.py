@@ -394,21 +394,29 @@ def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_text
 
 def _build_and_judge(run: QuantizeRun) -> None:
     """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
+    from albert_edge.quantize.builds import VariantBuilds
+
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
-    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task, run.say)
+    # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
+    # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
+    builds = VariantBuilds(run.weights, *variant_names(o.mode, o.variants), o.format_list, run.calibration, run.task,
+                           run.say)
+    builds.build_onnx()
     if not run.judge.samples:
+        run.results = list(builds.in_order())
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
     threads, task = o.num_threads, run.task
-    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, run.results[0].data, run.budget,
+    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, builds.fp32.data, run.budget,
                                      lambda model, rows: variant_values(model, rows, task, threads), task.drift,
                                      subsample=o.judge_subsample)
     run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
                                    "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
-    total = len(run.results)
-    for k, r in enumerate(run.results, 1):
-        run.say(f"judging {r.key} ({k}/{total}) on up to {len(run.judge.samples)} rows")
+    run.results = []
+    for k, r in enumerate(builds.in_order(), 1):
+        run.results.append(r)
+        run.say(f"judging {r.key} ({k}/{builds.total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
 
 
@@ -664,63 +672,6 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
     model = onnx.load_from_string(data)
     attach_onnx_pack(model, pack)
     return model.SerializeToString()
-
-
-def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], calibration: CalibrationSet,
-                    variants: Sequence[str] | None = None, task: Task | None = None,
-                    say: Callable[[str], None] = lambda _line: None) -> list[VariantResult]:
-    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error.
-    ``say`` receives a line as each variant's build begins (``building tflite:int8_fc (4/8)``)."""
-    from albert_edge.convert.child_process import call_in_child
-    from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
-    from albert_edge.quantize.tflite_quant import tflite_variant
-
-    results = []
-    names, onnx_names = variant_names(mode, variants)
-    if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
-        names = []
-    onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
-    total = 1 + len(names) + onnx_count
-    for k, name in enumerate(("fp32", *names), 1):
-        say(f"building tflite:{name} ({k}/{total})")
-        r = VariantResult(name, "tflite")
-        try:
-            # In the child process: the converter holds the GIL for seconds, the heartbeat must go on.
-            r.data = call_in_child(tflite_variant, weights, name, calibration,
-                                   float_model=results[0].data if results else None, task=task,
-                                   built={b.name: b.data for b in results if not b.error})
-            r.census = census_tflite_variant(r.data).to_dict()
-        except AlbertEdgeError as exc:
-            if name == "fp32":
-                raise
-            r.error = str(exc)
-        except (RuntimeError, ValueError) as exc:
-            r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
-        r.size_bytes = len(r.data)
-        results.append(r)
-    if "onnx" in formats:
-        from albert_edge.convert.onnx_export import onnx_model_bytes
-        from albert_edge.quantize.onnx_quant import onnx_variant
-
-        say(f"building onnx:fp32 ({total - onnx_count + 1}/{total})")
-        fp32 = onnx_model_bytes(weights, task=task)
-        onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for k, name in enumerate(onnx_names, total - onnx_count + 2):
-            say(f"building onnx:{name} ({k}/{total})")
-            r = VariantResult(name, "onnx")
-            try:
-                r.data = onnx_variant(fp32, "onnx_" + name, calibration)
-            except AlbertEdgeError as exc:
-                r.error = str(exc)
-            except Exception as exc:  # noqa: BLE001 - onnxruntime.quantization raises untyped errors
-                r.error = f"onnxruntime.quantization failed: {' '.join(str(exc).split())[:200]}"
-            onnx_results.append(r)
-        for r in onnx_results:
-            if not r.error:
-                r.census = census_onnx_variant(r.data)
-            r.size_bytes = len(r.data)
-        results += onnx_results
-    return results
 
 
 def _judge(r: VariantResult, judge: SequentialJudge) -> None:
