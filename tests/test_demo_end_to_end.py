@@ -59,7 +59,7 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
     assert report["schema_version"] >= 1
     benched = {v["name"] for v in report["variants"]}
-    assert len(benched) >= 4
+    assert len(benched) >= 3 and not any("fp16" in name for name in benched)  # fp16 times like fp32 (record 0190)
     assert result.chosen is not None
     predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
     # The closing examples are rows of the held-out split with their gold labels, marked by comparison.
