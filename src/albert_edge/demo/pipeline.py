@@ -151,8 +151,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     models_dir = ensure_writable_dir(out / "models")
     seconds: dict[str, float] = {}
 
-    # A progress step before every silent stretch: a log then gets a line at least every 10 s (issue #36).
-    step = progress or (lambda _line: None)
+    step = progress or (lambda _line: None)  # a step before every silent stretch: a log line every <= 10 s
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX, fp32 and fp16, parity vs numpy reference)")
     step(f"read {sample_dir}")
@@ -172,8 +171,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     seconds["quantize"] = round(time.perf_counter() - started, 1)
 
     shipped = quantized.shipped.get("model.tflite")
-    # fp16 files only store fp16 weights (ORT and LiteRT's XNNPACK on x86 compute in fp32), so they time like
-    # fp32 and agree with it (TFLite fp16: 0.99-1.20x of fp32's time, the same accuracy, record 0190): not benched.
+    # fp16 files compute in fp32 on x86: they time like fp32 and agree with it (record 0190), so are not benched.
     bench_models = [models_dir / f.file for f in conversion.files if f.variant != "fp16"]
     if shipped is not None:
         bench_models.append(models_dir / "model.tflite")
