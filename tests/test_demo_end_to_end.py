@@ -44,7 +44,11 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     out = tmp_path / "demo_out"
     settings = quick_settings(runs=3)
     settings.texts = ("物流很快，质量不错。",)
-    result = run_demo(out, sample=sample, settings=settings, log=lambda line: None)
+    steps: list[str] = []
+    result = run_demo(out, sample=sample, settings=settings, log=lambda line: None, progress=steps.append)
+    # Every stretch has a step under way (a log's heartbeat needs one): reading, the bench's judging, the examples.
+    assert steps[0] == f"read {sample}" and steps[-1] == "example predictions", steps
+    assert any(line.startswith("bench: accuracy of ") for line in steps), steps
 
     models = out / "models"
     for name in ("model_fp32.tflite", "model_fp16.tflite", "model_fp32.onnx", "conversion_report.json",
@@ -55,7 +59,7 @@ def test_shortened_demo_writes_models_reports_and_predictions(tmp_path: Path) ->
     report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
     assert report["schema_version"] >= 1
     benched = {v["name"] for v in report["variants"]}
-    assert len(benched) >= 4
+    assert len(benched) >= 3 and not any("fp16" in name for name in benched)  # fp16 times like fp32 (record 0190)
     assert result.chosen is not None
     predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
     # The closing examples are rows of the held-out split with their gold labels, marked by comparison.

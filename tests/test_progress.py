@@ -220,3 +220,17 @@ def test_the_heartbeat_thread_writes_while_the_command_is_busy(monkeypatch):
         while "so far" not in stream.getvalue() and time.monotonic() < deadline:
             time.sleep(0.1)
     assert "albert-edge quantize: judging tflite:fp32 (1/1) ... " in stream.getvalue()
+
+
+def test_held_lines_are_written_when_the_hold_ends_not_at_the_next_line(monkeypatch):
+    """A demo log went 16 s without a line: the first 10 s were held until the next heartbeat 8 s later."""
+    stream, clock = _log(monkeypatch)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 8.0)
+    with progress.session("demo"):
+        progress.step("read sample")
+        clock.run(9)
+        assert stream.getvalue() == ""  # held: an early bad-input error would still be the one line
+        clock.run(1)
+        assert stream.getvalue().splitlines() == ["albert-edge demo: read sample ... 8 s so far, at 8 s"]
+        clock.run(6)
+        assert stream.getvalue().splitlines()[-1] == "albert-edge demo: read sample ... 16 s so far, at 16 s"

@@ -176,3 +176,16 @@ def test_a_variant_missing_only_the_size_limit_is_not_float_searched():
     assert misses_only_size(budget_failures(big, budget))
     assert not misses_only_size(budget_failures(big_and_drifting, budget))
     assert not misses_only_size([])
+
+
+def test_auto_builds_no_int8_full_but_int8_mode_and_variants_still_do():
+    """int8_full never won auto (1.4-1.6x fp32 on the sample: record 0190): auto does not pay to build and
+    judge it; ``--mode int8`` and ``--variants int8_full`` still build it."""
+    from albert_edge.quantize.pipeline import calibration_uses, variant_names
+    from albert_edge.quantize.options import QuantizeOptions
+
+    tflite, _ = variant_names("auto", None)
+    assert "int8_full" not in tflite and {"dynamic_int8", "dynamic_int8_col", "int8_fc"} <= set(tflite)
+    assert "int8_full" in variant_names("int8", None)[0]
+    assert variant_names("auto", ["int8_full"])[0] == ["int8_full"]
+    assert "int8_full" not in calibration_uses(QuantizeOptions(mode="auto", formats="tflite"))

@@ -191,3 +191,20 @@ def test_smoothing_alpha_outside_0_1_is_an_error():
 
     with pytest.raises(QuantizationError, match="alpha"):
         smooth_weights(_outlier_weights(), {}, alpha=1.5)
+
+
+def test_column_tables_reuse_a_built_dynamic_int8_file_without_converting_again(built, monkeypatch):
+    """dynamic_int8_col is dynamic_int8's converter output with its tables re-scaled: given that file
+    (``built``, as auto has it), no second conversion of the same graph runs (record 0190)."""
+    import albert_edge.convert.tflite_export as export
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    weights, models = built
+
+    def no_conversion(*_args, **_kwargs):
+        raise AssertionError("converted the graph again")
+
+    monkeypatch.setattr(export, "convert_to_tflite_bytes", no_conversion)
+    reused = tflite_variant(weights, "dynamic_int8_col", float_model=models["fp32"], task=TASK,
+                            built={"dynamic_int8": models["dynamic_int8"]})
+    assert reused == models["dynamic_int8_col"]

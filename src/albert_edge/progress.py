@@ -96,6 +96,12 @@ def beat() -> None:
         if session is None or not session.enabled or _stderr_is_terminal():
             return
         now = _clock()
+        if not session.live and session.held and now - session.began >= HOLD_SECONDS:
+            # The hold is over: its lines go out now, not with the next line up to HEARTBEAT_SECONDS later.
+            session.live = True
+            with contextlib.suppress(OSError, ValueError):
+                print("\n".join(session.held), file=sys.stderr, flush=True)
+            session.held = []
         if session.activity is not None:
             describe, since = session.activity
             what = describe()

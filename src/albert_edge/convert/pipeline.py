@@ -348,9 +348,11 @@ def gelu_drift(weights: Any, samples: Any) -> dict[str, Any] | None:
 
 def _export_bytes(fmt: str, weights: Any, pack: Any, fp16: bool, task: Task, options: GraphOptions) -> bytes:
     if fmt == "tflite":
+        from albert_edge.convert.child_process import call_in_child
         from albert_edge.convert.tflite_export import tflite_model_bytes
 
-        return tflite_model_bytes(weights, pack, fp16=fp16, task=task, options=options)
+        # In the child process: the converter holds the GIL for seconds, the progress heartbeat must go on.
+        return call_in_child(tflite_model_bytes, weights, pack, fp16=fp16, task=task, options=options)
     from albert_edge.convert.onnx_export import onnx_model_bytes
 
     return onnx_model_bytes(weights, pack, fp16=fp16, task=task)

@@ -76,12 +76,16 @@ TABLE_TEXTS = 16
 #: Interleaved rounds every variant is timed for, whether or not its speed can change the verdict.
 MIN_TIMING_ROUNDS = 5
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
+#: Auto leaves out ``int8_full`` (still built by ``--mode int8`` and by name in ``--variants``): its int8
+#: attention and LayerNorm fall out of XNNPACK, so it was 1.4-1.6x fp32's time on the sample and 0.91x with
+#: -2.2 points on MiniLM (records 0009, 0121), never chosen, and it cost auto a calibrated conversion and an
+#: all-rows judge (about a third of the run; record 0190).
 TFLITE_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8",),
     "int8": ("int8_fc", "int8_full"),
     "int16x8": ("int16x8",),
     "fp16": ("fp16",),
-    "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full"),
+    "auto": ("dynamic_int8", "dynamic_int8_col", "int8_fc"),
 }
 #: What ``--mode dynamic`` builds in TFLite for these tasks instead: per-row activation int8 costs an
 #: embedding's cosine floor and QA spans on pretrained BERTs (outlier channels), and ``dynamic_int8_col_sq``
@@ -401,21 +405,29 @@ def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_text
 
 def _build_and_judge(run: QuantizeRun) -> None:
     """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
+    from albert_edge.quantize.builds import VariantBuilds
+
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
-    run.results = _build_variants(run.weights, o.mode, o.format_list, run.calibration, o.variants, run.task, run.say)
+    # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
+    # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
+    names = variant_names(o.mode, o.variants, run.task.name)
+    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say)
+    builds.build_onnx()
     if not run.judge.samples:
+        run.results = list(builds.in_order())
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
     threads, task = o.num_threads, run.task
-    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, run.results[0].data, run.budget,
+    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, builds.fp32.data, run.budget,
                                      lambda model, rows: variant_values(model, rows, task, threads), task.drift,
                                      subsample=o.judge_subsample)
     run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
                                    "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
-    total = len(run.results)
-    for k, r in enumerate(run.results, 1):
-        run.say(f"judging {r.key} ({k}/{total}) on up to {len(run.judge.samples)} rows")
+    run.results = []
+    for k, r in enumerate(builds.in_order(), 1):
+        run.results.append(r)
+        run.say(f"judging {r.key} ({k}/{builds.total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
 
 
@@ -476,6 +488,7 @@ def _fallback_searches(run: QuantizeRun) -> None:
 
 def _size_search(run: QuantizeRun) -> None:
     """Auto with ``--max-size-mb`` under the int8 file's size: the int4 and mixed 4/8 candidates (``size_search``)."""
+    from albert_edge.convert.child_process import call_in_child
     from albert_edge.quantize.size_search import size_search
     from albert_edge.quantize.tflite_quant import tflite_variant
 
@@ -485,7 +498,7 @@ def _size_search(run: QuantizeRun) -> None:
     fp32 = run.results[0].data
 
     def build(name: str) -> bytes:
-        return tflite_variant(run.weights, name, run.calibration, float_model=fp32, task=run.task)
+        return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task)
 
     run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
                                run.options.num_threads, run.judge_variant, VariantResult, build,
@@ -672,60 +685,6 @@ def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
     return model.SerializeToString()
 
 
-def _build_variants(weights: AlbertWeights, mode: str, formats: Sequence[str], calibration: CalibrationSet,
-                    variants: Sequence[str] | None = None, task: Task | None = None,
-                    say: Callable[[str], None] = lambda _line: None) -> list[VariantResult]:
-    """fp32 first (the reference), then the mode's variants; a variant that fails to build is kept with its error.
-    ``say`` receives a line as each variant's build begins (``building tflite:int8_fc (4/8)``)."""
-    from albert_edge.quantize.census import census_onnx_variant, census_tflite_variant
-    from albert_edge.quantize.tflite_quant import tflite_variant
-
-    results = []
-    names, onnx_names = variant_names(mode, variants, task.name if task is not None else None)
-    if "tflite" not in formats:  # TFLite fp32 stays as the reference every variant is judged and timed against
-        names = []
-    onnx_count = (1 + len(onnx_names)) if "onnx" in formats else 0
-    total = 1 + len(names) + onnx_count
-    for k, name in enumerate(("fp32", *names), 1):
-        say(f"building tflite:{name} ({k}/{total})")
-        r = VariantResult(name, "tflite")
-        try:
-            r.data = tflite_variant(weights, name, calibration, float_model=results[0].data if results else None,
-                                    task=task)
-            r.census = census_tflite_variant(r.data).to_dict()
-        except AlbertEdgeError as exc:
-            if name == "fp32":
-                raise
-            r.error = str(exc)
-        except (RuntimeError, ValueError) as exc:
-            r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
-        r.size_bytes = len(r.data)
-        results.append(r)
-    if "onnx" in formats:
-        from albert_edge.convert.onnx_export import onnx_model_bytes
-        from albert_edge.quantize.onnx_quant import onnx_variant
-
-        say(f"building onnx:fp32 ({total - onnx_count + 1}/{total})")
-        fp32 = onnx_model_bytes(weights, task=task)
-        onnx_results = [VariantResult("fp32", "onnx", data=fp32)]
-        for k, name in enumerate(onnx_names, total - onnx_count + 2):
-            say(f"building onnx:{name} ({k}/{total})")
-            r = VariantResult(name, "onnx")
-            try:
-                r.data = onnx_variant(fp32, "onnx_" + name, calibration)
-            except AlbertEdgeError as exc:
-                r.error = str(exc)
-            except Exception as exc:  # noqa: BLE001 - onnxruntime.quantization raises untyped errors
-                r.error = f"onnxruntime.quantization failed: {' '.join(str(exc).split())[:200]}"
-            onnx_results.append(r)
-        for r in onnx_results:
-            if not r.error:
-                r.census = census_onnx_variant(r.data)
-            r.size_bytes = len(r.data)
-        results += onnx_results
-    return results
-
-
 def _judge(r: VariantResult, judge: SequentialJudge) -> None:
     """Set ``r.drift`` against fp32, or ``r.error`` when the variant cannot run (a built error stays)."""
     if r.error:
@@ -749,6 +708,7 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
     and is a new variant ``<name>_fb<k>``; the search of a variant stops at its first step that fits.
     ``run.fallback_log`` receives one entry per searched variant: ranking, steps, and which step recovered.
     """
+    from albert_edge.convert.child_process import call_in_child
     from albert_edge.quantize.dynamic_search import BASE_VARIANT as SEARCHED_BY_GAIN
     from albert_edge.quantize.float_fallback import float_fc_ops, hybrid_fc_outputs
     from albert_edge.quantize.step_search import Candidate, new_entry, step_search
@@ -782,8 +742,8 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
             entry["method"] = "hybrid FCs pointed at float32 weights (flatbuffer edit)"
         elif spec is not None and spec.calibrated and base.name != "int16x8":
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
-                return tflite_variant(weights, base.name, calibration, denylisted_nodes=nodes, float_model=fp32,
-                                      task=task)
+                return call_in_child(tflite_variant, weights, base.name, calibration, denylisted_nodes=nodes,
+                                     float_model=fp32, task=task)
             entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
         else:
             entry["skipped"] = "no way to rebuild this recipe with chosen ops float"

@@ -16,7 +16,7 @@ VNNI/AMX int8 GEMMs, and the QUANTIZE/DEQUANTIZE pairs around each FC are cheap 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from albert_edge.errors import ConversionError, QuantizationError
 from albert_edge.quantize.calibration import INPUT_NAMES, CalibrationSet
@@ -94,19 +94,27 @@ def output_nodes(float_model: bytes | None) -> list[str]:
 
 def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
                    denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = (),
-                   float_model: bytes | None = None, task: Any = None) -> bytes:
+                   float_model: bytes | None = None, task: Any = None,
+                   built: Mapping[str, bytes] | None = None) -> bytes:
     """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``, with ``task``'s head
     (a Task or name; None: the task detected from the weights).
 
     ``denylisted_nodes`` / ``denylisted_ops`` keep more of a calibrated variant in float (the
     accuracy-aware search uses them); they go through ``tf.lite.experimental.QuantizationDebugger``.
     ``float_model`` (the fp32 flatbuffer of the same graph) lets ``int8_fc`` read its op kinds.
+    ``built``: variants of the same weights and task already built (name -> bytes). A recipe that is
+    an edit of one of them (``dynamic_int8_col``: dynamic_int8's file with its tables re-scaled per
+    column) starts from that file instead of converting the same graph again (5-6 s on the sample).
     """
-    from albert_edge.convert.tflite_export import convert_to_tflite_bytes
+    from albert_edge.convert import tflite_export
 
     spec = VARIANTS.get(variant)
     if spec is None:
         raise QuantizationError(f"variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if variant == "dynamic_int8_col" and built and "dynamic_int8" in built and float_model is not None:
+        from albert_edge.quantize.column_tables import per_column_lookup_tables
+
+        return per_column_lookup_tables(built["dynamic_int8"], float_model)[0]
     if spec.calibrated and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
     if variant in ("dynamic_int4", "dynamic_int4_table"):
@@ -162,7 +170,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
             converter.convert = lambda: _selective(converter, calibration, deny_ops, denylisted_nodes)
 
     try:
-        data = convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
+        data = tflite_export.convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
     if variant in ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full", "int16x8"):

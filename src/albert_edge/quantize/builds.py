@@ -1,0 +1,119 @@
+"""Build a run's variants: TFLite conversions in the child process, queued, while this process works.
+
+Why: LiteRT's converter is single-threaded and holds the GIL (``convert.child_process``); on a 2-core
+machine its 25-40 s of conversions per auto run left a core idle while it ran, and judging waited for
+all of them. Here fp32 is converted first (every other variant is judged and timed against it), the
+other TFLite conversions are queued in the child at once, ONNX variants are built in this process
+meanwhile, and ``in_order`` hands the variants over one by one as each is ready, so quantize judges
+fp32 and the ONNX variants while the child still converts int8_fc (record 0190).
+
+A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``) is made here
+from that file as soon as it arrives: no second conversion of the same graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from albert_edge.errors import AlbertEdgeError
+from albert_edge.quantize.calibration import CalibrationSet
+from albert_edge.quantize.report import VariantResult
+
+#: Variants made here by editing an earlier variant's file: name -> the variant it edits.
+EDITS_OF = {"dynamic_int8_col": "dynamic_int8"}
+
+
+class VariantBuilds:
+    """fp32 (converted at construction), the TFLite variants queued in the child, the ONNX ones built here.
+
+    ``tflite`` and ``onnx`` are the variant names besides fp32 (``pipeline.variant_names``); ``formats``
+    says which formats are built (TFLite fp32 always: it is the reference). ``say`` receives one line
+    per variant (``building tflite:int8_fc (4/8)``) when its build begins or, for a queued one, when
+    this process starts waiting for it.
+    """
+
+    def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
+                 calibration: CalibrationSet, task: Any, say: Callable[[str], None]) -> None:
+        from albert_edge.convert.child_process import call_in_child, start_in_child
+        from albert_edge.quantize.tflite_quant import tflite_variant
+
+        self.weights, self.calibration, self.task, self.say = weights, calibration, task, say
+        self.tflite = list(tflite) if "tflite" in formats else []
+        self.onnx_names = list(onnx) if "onnx" in formats else []
+        self.with_onnx = "onnx" in formats
+        self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
+        say(f"building tflite:fp32 (1/{self.total})")
+        self.fp32 = self._tflite_result("fp32", lambda: call_in_child(tflite_variant, weights, "fp32", task=task))
+        self.pending: dict[str, Future[bytes]] = {}
+        if not self.fp32.error:
+            for name in self.tflite:
+                if EDITS_OF.get(name) not in self.tflite:
+                    self.pending[name] = start_in_child(tflite_variant, weights, name, calibration,
+                                                        float_model=self.fp32.data, task=task)
+        self.onnx: list[VariantResult] = []
+
+    def build_onnx(self) -> None:
+        """The ONNX fp32 and variants, built in this process (while the child converts)."""
+        if not self.with_onnx:
+            return
+        from albert_edge.convert.onnx_export import onnx_model_bytes
+        from albert_edge.quantize.census import census_onnx_variant
+        from albert_edge.quantize.onnx_quant import onnx_variant
+
+        first = 2 + len(self.tflite)
+        self.say(f"building onnx:fp32 ({first}/{self.total})")
+        fp32 = onnx_model_bytes(self.weights, task=self.task)
+        self.onnx = [VariantResult("fp32", "onnx", data=fp32)]
+        for k, name in enumerate(self.onnx_names, first + 1):
+            self.say(f"building onnx:{name} ({k}/{self.total})")
+            r = VariantResult(name, "onnx")
+            try:
+                r.data = onnx_variant(fp32, "onnx_" + name, self.calibration)
+            except AlbertEdgeError as exc:
+                r.error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - onnxruntime.quantization raises untyped errors
+                r.error = f"onnxruntime.quantization failed: {' '.join(str(exc).split())[:200]}"
+            self.onnx.append(r)
+        for r in self.onnx:
+            if not r.error:
+                r.census = census_onnx_variant(r.data)
+            r.size_bytes = len(r.data)
+
+    def in_order(self) -> Iterator[VariantResult]:
+        """Every variant in report order (TFLite fp32, TFLite variants, ONNX), each once it is built."""
+        from albert_edge.convert.child_process import result
+        from albert_edge.quantize.tflite_quant import tflite_variant
+
+        yield self.fp32
+        built: dict[str, bytes] = {}
+        for k, name in enumerate(self.tflite, 2):
+            self.say(f"building tflite:{name} ({k}/{self.total})")
+            if name in self.pending:
+                r = self._tflite_result(name, lambda name=name: result(self.pending.pop(name)))
+            else:  # an edit of a variant built before it, or anything when fp32 could not be built
+                r = self._tflite_result(name, lambda name=name: tflite_variant(
+                    self.weights, name, self.calibration, float_model=self.fp32.data or None, task=self.task,
+                    built=built))
+            if not r.error:
+                built[name] = r.data
+            yield r
+        yield from self.onnx
+
+    def _tflite_result(self, name: str, build: Callable[[], bytes]) -> VariantResult:
+        """A TFLite VariantResult from ``build()``; a variant that fails keeps its error (fp32's is raised)."""
+        from albert_edge.quantize.census import census_tflite_variant
+
+        r = VariantResult(name, "tflite")
+        try:
+            r.data = build()
+            r.census = census_tflite_variant(r.data).to_dict()
+        except AlbertEdgeError as exc:
+            if name == "fp32":
+                raise
+            r.error = str(exc)
+        except (RuntimeError, ValueError) as exc:
+            r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
+        r.size_bytes = len(r.data)
+        return r
