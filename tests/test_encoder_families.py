@@ -23,7 +23,6 @@ from albert_edge.cli import main
 from albert_edge.convert import check_parity, convert_to_tflite_bytes, onnx_model_bytes
 from albert_edge.model import load_checkpoint
 from albert_edge.model.reference import reference_forward
-from albert_edge.runtime.backends import open_backend
 from albert_edge.runtime.classifier import TextClassifier
 from albert_edge.tasks import FeatureExtraction, get_task
 
@@ -31,39 +30,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from tests.support.family_parity import PAIRS, hf_batch as _batch, run_file as _run, softmax as _softmax, torch_forward as _torch
 from tests.support.tiny_families import SENTENCES, family_checkpoint  # needs torch: after the importorskips
 
 WORDPIECE_FAMILIES = ["distilbert", "electra", "mobilebert"]
 FAMILIES = [*WORDPIECE_FAMILIES, "roberta", "xlm-roberta"]
-PAIRS = [("the quick brown fox", "a lazy dog"), ("Paris is cold!", None), ("good films, bad films", "happy people")]
-
-
-def _batch(tokenizer, pairs):
-    """HF tokenizer ids of ``pairs``, right-padded: (input_ids, attention_mask) int64 [B, S]."""
-    rows = [tokenizer(a, b)["input_ids"] if b is not None else tokenizer(a)["input_ids"] for a, b in pairs]
-    width = max(len(r) for r in rows)
-    pad = tokenizer.pad_token_id
-    ids = np.array([r + [pad] * (width - len(r)) for r in rows], dtype=np.int64)
-    mask = np.array([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=np.int64)
-    return ids, mask
-
-
-def _torch(model, ids, mask, types=None):
-    with torch.no_grad():
-        extra = {} if types is None else {"token_type_ids": torch.tensor(types)}
-        return model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), **extra)
-
-
-def _run(data, ids, mask):
-    return open_backend(data, num_threads=1).run(
-        {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
-
-
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
 @pytest.fixture(scope="module", params=FAMILIES)
 def classifier(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"{request.param}_cls")

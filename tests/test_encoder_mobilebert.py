@@ -26,7 +26,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from tests.support.tiny_families import family_checkpoint  # needs torch: after the importorskips
-from tests.test_encoder_families import PAIRS, _batch, _run, _softmax, _torch
+from tests.support.family_parity import PAIRS, hf_batch as _batch, run_file as _run, softmax as _softmax, torch_forward as _torch
 
 OPTIONS = {
     "no pooler": dict(classifier_activation=False),
