@@ -118,7 +118,13 @@ def test_tflite_int4_weights_and_word_table_are_int4_in_the_file(int4_run):
         assert len(root.buffers[tensor.buffer].data) == (count + 1) // 2  # two weights per byte
         assert len(tensor.quantization.scale) == int(tensor.shape[0])  # per output channel
     tables = [graph.tensors[int(op.inputs[0])] for op in graph.operators if opcode_names[op.opcodeIndex] == "GATHER"]
-    assert any(t.type == schema.TensorType.INT4 and list(t.shape) == [len(VOCAB), 32] for t in tables)
+    word = [t for t in tables if t.type == schema.TensorType.INT4 and list(t.shape) == [len(VOCAB), 32]]
+    assert len(word) == 1
+    # The rows' scales are stored once, in the float table a second GATHER reads: the int4 table itself carries
+    # one unit scale (per-row scales in its quantization params added 12 bytes a word and were never read).
+    assert list(word[0].quantization.scale) == [1.0] and list(word[0].quantization.zeroPoint) == [0]
+    row_scales = [t for t in tables if t.type == schema.TensorType.FLOAT32 and list(t.shape) == [len(VOCAB), 1]]
+    assert len(row_scales) == 1 and len(root.buffers[row_scales[0].buffer].data) == 4 * len(VOCAB)
     assert _result(report, "tflite:dynamic_int4").census["ops"].get("FULLY_CONNECTED:f32+w_i4", 0) >= 6
 
 

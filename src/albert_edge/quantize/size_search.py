@@ -1,6 +1,6 @@
 """The auto search's size branch: int4 and mixed 4/8 candidates when ``--max-size-mb`` is under int8's file.
 
-Why: int4 weights halve the file (the shipped sample: 2.72 MB against dynamic int8's 4.38 MB) but
+Why: int4 weights halve the file (the shipped sample: 2.46 MB against dynamic int8's 4.38 MB) but
 drift more, so they are worth building only when the size budget rules int8 out, and then they are
 judged like every variant (``budget_failures``: the task's metric, agreement, size). Three recipes,
 smallest drift first:
