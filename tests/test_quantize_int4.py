@@ -299,3 +299,13 @@ def test_least_squares_int4_scales_round_each_slice_no_worse_than_max_scales():
     plain_err = ((plain_q * plain_s[:, None] - table) ** 2).sum(axis=1)
     fit_err = ((fit_q * fit_s[:, None] - table) ** 2).sum(axis=1)
     assert np.all(fit_err <= plain_err + 1e-6) and fit_err[::5].sum() < 0.9 * plain_err[::5].sum()
+
+
+def test_the_size_search_ranks_int8_weights_by_error_drop_per_extra_byte():
+    """The sample's ranking (record 0202): by drop alone the second FFN weight came before the attention weight,
+    and the second step was 2.85 MB; per byte the cheap attention weight comes second and the harmless ones drop."""
+    from albert_edge.quantize.size_search import by_gain_per_byte
+
+    rows = [(3.9e-4, 194680, "ffn_in", 0.0), (1.5e-4, 194680, "ffn_out", 0.0), (5.7e-5, 48664, "attention", 0.0),
+            (1.2e-5, 48664, "pooler", 0.0), (-1e-6, 48664, "worse", 0.0), (0.0, 19968, "same", 0.0)]
+    assert [r[2] for r in by_gain_per_byte(rows)] == ["ffn_in", "attention", "ffn_out", "pooler"]
