@@ -118,7 +118,13 @@ def test_tflite_int4_weights_and_word_table_are_int4_in_the_file(int4_run):
         assert len(root.buffers[tensor.buffer].data) == (count + 1) // 2  # two weights per byte
         assert len(tensor.quantization.scale) == int(tensor.shape[0])  # per output channel
     tables = [graph.tensors[int(op.inputs[0])] for op in graph.operators if opcode_names[op.opcodeIndex] == "GATHER"]
-    assert any(t.type == schema.TensorType.INT4 and list(t.shape) == [len(VOCAB), 32] for t in tables)
+    word = [t for t in tables if t.type == schema.TensorType.INT4 and list(t.shape) == [len(VOCAB), 32]]
+    assert len(word) == 1
+    # The rows' scales are stored once, in the float table a second GATHER reads: the int4 table itself carries
+    # one unit scale (per-row scales in its quantization params added 12 bytes a word and were never read).
+    assert list(word[0].quantization.scale) == [1.0] and list(word[0].quantization.zeroPoint) == [0]
+    row_scales = [t for t in tables if t.type == schema.TensorType.FLOAT32 and list(t.shape) == [len(VOCAB), 1]]
+    assert len(row_scales) == 1 and len(root.buffers[row_scales[0].buffer].data) == 4 * len(VOCAB)
     assert _result(report, "tflite:dynamic_int4").census["ops"].get("FULLY_CONNECTED:f32+w_i4", 0) >= 6
 
 
@@ -293,3 +299,13 @@ def test_least_squares_int4_scales_round_each_slice_no_worse_than_max_scales():
     plain_err = ((plain_q * plain_s[:, None] - table) ** 2).sum(axis=1)
     fit_err = ((fit_q * fit_s[:, None] - table) ** 2).sum(axis=1)
     assert np.all(fit_err <= plain_err + 1e-6) and fit_err[::5].sum() < 0.9 * plain_err[::5].sum()
+
+
+def test_the_size_search_ranks_int8_weights_by_error_drop_per_extra_byte():
+    """The sample's ranking (record 0202): by drop alone the second FFN weight came before the attention weight,
+    and the second step was 2.85 MB; per byte the cheap attention weight comes second and the harmless ones drop."""
+    from albert_edge.quantize.size_search import by_gain_per_byte
+
+    rows = [(3.9e-4, 194680, "ffn_in", 0.0), (1.5e-4, 194680, "ffn_out", 0.0), (5.7e-5, 48664, "attention", 0.0),
+            (1.2e-5, 48664, "pooler", 0.0), (-1e-6, 48664, "worse", 0.0), (0.0, 19968, "same", 0.0)]
+    assert [r[2] for r in by_gain_per_byte(rows)] == ["ffn_in", "attention", "ffn_out", "pooler"]
