@@ -8,6 +8,7 @@ converter before ``convert()`` runs; whatever it sets, the result is still check
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import tempfile
@@ -61,6 +62,7 @@ def saved_model_converter(weights: Any, task: Any = None, options: GraphOptions 
         module = build_tf_module(weights, task=task, options=options)
         tf.saved_model.save(module, folder, signatures=module.signatures())
         del module
+        gc.collect()  # the module's tf.function holds a reference cycle: its variables go only now
         converter = tf.lite.TFLiteConverter.from_saved_model(folder)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         yield converter
