@@ -1,5 +1,9 @@
 """Weights -> .tflite: convert the serving tf.Module with TFLiteConverter and attach the pack.
 
+The converter reads the module from a SavedModel in a temporary folder, the module dropped first:
+converting its concrete function kept the variables alive beside the frozen copy (one copy of the
+weights more at the converter's peak; record 0240).
+
 Only TFLite builtins are allowed (``supported_ops = [TFLITE_BUILTINS]``), so a graph that would
 need Flex fails at conversion time instead of on the phone. ``converter_hook`` lets the
 quantize floor set optimizations, a representative dataset or supported types on the same
