@@ -170,7 +170,10 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
             converter.convert = lambda: _selective(converter, calibration, deny_ops, denylisted_nodes)
 
     try:
-        data = tflite_export.convert_to_tflite_bytes(weights, converter_hook=hook, task=task)
+        # The debugger's selective path reads the converter's concrete functions: only it keeps that route.
+        selective = bool(spec.calibrated and (deny_ops or denylisted_nodes))
+        data = tflite_export.convert_to_tflite_bytes(weights, converter_hook=hook, task=task,
+                                                     via_saved_model=False if selective else None)
     except ConversionError as exc:
         raise QuantizationError(f"variant {variant}: {exc}") from None
     if variant in ("dynamic_int8", "dynamic_int8_col", "int8_fc", "int8_full", "int16x8"):
