@@ -53,7 +53,7 @@ def _demo_quantize_options() -> QuantizeOptions:
 
 @dataclass
 class DemoSettings:
-    """What the demo measures; the defaults fit the 5-minute budget on a 2-core machine.
+    """What the demo measures; with the defaults it takes about 3.7 minutes on an idle 2-core machine.
 
     ``convert`` and ``quantize`` are the stages' own options (the sample's labels and eval split
     are filled in by ``run_demo``); the rest shapes the benchmark, whose accuracy budget is
