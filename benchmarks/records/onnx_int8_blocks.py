@@ -17,13 +17,11 @@ import argparse
 import json
 import os
 import platform
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 
-SENTENCES = Path(__file__).parents[2] / "tests" / "data" / "english_sentences.txt"
 
 
 def main() -> None:
@@ -33,24 +31,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from albert_edge.convert.assets import find_tokenizer_asset
     from albert_edge.convert.onnx_export import onnx_model_bytes
-    from albert_edge.model import load_checkpoint
-    from albert_edge.quantize.calibration import encode_calibration
     from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
     from albert_edge.quantize.onnx_int4 import onnx_int8_blocks
     from albert_edge.quantize.onnx_quant import onnx_variant
-    from albert_edge.tasks import detect_task
-    from albert_edge.tokenizer import Preprocessor, load_tokenizer
-    from tests.support.registry_cache import unpacked_minilm
+    from benchmarks.records.minilm_sentences import minilm_and_sentences
 
-    folder = unpacked_minilm()
-    weights = load_checkpoint(folder)
-    task = detect_task(weights, folder)
-    asset = find_tokenizer_asset(folder, None, None)
-    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
-    texts = [line.strip() for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    samples = list(encode_calibration(texts, Preprocessor(tokenizer, 128), str(SENTENCES), max_texts=len(texts)).samples)
+    weights, task, samples = minilm_and_sentences()
     fp32 = onnx_model_bytes(weights, task=task)
     files = {"fp32": fp32, "onnx_dynamic_int8": onnx_variant(fp32, "onnx_dynamic_int8"),
              "onnx_dynamic_int8_col": onnx_variant(fp32, "onnx_dynamic_int8_col")}
@@ -59,7 +46,7 @@ def main() -> None:
     reference = variant_values(fp32, samples, task, args.threads)
     reference = reference / np.linalg.norm(reference, axis=1, keepdims=True)
     out: dict = {"cpu": platform.processor() or platform.machine(), "threads": args.threads, "rounds": args.rounds,
-                 "texts": len(texts), "load_before": os.getloadavg(), "variants": {}}
+                 "texts": len(samples), "load_before": os.getloadavg(), "variants": {}}
     for name, data in files.items():
         got = variant_values(data, samples, task, args.threads)
         cos = np.sum(got / np.linalg.norm(got, axis=1, keepdims=True) * reference, axis=1)

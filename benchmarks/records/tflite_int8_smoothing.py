@@ -19,13 +19,11 @@ import argparse
 import json
 import os
 import platform
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 
-SENTENCES = Path(__file__).parents[2] / "tests" / "data" / "english_sentences.txt"
 ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 
@@ -36,23 +34,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from albert_edge.convert.assets import find_tokenizer_asset
-    from albert_edge.model import load_checkpoint
-    from albert_edge.quantize.calibration import encode_calibration
     from albert_edge.quantize.fc_smoothing import fc_input_absmax, smooth_fc_inputs, synthetic_samples
     from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
     from albert_edge.quantize.tflite_quant import tflite_variant
-    from albert_edge.tasks import detect_task
-    from albert_edge.tokenizer import Preprocessor, load_tokenizer
-    from tests.support.registry_cache import unpacked_minilm
+    from benchmarks.records.minilm_sentences import minilm_and_sentences
 
-    folder = unpacked_minilm()
-    weights = load_checkpoint(folder)
-    task = detect_task(weights, folder)
-    asset = find_tokenizer_asset(folder, None, None)
-    tokenizer = load_tokenizer(asset.kind, asset.data, asset.do_lower_case, str(asset.path))
-    texts = [line.strip() for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    samples = list(encode_calibration(texts, Preprocessor(tokenizer, 128), str(SENTENCES), max_texts=len(texts)).samples)
+    weights, task, samples = minilm_and_sentences()
     fp32 = tflite_variant(weights, "fp32", task=task)
     col = tflite_variant(weights, "dynamic_int8_col", float_model=fp32, task=task)
     files = {"fp32": fp32, "dynamic_int8": tflite_variant(weights, "dynamic_int8", float_model=fp32, task=task),
@@ -67,7 +54,7 @@ def main() -> None:
     reference = variant_values(fp32, samples, task, args.threads)
     reference = reference / np.linalg.norm(reference, axis=1, keepdims=True)
     out: dict = {"cpu": platform.processor() or platform.machine(), "threads": args.threads, "rounds": args.rounds,
-                 "texts": len(texts), "load_before": os.getloadavg(), "variants": {}}
+                 "texts": len(samples), "load_before": os.getloadavg(), "variants": {}}
     for name, data in files.items():
         got = variant_values(data, samples, task, args.threads)
         cos = np.sum(got / np.linalg.norm(got, axis=1, keepdims=True) * reference, axis=1)
