@@ -3,7 +3,6 @@ package org.albertedge.core;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import org.json.JSONArray;
@@ -57,12 +56,9 @@ final class FamilyGoldens {
             }
             Encoding enc = pre.encode(g.getString("text_a"), b);
             checked++;
-            List<String> want = Resources.strings(g.getJSONArray("tokens"));
-            if (!Arrays.equals(Resources.ints(g.getJSONArray("input_ids")), enc.inputIds)
-                    || !Arrays.equals(Resources.ints(g.getJSONArray("token_type_ids")), enc.tokenTypeIds)
-                    || !Arrays.equals(Resources.ints(g.getJSONArray("attention_mask")), enc.attentionMask)
-                    || g.getBoolean("truncated") != enc.truncated || !want.equals(enc.tokens)) {
-                mismatches.add(describe(g) + "\n  python: " + want + "\n  java:   " + enc.tokens);
+            String differs = Resources.encodingMismatch(g, enc);
+            if (differs != null) {
+                mismatches.add(describe(g) + differs);
             }
             if (g.has("offsets")) {
                 List<String> wantOffsets = offsets(g.getJSONArray("offsets"));

@@ -3,7 +3,6 @@ package org.albertedge.core;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import org.json.JSONObject;
@@ -43,12 +42,9 @@ class GoldenTokenizationTest {
             Preprocessor pre = new Preprocessor(g.getBoolean("do_lower_case") ? lower : cased, g.getInt("max_seq_len"));
             Encoding enc = pre.encode(g.getString("text_a"), g.isNull("text_b") ? null : g.getString("text_b"));
             checked++;
-            List<String> want = Resources.strings(g.getJSONArray("tokens"));
-            if (!Arrays.equals(Resources.ints(g.getJSONArray("input_ids")), enc.inputIds)
-                    || !Arrays.equals(Resources.ints(g.getJSONArray("token_type_ids")), enc.tokenTypeIds)
-                    || !Arrays.equals(Resources.ints(g.getJSONArray("attention_mask")), enc.attentionMask)
-                    || g.getBoolean("truncated") != enc.truncated || !want.equals(enc.tokens)) {
-                mismatches.add(describe(g) + "\n  python: " + want + "\n  java:   " + enc.tokens);
+            String differs = Resources.encodingMismatch(g, enc);
+            if (differs != null) {
+                mismatches.add(describe(g) + differs);
             }
         }
         assertTrue(checked > 400, "golden file should hold a few hundred encodable cases, found " + checked);

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import org.json.JSONArray;
@@ -74,6 +75,21 @@ final class Resources {
             out.add(array.getString(i));
         }
         return out;
+    }
+
+    /**
+     * How Java's encoding differs from a golden record written by Python (ids, token types, mask,
+     * truncation, tokens), as the lines to append to the record's description; null when they agree.
+     */
+    static String encodingMismatch(JSONObject g, Encoding enc) throws JSONException {
+        List<String> want = strings(g.getJSONArray("tokens"));
+        if (Arrays.equals(ints(g.getJSONArray("input_ids")), enc.inputIds)
+                && Arrays.equals(ints(g.getJSONArray("token_type_ids")), enc.tokenTypeIds)
+                && Arrays.equals(ints(g.getJSONArray("attention_mask")), enc.attentionMask)
+                && g.getBoolean("truncated") == enc.truncated && want.equals(enc.tokens)) {
+            return null;
+        }
+        return "\n  python: " + want + "\n  java:   " + enc.tokens;
     }
 
     static SentencePieceTokenizer spiece(boolean doLowerCase) throws IOException {
