@@ -208,3 +208,21 @@ def test_column_tables_reuse_a_built_dynamic_int8_file_without_converting_again(
     reused = tflite_variant(weights, "dynamic_int8_col", float_model=models["fp32"], task=TASK,
                             built={"dynamic_int8": models["dynamic_int8"]})
     assert reused == models["dynamic_int8_col"]
+
+
+def test_smoothed_variant_starts_from_a_built_column_file_without_converting_again(built, monkeypatch):
+    """dynamic_int8_col_sq is dynamic_int8_col's file with SmoothQuant MULs: given that file, the same bytes
+    come out with no conversion (auto builds both; before, the smoothed one converted dynamic_int8 again)."""
+    import albert_edge.convert.tflite_export as export
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    weights, models = built
+    converted = tflite_variant(weights, "dynamic_int8_col_sq", float_model=models["fp32"], task=TASK)
+
+    def no_conversion(*_args, **_kwargs):
+        raise AssertionError("converted the graph again")
+
+    monkeypatch.setattr(export, "convert_to_tflite_bytes", no_conversion)
+    reused = tflite_variant(weights, "dynamic_int8_col_sq", float_model=models["fp32"], task=TASK,
+                            built={"dynamic_int8_col": models["dynamic_int8_col"]})
+    assert reused == converted

@@ -7,7 +7,8 @@ other TFLite conversions are queued in the child at once, ONNX variants are buil
 meanwhile, and ``in_order`` hands the variants over one by one as each is ready, so quantize judges
 fp32 and the ONNX variants while the child still converts int8_fc (record 0190).
 
-A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``) is made here
+A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``, ``dynamic_int8_col_sq``
+from ``dynamic_int8_col``) is made here
 from that file as soon as it arrives: no second conversion of the same graph.
 """
 
@@ -22,7 +23,7 @@ from albert_edge.quantize.calibration import CalibrationSet
 from albert_edge.quantize.report import VariantResult
 
 #: Variants made here by editing an earlier variant's file: name -> the variant it edits.
-EDITS_OF = {"dynamic_int8_col": "dynamic_int8"}
+EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_int8_col"}
 
 
 class VariantBuilds:
