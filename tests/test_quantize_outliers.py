@@ -226,3 +226,22 @@ def test_smoothed_variant_starts_from_a_built_column_file_without_converting_aga
     reused = tflite_variant(weights, "dynamic_int8_col_sq", float_model=models["fp32"], task=TASK,
                             built={"dynamic_int8_col": models["dynamic_int8_col"]})
     assert reused == converted
+
+
+@pytest.mark.parametrize("variant", ["dynamic_int4", "dynamic_int4_table"])
+def test_int4_recipes_start_from_a_built_dynamic_int8_file_without_converting_again(built, monkeypatch, variant):
+    """The int4 recipes rewrite dynamic_int8's file: auto's size search hands it over (``built``) and the same
+    bytes come out with no conversion (before, each recipe converted dynamic_int8 again)."""
+    import albert_edge.convert.tflite_export as export
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    weights, models = built
+    converted = tflite_variant(weights, variant, float_model=models["fp32"], task=TASK)
+
+    def no_conversion(*_args, **_kwargs):
+        raise AssertionError("converted the graph again")
+
+    monkeypatch.setattr(export, "convert_to_tflite_bytes", no_conversion)
+    reused = tflite_variant(weights, variant, float_model=models["fp32"], task=TASK,
+                            built={"dynamic_int8": models["dynamic_int8"]})
+    assert reused == converted

@@ -498,7 +498,8 @@ def _size_search(run: QuantizeRun) -> None:
     fp32 = run.results[0].data
 
     def build(name: str) -> bytes:
-        return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task)
+        return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task,
+                             built={"dynamic_int8": int8.data})  # the int4 recipes edit it: no second conversion
 
     run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
                                run.options.num_threads, run.judge_variant, VariantResult, build,

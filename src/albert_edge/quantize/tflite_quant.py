@@ -104,7 +104,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     ``float_model`` (the fp32 flatbuffer of the same graph) lets ``int8_fc`` read its op kinds.
     ``built``: variants of the same weights and task already built (name -> bytes). A recipe that is
     an edit of one of them (``dynamic_int8_col``: dynamic_int8's file with its tables re-scaled per
-    column; ``dynamic_int8_col_sq``: dynamic_int8_col's with SmoothQuant MULs) starts from that file
+    column; ``dynamic_int8_col_sq``: dynamic_int8_col's with SmoothQuant MULs; the int4 recipes:
+    dynamic_int8's with int4 weights) starts from that file
     instead of converting the same graph again (5-6 s on the sample).
     """
     from albert_edge.convert import tflite_export
@@ -124,8 +125,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         from albert_edge.quantize.tflite_int4 import int4_weights
 
         float_model = float_model or tflite_variant(weights, "fp32", task=task)
-        data, _ = int4_weights(tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task), float_model,
-                               fcs=variant == "dynamic_int4")
+        int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built)
+        data, _ = int4_weights(int8, float_model, fcs=variant == "dynamic_int4")
         return data
     if variant == "dynamic_int8_col_sq":
         from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
