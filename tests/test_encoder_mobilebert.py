@@ -89,3 +89,13 @@ def test_an_unmapped_option_is_one_line_and_exit_2(key, value, tmp_path, capsys)
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert "config.json" in err and key in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_inspect_names_mobilebert_norm_and_bottleneck_not_a_layer_norm_place(tmp_path, capsys):
+    """MobileBERT has no LayerNorm: `inspect` said "postln" (the config's unused default) for it."""
+    folder, _, _ = family_checkpoint(tmp_path / "ckpt", "mobilebert", "SequenceClassification", num_labels=2,
+                                     intra_bottleneck_size=32, num_feedforward_networks=3)
+    assert main(["inspect", str(folder)]) == 0
+    structure = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("structure:"))
+    assert "NoNorm, bottleneck 32, 3 FFN(s) per layer" in structure
+    assert "postln" not in structure

@@ -7,6 +7,7 @@ import json
 
 from albert_edge.cli.hub_args import accept_hub_ids
 from albert_edge.model import load_checkpoint
+from albert_edge.model.config import AlbertConfig
 from albert_edge.model.weights import AlbertWeights
 
 
@@ -39,6 +40,15 @@ def summary(weights: AlbertWeights) -> dict:
     }
 
 
+def _normalisation(cfg: AlbertConfig) -> str:
+    """The layer's norm as a reader would name it: MobileBERT has no LayerNorm to place (NoNorm everywhere)."""
+    if cfg.mobilebert is None:
+        return cfg.ln_type
+    layout = cfg.mobilebert
+    return (f"NoNorm, bottleneck {layout.intra_bottleneck_size}, "
+            f"{layout.num_feedforward_networks} FFN(s) per layer")
+
+
 def run(args: argparse.Namespace) -> int:
     from albert_edge.cli.inspect_model import is_model_file, run_model
 
@@ -61,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"parameters:  {info['parameters']:,} ({info['parameters'] / 1e6:.2f} M)")
     print(f"structure:   {cfg.model_type}, {cfg.num_hidden_layers} layers over {info['shared_blocks']} "
           "stored block(s), "
-          f"{cfg.embedding_order}, {cfg.ln_type}, {cfg.hidden_act}")
+          f"{cfg.embedding_order}, {_normalisation(cfg)}, {cfg.hidden_act}")
     print(f"head:        {'classifier, ' + str(weights.num_labels) + ' labels' if weights.num_labels else 'none'}")
     settings = ", ".join(f"{k} {v}" for k, v in task.settings().items())
     print(f"task:        {task.name}{' (' + settings + ')' if settings else ''}")
