@@ -189,3 +189,12 @@ def test_auto_builds_no_int8_full_but_int8_mode_and_variants_still_do():
     assert "int8_full" in variant_names("int8", None)[0]
     assert variant_names("auto", ["int8_full"])[0] == ["int8_full"]
     assert "int8_full" not in calibration_uses(QuantizeOptions(mode="auto", formats="tflite"))
+
+
+def test_a_chosen_variant_slower_than_fp32_is_logged_as_saving_size_not_time():
+    """On a CPU whose int8 kernels lose, the passing variant is still the pick (it meets the budget and is
+    smaller) but its decision line must not read as a speed-up."""
+    results = [_result("fp32", 1.0, 0.0, 1.0), _result("dynamic_int8", 1.15, 0.1, 0.999)]
+    chosen, log = choose(results, Budget(max_drop=0.5, min_agreement=0.99))
+    assert chosen.name == "dynamic_int8"
+    assert any("CHOSEN (slower than fp32 on this machine: it saves size, not time)" in line for line in log)

@@ -70,3 +70,8 @@ def test_no_html_entity_or_markdown_escape_reaches_the_terminal():
 
 def test_speed_without_an_interval_says_so():
     assert Speed(0.4).text() == "0.40x (no interval) of fp32's time"
+
+
+def test_a_file_slower_than_fp32_says_it_saves_size_not_time():
+    assert Speed(1.12, 1.05, 1.20).text().endswith("; slower than fp32 here: it saves size, not time")
+    assert "slower" not in Speed(0.98, 0.93, 1.04).text()  # the interval reaches below 1: not shown slower

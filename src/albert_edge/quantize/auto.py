@@ -94,8 +94,9 @@ def choose(results: Sequence[Any], budget: Budget, prefer: str = "speed") -> tup
             why = ("fastest within budget" if r is fastest else
                    f"within {100 * SPEED_TIE_BAND:g}% of the fastest ({fastest.name}, timing noise) and closer "
                    f"to fp32 ({r.drift.shortfall(PERFECT):.3g} vs {fastest.drift.shortfall(PERFECT):.3g})")
+            slower = " (slower than fp32 on this machine: it saves size, not time)" if r.ratio_vs_fp32 > 1 else ""
             log.append(f"{label}: x{r.ratio_vs_fp32:.2f} of fp32, {r.drift.summary()}, "
-                       f"{r.size_bytes / 1e6:.2f} MB: {why}, CHOSEN")
+                       f"{r.size_bytes / 1e6:.2f} MB: {why}, CHOSEN{slower}")
         else:
             why = ("slower than" if r.ratio_vs_fp32 >= chosen.ratio_vs_fp32 else
                    f"as fast within {100 * SPEED_TIE_BAND:g}% and less accurate than")

@@ -39,10 +39,14 @@ class Speed:
     where: str = ""  # e.g. "at seq 128" or "at the eval set's real lengths"
 
     def text(self) -> str:
-        """``0.37x [0.36-0.38]``, or ``0.37x (no interval)``."""
+        """``0.37x [0.36-0.38]``, or ``0.37x (no interval)``; a file slower than fp32 (the whole interval
+        above 1) says so: the choice can still be right under a size budget, but a reader must not take
+        "int8" for "faster" on a CPU whose int8 kernels lose."""
         interval = (f" [{self.low:.2f}-{self.high:.2f}]" if self.low is not None and self.high is not None
                     else " (no interval)")
-        return f"{self.ratio:.2f}x{interval} of fp32's time" + (f" {self.where}" if self.where else "")
+        slower = (self.low if self.low is not None else self.ratio) > 1.0
+        return (f"{self.ratio:.2f}x{interval} of fp32's time" + (f" {self.where}" if self.where else "")
+                + ("; slower than fp32 here: it saves size, not time" if slower else ""))
 
 
 @dataclass(frozen=True)
