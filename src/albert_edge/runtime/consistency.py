@@ -188,10 +188,10 @@ def tflite_facts(graph: TfliteGraph) -> GraphFacts:
         in_ends, out_ends = inputs.ends.tolist(), outputs.ends.tolist()
         ops = [(names[code], tuple(None if k < 0 else k for k in in_flat[in_ends[i] - int(inputs.counts[i]) : in_ends[i]]),
                 tuple(out_flat[out_ends[i] - int(outputs.counts[i]) : out_ends[i]]))
-               for i, code in zip(np.flatnonzero(traced[op_columns.opcodes]).tolist(),
+               for i, code in zip(traced[op_columns.opcodes].nonzero()[0].tolist(),
                                   op_columns.opcodes[traced[op_columns.opcodes]].tolist())]
         facts = _facts(graph.signature_inputs, graph.signature_outputs, _ColumnTensors(columns, nbytes), ops,
-                       set(np.flatnonzero(nbytes > 0).tolist()))
+                       set((nbytes > 0).nonzero()[0].tolist()))
     return replace(facts, tflite_info=graph.info)
 
 
@@ -258,7 +258,7 @@ _CODE = {name: code for code, name in TENSOR_TYPES.items()}
 
 def _per_tensor(flags: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """True for each tensor with any flagged element in its vector (``counts`` elements per tensor)."""
-    rows = np.repeat(np.arange(len(counts)), counts)
+    rows = np.arange(len(counts)).repeat(counts)
     return np.bincount(rows[flags], minlength=len(counts)) > 0
 
 
@@ -273,10 +273,10 @@ def _suspects(graph: TfliteGraph) -> list[int]:
     codes = t.type_codes.astype(np.int64) % 256
     item = _ITEM_BY_CODE[codes]
     dims, counts = t.shapes.values, t.shapes.counts
-    starts = np.minimum(np.cumsum(counts) - counts, len(dims))
+    starts = np.minimum(counts.cumsum() - counts, len(dims))
     # Element counts in float64, exact below 2**53 (every partial product of non-negative dims is at most the
     # whole, or the whole is 0); a segment's product by reduceat, an empty shape (a scalar) 1.
-    products = np.multiply.reduceat(np.append(dims.astype(np.float64), 1.0), starts)
+    products = np.multiply.reduceat(np.concatenate((dims.astype(np.float64), [1.0])), starts)
     products = np.where(counts == 0, 1.0, products)
     checked = (nbytes > 0) & ~t.sparse & (item > 0) & ~_per_tensor(dims < 0, counts)
     shape_bad = checked & ~((products < 2.0 ** 53) & (products * item == nbytes))
@@ -284,12 +284,12 @@ def _suspects(graph: TfliteGraph) -> list[int]:
     scale_bad = _per_tensor(~(np.isfinite(scales) & (scales > 0)), t.scales.counts)
     nz, ns = t.zero_points.counts, t.scales.counts
     mismatch = (nz > 0) & (ns > 0) & (ns != nz)
-    symmetric = np.isin(codes, [_CODE["int32"], _CODE["int16"], _CODE["int64"]]) | (nz > 1)
+    symmetric = (codes == _CODE["int32"]) | (codes == _CODE["int16"]) | (codes == _CODE["int64"]) | (nz > 1)
     low = np.where(symmetric, 0, np.where(codes == _CODE["int8"], -128, np.where(codes == _CODE["uint8"], 0, -(2 ** 62))))
     high = np.where(symmetric, 0, np.where(codes == _CODE["int8"], 127, np.where(codes == _CODE["uint8"], 255, 2 ** 62)))
     zps = t.zero_points.values
-    zero_bad = _per_tensor((zps < np.repeat(low, nz)) | (zps > np.repeat(high, nz)), nz)
-    return np.flatnonzero(shape_bad | scale_bad | mismatch | zero_bad).tolist()
+    zero_bad = _per_tensor((zps < low.repeat(nz)) | (zps > high.repeat(nz)), nz)
+    return (shape_bad | scale_bad | mismatch | zero_bad).nonzero()[0].tolist()
 
 
 def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:

@@ -38,7 +38,7 @@ class Ragged:
 
     @property
     def ends(self) -> np.ndarray:
-        return np.cumsum(self.counts)
+        return self.counts.cumsum()
 
     def lists(self) -> list[tuple]:
         """Every table's vector as a tuple of Python numbers (what the object walk returns)."""
@@ -86,8 +86,9 @@ class _Views:
         self.i64 = np.frombuffer(data, "<i8", count=self.size // 8)
 
 
-def _require(ok) -> None:
-    if not bool(np.all(ok)):
+def _require(ok: np.ndarray) -> None:
+    # Array methods, not numpy's Python-level wrappers: a fresh process pays each wrapper's first call.
+    if not ok.all():
         raise Unusual
 
 
@@ -129,8 +130,7 @@ def _spans(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int) -> tuple[
 def _vectors(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int, view: np.ndarray) -> Ragged:
     """The vectors the offset fields point to (an absent field: empty), each checked to lie in the file."""
     first, counts = _spans(v, pos, offsets, elem)
-    starts = np.cumsum(counts) - counts
-    index = np.arange(int(counts.sum())) - np.repeat(starts, counts) + np.repeat(first // elem, counts)
+    index = np.arange(int(counts.sum())) + (first // elem - counts.cumsum() + counts).repeat(counts)
     return Ragged(view[index], counts)
 
 
@@ -202,7 +202,7 @@ def _merged(first: Ragged, second: Ragged) -> Ragged:
         return first
     counts = first.counts + second.counts
     values = np.empty(int(counts.sum()), first.values.dtype)
-    from_first = np.repeat(first.counts > 0, counts)
+    from_first = (first.counts > 0).repeat(counts)
     values[from_first] = first.values
     values[~from_first] = second.values
     return Ragged(values, counts)
