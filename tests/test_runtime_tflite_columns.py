@@ -34,7 +34,7 @@ def _ragged(rows: list[list], dtype) -> Ragged:
 def _damaged(graph: TfliteGraph, rng: random.Random) -> TfliteGraph:
     """The graph with random quantization, types and shapes: sane and insane values, counts that disagree."""
     t, ops = graph.columns
-    n = len(t.names)
+    n = len(t)
     rate = rng.choice((0.0, 0.002, 0.01, 0.05))   # how often a value is insane: some graphs stay sane
     shapes = [list(s) for s in t.shapes.lists()]
     for shape in shapes:

@@ -266,7 +266,7 @@ def _suspects(graph: TfliteGraph) -> list[int]:
     """Indices of the tensors that may fail ``_weight_problem``, in order: every one that does, and (only with
     shapes whose element count reaches 2**53) some that do not."""
     t = graph.columns[0]
-    n = len(t.names)
+    n = len(t)
     if n == 0:
         return []
     nbytes = _weight_bytes(graph).astype(np.float64)

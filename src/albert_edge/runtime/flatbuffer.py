@@ -422,14 +422,15 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     walked: tuple[tuple[TfliteTensor, ...], tuple[TfliteOp, ...]] | None = None
     try:
         columns = read_columns(r.data, sub[0], r.offsets(sub) + (0,) * 8, len(codes))
-        n, names = len(columns[0].names), columns[0].names
+        n = len(columns[0])
     except _Unusual:
         tensors, ops = _checked_tensors_and_ops(r, sub, codes, info.buffer_sizes)
         walked = tuple(tensors), tuple(ops)
-        n, names = len(tensors), tuple(t.name for t in tensors)
+        n = len(tensors)
 
     def tensor_map(index: int, what: str, fallback: tuple[int, ...]) -> dict[str, int]:
         if chosen is None:
+            names = columns[0].names if columns is not None else tuple(t.name for t in tensors)
             return {names[k]: k for k in fallback}
         out = {}
         for j, entry in enumerate(r.table_vector(chosen, index, what)):

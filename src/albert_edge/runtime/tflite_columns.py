@@ -16,6 +16,7 @@ file this reader passes is one the walk passes with the same values (tests check
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -60,7 +61,18 @@ class TensorColumns:
     scales: Ragged              # float32
     zero_points: Ragged         # int64
     sparse: np.ndarray          # bool
-    names: tuple[str, ...]
+    # Every name's UTF-8 bytes, each followed by one "\n" (checked to decode as a whole: so each one does),
+    # and where each ends: the check itself never needs a name as a str.
+    name_bytes: bytes
+    name_ends: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.type_codes)
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        starts = (0, *(end + 1 for end in self.name_ends[:-1]))
+        return tuple(self.name_bytes[a:b].decode("utf-8") for a, b in zip(starts, self.name_ends))
 
 
 @dataclass(frozen=True)
@@ -134,12 +146,22 @@ def _vectors(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int, view: n
     return Ragged(view[index], counts)
 
 
-def _strings(v: _Views, data, pos: np.ndarray, offsets: np.ndarray) -> tuple[str, ...]:
+def _strings(v: _Views, pos: np.ndarray, offsets: np.ndarray) -> tuple[bytes, tuple[int, ...]]:
+    """The strings the offset fields point to, as one blob of each string + "\\n" and the strings' ends.
+
+    Decoding the blob once checks every string: UTF-8 validity is local, and an ASCII byte between two
+    strings neither completes nor breaks a character of either (248 decodes cost 0.3-0.5 ms of a fresh
+    process; one costs 0.02)."""
     first, counts = _spans(v, pos, offsets, 1)
+    rows = np.arange(len(counts)).repeat(counts)
+    blob = np.full(int(counts.sum()) + len(counts), 10, np.uint8)
+    blob[np.arange(len(rows)) + rows] = v.u8[np.arange(len(rows)) + (first - counts.cumsum() + counts).repeat(counts)]
+    raw = blob.tobytes()
     try:
-        return tuple(bytes(data[s : s + n]).decode("utf-8") if n else "" for s, n in zip(first.tolist(), counts.tolist()))
+        raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Unusual from None
+    return raw, tuple((counts.cumsum() + np.arange(len(counts))).tolist())
 
 
 def _vector_of_tables(v: _Views, table_pos: int, offset: int) -> np.ndarray:
@@ -178,9 +200,8 @@ def read_columns(data, sub_pos: int, sub_fields: tuple[int, ...], num_codes: int
     qat = np.where(quantized, qpos, 0)
     scales = _vectors(v, qat, q[:, _Q_SCALE], 4, v.f32)
     zero_points = _vectors(v, qat, q[:, _Q_ZERO_POINT], 8, v.i64)
-    names = _strings(v, data, tpos, t[:, _T_NAME])
     tensors = TensorColumns(types.astype(np.int8), buffers.astype(np.int64), shapes, scales, zero_points,
-                            t[:, _T_SPARSITY] != 0, names)
+                            t[:, _T_SPARSITY] != 0, *_strings(v, tpos, t[:, _T_NAME]))
 
     opos = _vector_of_tables(v, sub_pos, sub_fields[3])
     o = _tables(v, opos, 3)
