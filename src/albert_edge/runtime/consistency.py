@@ -183,13 +183,15 @@ def tflite_facts(graph: TfliteGraph) -> GraphFacts:
         nbytes = _weight_bytes(graph)
         names = [_op(code.name) for code in graph.info.operator_codes]
         traced = np.array([name in _TRACED for name in names] + [False], bool)
-        inputs, outputs = op_columns.inputs, op_columns.outputs
-        in_flat, out_flat = inputs.values.tolist(), outputs.values.tolist()
-        in_ends, out_ends = inputs.ends.tolist(), outputs.ends.tolist()
-        ops = [(names[code], tuple(None if k < 0 else k for k in in_flat[in_ends[i] - int(inputs.counts[i]) : in_ends[i]]),
-                tuple(out_flat[out_ends[i] - int(outputs.counts[i]) : out_ends[i]]))
-               for i, code in zip(traced[op_columns.opcodes].nonzero()[0].tolist(),
-                                  op_columns.opcodes[traced[op_columns.opcodes]].tolist())]
+        # Only the ops the trace looks at; an absent optional input stays -1, a key no tensor or set holds.
+        chosen = traced[op_columns.opcodes]
+        spans = []
+        for ragged in (op_columns.inputs, op_columns.outputs):
+            ends = ragged.ends
+            spans.append((ragged.values.tolist(), (ends - ragged.counts).tolist(), ends.tolist()))
+        (ins, in_starts, in_ends), (outs, out_starts, out_ends) = spans
+        ops = [(names[code], tuple(ins[in_starts[i] : in_ends[i]]), tuple(outs[out_starts[i] : out_ends[i]]))
+               for i, code in zip(chosen.nonzero()[0].tolist(), op_columns.opcodes[chosen].tolist())]
         facts = _facts(graph.signature_inputs, graph.signature_outputs, _ColumnTensors(columns, nbytes), ops,
                        set((nbytes > 0).nonzero()[0].tolist()))
     return replace(facts, tflite_info=graph.info)
