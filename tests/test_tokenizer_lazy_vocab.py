@@ -72,3 +72,12 @@ def test_a_token_asked_twice_is_scanned_once(monkeypatch):
     vocab = LazyVocab("a\nb\nc\n")
     assert "b" in vocab and vocab["b"] == 1 and vocab.get("q") is None and "q" not in vocab
     assert vocab._scans == 2 and not vocab.built
+
+
+@pytest.mark.parametrize("text", ["a\nb\na\n", "x\n😀\ny\n😀", "é\n\u2028\né\n", "a\na\na\n", "\n\nab\n\n", "ab\nac\nb\na"])
+def test_lookups_in_the_utf8_bytes_answer_the_last_line_of_a_duplicate(text, monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "SCANS_BEFORE_DICT", 10**6)
+    vocab, expected = LazyVocab(text, text.encode("utf-8")), eager(text)
+    for token in [*expected, "\ud800", "b\na", "😀\ny", "a", "ab", "abc", "", "é", "e"]:
+        assert vocab.get(token) == expected.get(token), repr(token)
+    assert vocab.line_count == len(vocab.lines()) and dict(vocab) == expected
