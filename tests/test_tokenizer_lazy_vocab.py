@@ -81,3 +81,11 @@ def test_lookups_in_the_utf8_bytes_answer_the_last_line_of_a_duplicate(text, mon
     for token in [*expected, "\ud800", "b\na", "😀\ny", "a", "ab", "abc", "", "é", "e"]:
         assert vocab.get(token) == expected.get(token), repr(token)
     assert vocab.line_count == len(vocab.lines()) and dict(vocab) == expected
+
+
+def test_a_token_as_long_as_the_longest_key_is_answered_by_the_dict(monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "_LONG", 4)   # lines of 4 bytes or more share one key
+    text = "abcd\nabcde\nab\nabcdef\n"
+    vocab = LazyVocab(text, text.encode("utf-8"))
+    assert [vocab.get(t) for t in ("ab", "abc")] == [2, None] and not vocab.built
+    assert [vocab.get(t) for t in ("abcde", "abcd", "abcdef", "abcdefg")] == [1, 0, 3, None]

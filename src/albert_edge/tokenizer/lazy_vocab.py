@@ -22,6 +22,8 @@ import numpy as np
 
 # Lookups answered by scanning before the dict is built.
 SCANS_BEFORE_DICT = 128
+# Line lengths at or past this share one key (int32 keys hold length << 8).
+_LONG = (1 << 23) - 1
 
 
 class LazyVocab(Mapping[str, int]):
@@ -37,8 +39,11 @@ class LazyVocab(Mapping[str, int]):
         # A multi-byte UTF-8 character never holds the byte 0x0A: these are the text's line breaks.
         breaks = (self._bytes == 10).nonzero()[0]
         self._starts = (breaks[:-1] + 1).astype(np.int32)
-        # Length << 8 | first byte (an empty line's "first byte" is the newline after it: length 0 tells).
-        self._keys = (breaks[1:] - breaks[:-1] - 1) << 8 | self._bytes[self._starts]
+        # Length << 8 | first byte (an empty line's "first byte" is the newline after it: length 0 tells), in
+        # int32: half the bytes each lookup compares. A line of _LONG bytes or more keys as _LONG, and a token that
+        # long is answered by the dict, so a shared key never stands for a length.
+        lengths = np.minimum(breaks[1:] - breaks[:-1] - 1, _LONG)
+        self._keys = (lengths << 8 | self._bytes[self._starts]).astype(np.int32)
         self.line_count = len(self._starts)
         self._dict: dict[str, int] | None = None
         self._scans = 0
@@ -63,6 +68,8 @@ class LazyVocab(Mapping[str, int]):
             wanted = token.encode("utf-8")
         except UnicodeEncodeError:   # a lone surrogate: no line of decoded UTF-8 holds one
             return None
+        if len(wanted) >= _LONG:
+            return self._built().get(token)
         lines = (self._keys == (len(wanted) << 8 | (wanted[0] if wanted else 10))).nonzero()[0]
         for k in range(1, len(wanted)):
             if not len(lines):
