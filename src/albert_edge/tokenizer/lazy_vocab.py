@@ -37,13 +37,18 @@ class LazyVocab(Mapping[str, int]):
         self._framed = b"\n" + raw if raw.endswith(b"\n") else b"\n" + raw + b"\n"
         self._bytes = np.frombuffer(self._framed, np.uint8)
         # A multi-byte UTF-8 character never holds the byte 0x0A: these are the text's line breaks.
-        breaks = (self._bytes == 10).nonzero()[0]
-        self._starts = (breaks[:-1] + 1).astype(np.int32)
+        breaks = (self._bytes == 10).nonzero()[0].astype(np.int32)
+        self._starts = breaks[:-1] + 1
         # Length << 8 | first byte (an empty line's "first byte" is the newline after it: length 0 tells), in
         # int32: half the bytes each lookup compares. A line of _LONG bytes or more keys as _LONG, and a token that
-        # long is answered by the dict, so a shared key never stands for a length.
-        lengths = np.minimum(breaks[1:] - breaks[:-1] - 1, _LONG)
-        self._keys = (lengths << 8 | self._bytes[self._starts]).astype(np.int32)
+        # long is answered by the dict, so a shared key never stands for a length. Computed in place: every
+        # temporary array of a fresh process is new memory, faulted in page by page.
+        keys = breaks[1:]
+        keys -= self._starts
+        np.minimum(keys, _LONG, out=keys)
+        keys <<= 8
+        keys |= self._bytes[self._starts]
+        self._keys = keys
         self.line_count = len(self._starts)
         self._dict: dict[str, int] | None = None
         self._scans = 0
