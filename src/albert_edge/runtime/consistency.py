@@ -221,7 +221,13 @@ def tensor_problem(graph: TfliteGraph) -> str | None:
     A graph read as columns is checked over whole vectors (``_suspects``); only the tensors found there are
     described, one by one, in index order, so the message is the one the pass over every tensor gives.
     """
-    candidates = graph.tensors if graph.columns is None else (graph.tensors[i] for i in _suspects(graph))
+    if graph.columns is None:
+        candidates = graph.tensors
+    else:
+        # A hostile shape's element count may overflow float64 to inf (inf * 0 bytes: nan): suspects, not warnings.
+        with np.errstate(all="ignore"):
+            suspects = _suspects(graph)
+        candidates = [graph.tensors[i] for i in suspects]
     for t in candidates:
         problem = _weight_problem(t)
         if problem is not None:
