@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from albert_edge.errors import ModelFileError
-from albert_edge.runtime.flatbuffer import TENSOR_TYPES, TfliteGraph, TfliteInfo, read_tflite_graph
+from albert_edge.runtime.flatbuffer import TENSOR_TYPES, TfliteGraph, TfliteInfo, TfliteTensor, read_tflite_graph
 from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
 from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, tflite_flatbuffer_view
 from albert_edge.runtime.tflite_columns import TensorColumns
@@ -82,7 +82,8 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
     """
     ops = [(name, ins, outs) for name, ins, outs in ((_op(name), ins, outs) for name, ins, outs in ops)
            if name in _TRACED]
-    tensors = ChainMap({}, graph_tensors)   # the trace adds what it derives, the graph's own stay unread
+    # The trace adds what it derives; the graph's own tensors stay unread until it looks one up.
+    tensors: ChainMap[Any, _Tensor] = ChainMap({}, graph_tensors)   # type: ignore[arg-type]  # read-only below
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
     flags: set = set()
@@ -221,6 +222,7 @@ def tensor_problem(graph: TfliteGraph) -> str | None:
     A graph read as columns is checked over whole vectors (``_suspects``); only the tensors found there are
     described, one by one, in index order, so the message is the one the pass over every tensor gives.
     """
+    candidates: Iterable[TfliteTensor]
     if graph.columns is None:
         candidates = graph.tensors
     else:
@@ -273,6 +275,7 @@ def _per_tensor(flags: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def _suspects(graph: TfliteGraph) -> list[int]:
     """Indices of the tensors that may fail ``_weight_problem``, in order: every one that does, and (only with
     shapes whose element count reaches 2**53) some that do not."""
+    assert graph.columns is not None
     t = graph.columns[0]
     n = len(t)
     if n == 0:
