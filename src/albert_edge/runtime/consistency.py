@@ -20,6 +20,7 @@ import math
 from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,6 +70,7 @@ class GraphFacts:
     tflite_info: TfliteInfo | None = None
 
 
+@lru_cache(maxsize=1024)   # a graph names a few dozen kinds of op, each hundreds of times
 def _op(name: str) -> str:
     return name.upper().replace("_", "")
 
@@ -98,7 +100,6 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
         return t.shape[0] if key in const and t is not None and len(t.shape) == 2 and t.shape[0] > 0 else None
 
     for name, ins, outs in ops:
-        present = [k for k in ins if k is not None]
         if name in _ID_PASS and ins and ins[0] in ids:
             ids.update(outs)
         if name in _CONST_PASS and ins and ins[0] in const:
@@ -113,7 +114,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
         if ((name == "SHAPE" and (first in feeds or first in ids))
                 or (name == "CUMSUM" and (first in flags or first in feeds))
                 or (name in _LEN_DATA_FIRST and first in lengths)
-                or (name in _LEN_ANY and any(k in lengths for k in present))):
+                or (name in _LEN_ANY and not lengths.isdisjoint(ins))):   # an absent input (None, -1) is no length
             lengths.update(outs)
         if name in _LOOKUPS and len(ins) >= 2:
             params, indices = (ins[1], ins[0]) if name == "EMBEDDINGLOOKUP" else (ins[0], ins[1])
@@ -122,7 +123,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
                 word.append(rows)
             elif rows is not None and indices in lengths:
                 position.append(rows)
-        elif name == "SLICE" and ins and any(k in lengths for k in present[1:]):
+        elif name == "SLICE" and ins and not lengths.isdisjoint([k for k in ins if k is not None and k != -1][1:]):
             rows = table_rows(ins[0])
             if rows is not None:
                 position.append(rows)
