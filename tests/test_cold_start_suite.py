@@ -64,3 +64,17 @@ def test_a_run_reports_medians_and_p90_per_model_and_way_with_the_load_average()
     assert f"of which {split['litert_ms']:.1f} ms is LiteRT's own" in split["text"]
     # --before-src adds the app's way with that tree's albert_edge (here this one), in the same rounds.
     assert model["ways"]["app_before"]["first_answer_ms"]["n"] == 2
+    # Paired per-round CPU ratios with an interval: the figure that holds on a loaded machine.
+    paired = model["paired_cpu_ratios"]
+    assert set(paired) == {"app/interpreter", "app/app_before", "steps/interpreter", "steps/app_before"}
+    for ratio in paired.values():
+        assert ratio["n"] == 2 and ratio["interval"][0] <= ratio["median"] <= ratio["interval"][1]
+
+
+def test_paired_ratios_are_taken_round_by_round():
+    from benchmarks.suites.cold_start import paired_ratios
+
+    raws = {"app": [{"first_answer_cpu_ms": v} for v in (10.0, 20.0, 40.0)],
+            "interpreter": [{"cold_start_cpu_ms": v} for v in (5.0, 10.0, 20.0)]}
+    # Each round's app is twice its interpreter although the ways' own figures spread 4x.
+    assert paired_ratios(raws) == {"app/interpreter": {"median": 2.0, "n": 3, "interval": [2.0, 2.0]}}

@@ -154,18 +154,19 @@ def test_the_fast_walk_defers_on_an_op_naming_a_tensor_that_does_not_exist(flat,
 
 
 def test_the_fast_buffer_sizes_match_the_checked_ones_and_never_accept_more(flat):
-    # inspect_tflite reads every buffer's size in one inlined pass; on damaged copies it must give the checked
-    # loop's sizes or defer to it (which then raises the message naming the buffer).
+    # inspect_tflite reads every buffer's size as columns (tflite_columns.buffer_sizes); on damaged copies it must
+    # give the checked loop's sizes or defer to it (which then raises the message naming the buffer).
     import random
 
     from albert_edge.runtime import flatbuffer as fb
+    from albert_edge.runtime.tflite_columns import buffer_sizes
 
     def both(data: bytes):
         r = fb._Reader(data, "m")
         model = r.table(struct.unpack_from("<I", data, 0)[0], "Model")
         buffers = r.table_vector(model, fb._MODEL_BUFFERS, "buffers")
         try:
-            fast = fb._fast_buffer_sizes(r, buffers)
+            fast = list(buffer_sizes(data, model[0], r.offsets(model) + (0,) * 8))
         except fb._Unusual:
             fast = "unusual"
         try:

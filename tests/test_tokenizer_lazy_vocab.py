@@ -72,3 +72,20 @@ def test_a_token_asked_twice_is_scanned_once(monkeypatch):
     vocab = LazyVocab("a\nb\nc\n")
     assert "b" in vocab and vocab["b"] == 1 and vocab.get("q") is None and "q" not in vocab
     assert vocab._scans == 2 and not vocab.built
+
+
+@pytest.mark.parametrize("text", ["a\nb\na\n", "x\n😀\ny\n😀", "é\n\u2028\né\n", "a\na\na\n", "\n\nab\n\n", "ab\nac\nb\na"])
+def test_lookups_in_the_utf8_bytes_answer_the_last_line_of_a_duplicate(text, monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "SCANS_BEFORE_DICT", 10**6)
+    vocab, expected = LazyVocab(text, text.encode("utf-8")), eager(text)
+    for token in [*expected, "\ud800", "b\na", "😀\ny", "a", "ab", "abc", "", "é", "e"]:
+        assert vocab.get(token) == expected.get(token), repr(token)
+    assert vocab.line_count == len(vocab.lines()) and dict(vocab) == expected
+
+
+def test_a_token_as_long_as_the_longest_key_is_answered_by_the_dict(monkeypatch):
+    monkeypatch.setattr(lazy_vocab, "_LONG", 4)   # lines of 4 bytes or more share one key
+    text = "abcd\nabcde\nab\nabcdef\n"
+    vocab = LazyVocab(text, text.encode("utf-8"))
+    assert [vocab.get(t) for t in ("ab", "abc")] == [2, None] and not vocab.built
+    assert [vocab.get(t) for t in ("abcde", "abcd", "abcdef", "abcdefg")] == [1, 0, 3, None]

@@ -17,14 +17,19 @@ at invoke otherwise). A graph where a table cannot be found (a foreign export) s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections import ChainMap
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from albert_edge.errors import ModelFileError
-from albert_edge.runtime.flatbuffer import TfliteGraph, TfliteInfo, read_tflite_graph
+from albert_edge.runtime.flatbuffer import TENSOR_TYPES, TfliteGraph, TfliteInfo, TfliteTensor, read_tflite_graph
 from albert_edge.runtime.onnx_proto import OnnxGraph, read_onnx_graph
 from albert_edge.runtime.pack import ModelPack, model_kind, read_pack_bytes, tflite_flatbuffer_view
+from albert_edge.runtime.tflite_columns import TensorColumns
 from albert_edge.tokenizer import load_tokenizer
 from albert_edge.tokenizer.vocab_fit import vocab_fits
 
@@ -42,6 +47,9 @@ _CONST_PASS = {"DEQUANTIZE", "DEQUANTIZELINEAR", "CAST"}
 # position id: the batch-one graph's position lookup, which reads no SHAPE.
 _FLAG_OPS = {"EQUAL", "NOTEQUAL", "GREATER", "GREATEREQUAL", "LESS", "LESSEQUAL"}
 _LOOKUPS = {"GATHER", "EMBEDDINGLOOKUP"}
+# Every op the trace looks at; the rest (FULLY_CONNECTED, BATCH_MATMUL, ...) it skips unread.
+_TRACED = (_ID_PASS | _LEN_DATA_FIRST | _LEN_ANY | _CONST_PASS | _FLAG_OPS | _LOOKUPS
+           | {"SHAPE", "CUMSUM", "SLICE", "EMBEDLAYERNORMALIZATION"})
 
 
 class _Tensor(NamedTuple):   # one per graph tensor at every load: a named tuple is 5x cheaper to make
@@ -62,19 +70,27 @@ class GraphFacts:
     tflite_info: TfliteInfo | None = None
 
 
+@lru_cache(maxsize=1024)   # a graph names a few dozen kinds of op, each hundreds of times
 def _op(name: str) -> str:
     return name.upper().replace("_", "")
 
 
-def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors: Mapping[Any, _Tensor],
-           ops: Iterable[tuple[str, tuple, tuple]]) -> GraphFacts:
-    """Trace ids and lengths from the inputs through ``ops`` (in topological order) to the tables."""
-    ops = [(_op(name), ins, outs) for name, ins, outs in ops]
-    tensors = dict(tensors)
+def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_tensors: Mapping[Any, _Tensor],
+           ops: Iterable[tuple[str, tuple, tuple]], const: set | None = None) -> GraphFacts:
+    """Trace ids and lengths from the inputs through ``ops`` (in topological order) to the tables.
+
+    ``const``: the keys of the constant tensors, when the caller knows them without a pass over ``graph_tensors``
+    (a TFLite graph's columns look a tensor up only when the trace asks for it).
+    """
+    ops = [(name, ins, outs) for name, ins, outs in ((_op(name), ins, outs) for name, ins, outs in ops)
+           if name in _TRACED]
+    # The trace adds what it derives; the graph's own tensors stay unread until it looks one up.
+    tensors: ChainMap[Any, _Tensor] = ChainMap({}, graph_tensors)   # type: ignore[arg-type]  # read-only below
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
     flags: set = set()
-    const = {key for key, t in tensors.items() if t.constant}
+    if const is None:
+        const = {key for key, t in graph_tensors.items() if t.constant}
     feeds = set(inputs.values())
     word: list[int] = []
     position: list[int] = []
@@ -84,7 +100,6 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors:
         return t.shape[0] if key in const and t is not None and len(t.shape) == 2 and t.shape[0] > 0 else None
 
     for name, ins, outs in ops:
-        present = [k for k in ins if k is not None]
         if name in _ID_PASS and ins and ins[0] in ids:
             ids.update(outs)
         if name in _CONST_PASS and ins and ins[0] in const:
@@ -99,7 +114,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors:
         if ((name == "SHAPE" and (first in feeds or first in ids))
                 or (name == "CUMSUM" and (first in flags or first in feeds))
                 or (name in _LEN_DATA_FIRST and first in lengths)
-                or (name in _LEN_ANY and any(k in lengths for k in present))):
+                or (name in _LEN_ANY and not lengths.isdisjoint(ins))):   # an absent input (None, -1) is no length
             lengths.update(outs)
         if name in _LOOKUPS and len(ins) >= 2:
             params, indices = (ins[1], ins[0]) if name == "EMBEDDINGLOOKUP" else (ins[0], ins[1])
@@ -108,7 +123,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors:
                 word.append(rows)
             elif rows is not None and indices in lengths:
                 position.append(rows)
-        elif name == "SLICE" and ins and any(k in lengths for k in present[1:]):
+        elif name == "SLICE" and ins and not lengths.isdisjoint([k for k in ins if k is not None and k != -1][1:]):
             rows = table_rows(ins[0])
             if rows is not None:
                 position.append(rows)
@@ -129,12 +144,59 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], tensors:
                       min(position) if position else None)
 
 
+class _ColumnTensors(Mapping):
+    """A TFLite graph's tensors by index, each made from the columns only when the trace looks it up."""
+
+    def __init__(self, columns: TensorColumns, nbytes: np.ndarray) -> None:
+        self._columns, self._nbytes = columns, nbytes
+        self._ends = columns.shapes.ends.tolist()
+
+    def __getitem__(self, key: Any) -> _Tensor:
+        if not isinstance(key, int) or not 0 <= key < len(self._ends):
+            raise KeyError(key)
+        t, end = self._columns, self._ends[key]
+        shape = tuple(t.shapes.values[end - int(t.shapes.counts[key]) : end].tolist())
+        return _Tensor(TENSOR_TYPES.get(int(t.type_codes[key]), "unknown"), shape, bool(self._nbytes[key] > 0))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._ends)))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+
+def _weight_bytes(graph: TfliteGraph) -> np.ndarray:
+    """Bytes of weight data behind each tensor of ``graph.columns`` (0: an activation; buffer 0 is empty)."""
+    buffers = graph.columns[0].buffers if graph.columns is not None else np.zeros(0, np.int64)
+    sizes = np.asarray(graph.info.buffer_sizes + (0,), np.int64)   # the buffers' extents fit the file
+    inside = (buffers > 0) & (buffers < len(sizes) - 1)
+    return np.where(inside, sizes[np.where(inside, buffers, 0)], 0)
+
+
 def tflite_facts(graph: TfliteGraph) -> GraphFacts:
     from dataclasses import replace
 
-    tensors = {t.index: _Tensor(t.dtype, t.shape, t.constant) for t in graph.tensors}
-    ops = [(op.name, tuple(None if i < 0 else i for i in op.inputs), op.outputs) for op in graph.ops]
-    return replace(_facts(graph.signature_inputs, graph.signature_outputs, tensors, ops), tflite_info=graph.info)
+    if graph.columns is None:
+        tensors: Mapping[Any, _Tensor] = {t.index: _Tensor(t.dtype, t.shape, t.constant) for t in graph.tensors}
+        ops = [(op.name, tuple(None if i < 0 else i for i in op.inputs), op.outputs) for op in graph.ops]
+        facts = _facts(graph.signature_inputs, graph.signature_outputs, tensors, ops)
+    else:
+        columns, op_columns = graph.columns
+        nbytes = _weight_bytes(graph)
+        names = [_op(code.name) for code in graph.info.operator_codes]
+        traced = np.array([name in _TRACED for name in names] + [False], bool)
+        # Only the ops the trace looks at; an absent optional input stays -1, a key no tensor or set holds.
+        chosen = traced[op_columns.opcodes]
+        spans = []
+        for ragged in (op_columns.inputs, op_columns.outputs):
+            ends = ragged.ends
+            spans.append((ragged.values.tolist(), (ends - ragged.counts).tolist(), ends.tolist()))
+        (ins, in_starts, in_ends), (outs, out_starts, out_ends) = spans
+        ops = [(names[code], tuple(ins[in_starts[i] : in_ends[i]]), tuple(outs[out_starts[i] : out_ends[i]]))
+               for i, code in zip(chosen.nonzero()[0].tolist(), op_columns.opcodes[chosen].tolist())]
+        facts = _facts(graph.signature_inputs, graph.signature_outputs, _ColumnTensors(columns, nbytes), ops,
+                       set((nbytes > 0).nonzero()[0].tolist()))
+    return replace(facts, tflite_info=graph.info)
 
 
 def onnx_facts(graph: OnnxGraph) -> GraphFacts:
@@ -157,30 +219,89 @@ def tensor_problem(graph: TfliteGraph) -> str | None:
     spec: int32/int16 tensors and per-channel (weight) tensors are symmetric (zero-point 0),
     int8/uint8 zero-points lie in their type's range, and every scale is a positive finite
     number. Kernels check some of this only at invoke, and some not at all.
-    """
-    ranges = {"int8": (-128, 127), "uint8": (0, 255)}
-    def what(t) -> str:
-        return f"tensor {t.index} ({t.name!r}, {t.dtype})"
 
-    for t in graph.tensors:
-        item = _ITEM_BYTES.get(t.dtype)
-        if (t.constant and not t.sparse and item is not None and all(d >= 0 for d in t.shape)
-                and math.prod(t.shape) * item != t.nbytes):
-            return f"{what(t)} has shape {list(t.shape)} ({math.prod(t.shape) * item} bytes) but {t.nbytes} bytes of data"
-        bad_scale = next((s for s in t.scales if not (math.isfinite(s) and s > 0)), None)
-        if bad_scale is not None:
-            return f"{what(t)} has quantization scale {bad_scale}, expected a positive finite number"
-        if not t.zero_points:
-            continue
-        if t.scales and len(t.scales) != len(t.zero_points):
-            return f"{what(t)} has {len(t.scales)} quantization scales but {len(t.zero_points)} zero-points"
-        symmetric = t.dtype in ("int32", "int16", "int64") or len(t.zero_points) > 1
-        low, high = (0, 0) if symmetric else ranges.get(t.dtype, (-(1 << 63), (1 << 63) - 1))
-        bad = next((z for z in t.zero_points if not low <= z <= high), None)
-        if bad is not None:
-            expected = "0 (symmetric)" if symmetric else f"in {low}..{high}"
-            return f"{what(t)} has quantization zero-point {bad}, expected {expected}"
+    A graph read as columns is checked over whole vectors (``_suspects``); only the tensors found there are
+    described, one by one, in index order, so the message is the one the pass over every tensor gives.
+    """
+    candidates: Iterable[TfliteTensor]
+    if graph.columns is None:
+        candidates = graph.tensors
+    else:
+        # A hostile shape's element count may overflow float64 to inf (inf * 0 bytes: nan): suspects, not warnings.
+        with np.errstate(all="ignore"):
+            suspects = _suspects(graph)
+        candidates = [graph.tensors[i] for i in suspects]
+    for t in candidates:
+        problem = _weight_problem(t)
+        if problem is not None:
+            return problem
     return None
+
+
+def _weight_problem(t) -> str | None:
+    """``tensor_problem`` of one tensor."""
+    ranges = {"int8": (-128, 127), "uint8": (0, 255)}
+    what = f"tensor {t.index} ({t.name!r}, {t.dtype})"
+    item = _ITEM_BYTES.get(t.dtype)
+    if (t.constant and not t.sparse and item is not None and all(d >= 0 for d in t.shape)
+            and math.prod(t.shape) * item != t.nbytes):
+        return f"{what} has shape {list(t.shape)} ({math.prod(t.shape) * item} bytes) but {t.nbytes} bytes of data"
+    bad_scale = next((s for s in t.scales if not (math.isfinite(s) and s > 0)), None)
+    if bad_scale is not None:
+        return f"{what} has quantization scale {bad_scale}, expected a positive finite number"
+    if not t.zero_points:
+        return None
+    if t.scales and len(t.scales) != len(t.zero_points):
+        return f"{what} has {len(t.scales)} quantization scales but {len(t.zero_points)} zero-points"
+    symmetric = t.dtype in ("int32", "int16", "int64") or len(t.zero_points) > 1
+    low, high = (0, 0) if symmetric else ranges.get(t.dtype, (-(1 << 63), (1 << 63) - 1))
+    bad = next((z for z in t.zero_points if not low <= z <= high), None)
+    if bad is not None:
+        expected = "0 (symmetric)" if symmetric else f"in {low}..{high}"
+        return f"{what} has quantization zero-point {bad}, expected {expected}"
+    return None
+
+
+# Bytes per element by TensorType code (0: a type whose size the check does not know, e.g. string, int4).
+_ITEM_BY_CODE = np.array([_ITEM_BYTES.get(TENSOR_TYPES.get(code, ""), 0) for code in range(256)], np.float64)
+_CODE = {name: code for code, name in TENSOR_TYPES.items()}
+
+
+def _per_tensor(flags: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """True for each tensor with any flagged element in its vector (``counts`` elements per tensor)."""
+    rows = np.arange(len(counts)).repeat(counts)
+    return np.bincount(rows[flags], minlength=len(counts)) > 0
+
+
+def _suspects(graph: TfliteGraph) -> list[int]:
+    """Indices of the tensors that may fail ``_weight_problem``, in order: every one that does, and (only with
+    shapes whose element count reaches 2**53) some that do not."""
+    assert graph.columns is not None
+    t = graph.columns[0]
+    n = len(t)
+    if n == 0:
+        return []
+    nbytes = _weight_bytes(graph).astype(np.float64)
+    codes = t.type_codes.astype(np.int64) % 256
+    item = _ITEM_BY_CODE[codes]
+    dims, counts = t.shapes.values, t.shapes.counts
+    starts = np.minimum(counts.cumsum() - counts, len(dims))
+    # Element counts in float64, exact below 2**53 (every partial product of non-negative dims is at most the
+    # whole, or the whole is 0); a segment's product by reduceat, an empty shape (a scalar) 1.
+    products = np.multiply.reduceat(np.concatenate((dims.astype(np.float64), [1.0])), starts)
+    products = np.where(counts == 0, 1.0, products)
+    checked = (nbytes > 0) & ~t.sparse & (item > 0) & ~_per_tensor(dims < 0, counts)
+    shape_bad = checked & ~((products < 2.0 ** 53) & (products * item == nbytes))
+    scales = t.scales.values
+    scale_bad = _per_tensor(~(np.isfinite(scales) & (scales > 0)), t.scales.counts)
+    nz, ns = t.zero_points.counts, t.scales.counts
+    mismatch = (nz > 0) & (ns > 0) & (ns != nz)
+    symmetric = (codes == _CODE["int32"]) | (codes == _CODE["int16"]) | (codes == _CODE["int64"]) | (nz > 1)
+    low = np.where(symmetric, 0, np.where(codes == _CODE["int8"], -128, np.where(codes == _CODE["uint8"], 0, -(2 ** 62))))
+    high = np.where(symmetric, 0, np.where(codes == _CODE["int8"], 127, np.where(codes == _CODE["uint8"], 255, 2 ** 62)))
+    zps = t.zero_points.values
+    zero_bad = _per_tensor((zps < low.repeat(nz)) | (zps > high.repeat(nz)), nz)
+    return (shape_bad | scale_bad | mismatch | zero_bad).nonzero()[0].tolist()
 
 
 def graph_facts(data: bytes, source: str) -> tuple[GraphFacts, str | None]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 
 from albert_edge.errors import ModelFileError
+from albert_edge.runtime.tflite_columns import OpColumns, TensorColumns, Unusual, buffer_sizes, read_columns
 from albert_edge.runtime.tflite_op_names import BUILTIN_OP_NAMES
 
 # Model table fields (schema.fbs order).
@@ -190,45 +192,14 @@ class _Reader:
             raise self.fail(f"{_named(what)} is not UTF-8") from None
 
 
-class _Unusual(Exception):
-    """A fast pass met something it does not read the common way; the checked walk decides (and names it)."""
-
-
-def _fast_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
-    """Bytes of weight data in each buffer, the checks of ``inspect_tflite``'s loop written out.
-
-    ``buffers`` were checked by ``table_vector``. Raises ``_Unusual`` at the first read out of bounds or
-    buffer outside the file, for the checked loop to name it.
-    """
-    data, size, u32, q = r.data, r.size, _U32, _STRUCTS["<Q"].unpack_from
-    offsets = r._vtables
-    sizes = []
-    for buf in buffers:
-        offs = offsets.get(buf[1]) or r.offsets(buf)
-        fields = offs + (0, 0, 0)
-        pos = buf[0]
-        inline = 0
-        if fields[_BUF_DATA]:
-            p = pos + fields[_BUF_DATA]
-            if p + 4 > size:
-                raise _Unusual
-            p += u32(data, p)[0]
-            if p + 4 > size or p + 4 + u32(data, p)[0] > size:
-                raise _Unusual
-            inline = u32(data, p)[0]
-        o, n = fields[_BUF_OFFSET], fields[_BUF_SIZE]
-        if (o and pos + o + 8 > size) or (n and pos + n + 8 > size):
-            raise _Unusual
-        offset = q(data, pos + o)[0] if o else 0
-        length = q(data, pos + n)[0] if n else 0
-        if offset > 1 and offset + length > size:
-            raise _Unusual
-        sizes.append(length if offset > 1 else inline)
-    return sizes
+# A fast pass met something it does not read the common way; the checked walk decides (and names it).
+_Unusual = Unusual
 
 
 def _checked_buffer_sizes(r: _Reader, buffers: list[tuple[int, int, int]]) -> list[int]:
-    """``_fast_buffer_sizes`` field by field: every failed read names its buffer."""
+    """Bytes of weight data in each buffer, field by field: every failed read names its buffer.
+
+    Run only where ``tflite_columns.buffer_sizes`` (the same checks over whole vectors) defers."""
     sizes = []
     for i, buf in enumerate(buffers):
         data_pos = r.ref(buf, _BUF_DATA, ("buffers[%d].data", i))
@@ -273,17 +244,16 @@ def inspect_tflite(data: bytes | memoryview, source: str = "<bytes>") -> TfliteI
     if not subgraphs:
         raise ModelFileError(f"{source}: TFLite model has no subgraphs")
 
-    buffers = r.table_vector(model, _MODEL_BUFFERS, "buffers")
     try:
-        sizes = _fast_buffer_sizes(r, buffers)
+        sizes = buffer_sizes(data, model[0], r.offsets(model) + (0,) * 8)
     except _Unusual:
-        sizes = _checked_buffer_sizes(r, buffers)
+        sizes = tuple(_checked_buffer_sizes(r, r.table_vector(model, _MODEL_BUFFERS, "buffers")))
 
     keys = []
     for i, sig in enumerate(r.table_vector(model, _MODEL_SIGNATURE_DEFS, "signature_defs")):
         key_pos = r.ref(sig, _SIG_KEY, ("signature_defs[%d].signature_key", i))
         keys.append(r.string(key_pos, ("signature_defs[%d].signature_key", i)) if key_pos is not None else "")
-    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(buffers), tuple(keys), tuple(sizes))
+    return TfliteInfo(schema_version, tuple(codes), len(subgraphs), len(sizes), tuple(keys), sizes)
 
 
 @dataclass(slots=True)
@@ -320,14 +290,35 @@ class TfliteOp:
 
 @dataclass(frozen=True)
 class TfliteGraph:
-    """The serving subgraph as data: tensors, operators, and the signature's name -> tensor maps."""
+    """The serving subgraph as data: tensors, operators, and the signature's name -> tensor maps.
 
-    tensors: tuple[TfliteTensor, ...]
-    ops: tuple[TfliteOp, ...]
+    Read as numpy columns (``columns``) when the file is laid out the common way, else by the checked
+    walk (``walked``); ``tensors`` and ``ops`` are made from either on first use: the load-time check reads
+    the columns only, and a Python object per tensor cost it more than the reading.
+    """
+
     signature_inputs: dict[str, int]
     signature_outputs: dict[str, int]
     # The structure check that read this graph, kept so an interpreter built next need not repeat it.
-    info: TfliteInfo | None = None
+    info: TfliteInfo
+    columns: tuple[TensorColumns, OpColumns] | None = None
+    walked: tuple[tuple[TfliteTensor, ...], tuple[TfliteOp, ...]] | None = None
+
+    @cached_property
+    def _objects(self) -> tuple[tuple[TfliteTensor, ...], tuple[TfliteOp, ...]]:
+        if self.walked is not None:
+            return self.walked
+        assert self.columns is not None
+        tensors, ops = _column_objects(self.columns, self.info.operator_codes, self.info.buffer_sizes)
+        return tuple(tensors), tuple(ops)
+
+    @property
+    def tensors(self) -> tuple[TfliteTensor, ...]:
+        return self._objects[0]
+
+    @property
+    def ops(self) -> tuple[TfliteOp, ...]:
+        return self._objects[1]
 
 
 def _ints(r: _Reader, tab, index: int, what: What, fmt: str = "<i", size: int = 4) -> tuple[int, ...]:
@@ -381,104 +372,31 @@ def _checked_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
     return tensors, ops
 
 
+def _column_objects(columns: tuple[TensorColumns, OpColumns], codes: tuple[OperatorCode, ...],
+                   buffer_sizes: tuple[int, ...]) -> tuple[list[TfliteTensor], list[TfliteOp]]:
+    """The columns as the checked walk's objects (same values, same types)."""
+    t, o = columns
+    n_buffers = len(buffer_sizes)
+    shapes, scales, zero_points = t.shapes.lists(), t.scales.lists(), t.zero_points.lists()
+    tensors = []
+    for i, (name, code, buffer, sparse) in enumerate(zip(t.names, t.type_codes.tolist(), t.buffers.tolist(),
+                                                          t.sparse.tolist())):
+        nbytes = buffer_sizes[buffer] if 0 < buffer < n_buffers else 0
+        tensors.append(TfliteTensor(i, name, TENSOR_TYPES.get(code, "unknown"), shapes[i], nbytes > 0, scales[i],
+                                    zero_points[i], nbytes, sparse, buffer))
+    names = [c.name for c in codes]
+    ops = [TfliteOp(names[c], ins, outs) for c, ins, outs in zip(o.opcodes.tolist(), o.inputs.lists(), o.outputs.lists())]
+    return tensors, ops
+
+
 def _fast_tensors_and_ops(r: _Reader, sub, codes: tuple[OperatorCode, ...],
                           buffer_sizes: tuple[int, ...]) -> tuple[list[TfliteTensor], list[TfliteOp]]:
-    """The subgraph's tensors and operators, read in one pass with the bounds checks inlined.
+    """The subgraph's tensors and operators read as columns (``runtime.tflite_columns``), as objects.
 
-    The same reads, in the same order and with the same checks, as the field-by-field walk in
-    ``read_tflite_graph``: the walk is most of a model's load-time check (2.4 of 2.8 ms for the sample's
-    248 tensors and 199 ops, nearly all of it Python calls per field). It raises ``_Unusual`` at the
-    first read that is out of bounds or not plain UTF-8, and the caller then repeats the checked walk,
-    which raises the error that names the field; so a bad file fails with the same message as before.
+    Raises ``_Unusual`` where the columns cannot be read; the caller then repeats the checked walk, which
+    raises the error that names the field, so a bad file fails with the same message as before.
     """
-    data, size = r.data, r.size
-    u32, i32, header = _U32, _I32, _VTABLE_HEADER.unpack_from
-    # vtable -> (its field offsets padded with zeros to 8 fields, the table length it declares)
-    padded: dict[int, tuple[tuple[int, ...], int]] = {}
-
-    def fields(pos: int) -> tuple[int, tuple[int, ...]]:
-        """(pos, field offsets) of the table at ``pos``, after the checks of ``_Reader.table``."""
-        if pos < 0 or pos + 4 > size:
-            raise _Unusual
-        vt = pos - i32(data, pos)[0]
-        known = padded.get(vt)
-        if known is None:
-            if vt < 0 or vt + 4 > size:
-                raise _Unusual
-            vlen, tlen = header(data, vt)
-            if vlen < 4 or vlen % 2 or vt + vlen > size:
-                raise _Unusual
-            known = padded[vt] = (struct.unpack_from(f"<{(vlen - 4) // 2}H", data, vt + 4) + (0,) * 8, tlen)
-        if pos + known[1] > size:
-            raise _Unusual
-        return pos, known[0]
-
-    def vector(pos: int, offset: int, elem: int) -> tuple[int, int]:
-        """(start, length) of the vector an offset field at ``pos + offset`` points to; (0, 0) if absent."""
-        if not offset:
-            return 0, 0
-        p = pos + offset
-        if p + 4 > size:
-            raise _Unusual
-        p += u32(data, p)[0]
-        if p < 0 or p + 4 > size:
-            raise _Unusual
-        n = u32(data, p)[0]
-        if p + 4 + n * elem > size:
-            raise _Unusual
-        return p + 4, n
-
-    def unpack(pos: int, offset: int, fmt: str, elem: int) -> tuple:
-        start, n = vector(pos, offset, elem)
-        return struct.unpack_from(f"<{n}{fmt}", data, start) if n else ()
-
-    def tables(index: int) -> list[int]:
-        """Positions of the tables in the subgraph's vector field ``index``."""
-        start, n = vector(sub[0], sub_fields[index], 4)
-        return [start + 4 * k + u32(data, start + 4 * k)[0] for k in range(n)]
-
-    sub_fields = r.offsets(sub) + (0,) * 8
-    tensors = []
-    for i, pos in enumerate(tables(_SG_TENSORS)):
-        pos, offs = fields(pos)
-        scales: tuple[float, ...] = ()
-        zero_points: tuple[int, ...] = ()
-        if offs[_T_QUANT]:
-            p = pos + offs[_T_QUANT]
-            if p + 4 > size:
-                raise _Unusual
-            qpos, qoffs = fields(p + u32(data, p)[0])
-            scales = unpack(qpos, qoffs[_Q_SCALE], "f", 4)
-            zero_points = unpack(qpos, qoffs[_Q_ZERO_POINT], "q", 8)
-        o = offs[_T_BUFFER]
-        if o and pos + o + 4 > size or offs[_T_TYPE] and pos + offs[_T_TYPE] + 1 > size:
-            raise _Unusual
-        buffer_index = u32(data, pos + o)[0] if o else 0
-        nbytes = buffer_sizes[buffer_index] if 0 < buffer_index < len(buffer_sizes) else 0
-        start, n = vector(pos, offs[_T_NAME], 1)
-        try:
-            name = bytes(data[start : start + n]).decode("utf-8") if offs[_T_NAME] else ""
-        except UnicodeDecodeError:
-            raise _Unusual from None
-        dtype = TENSOR_TYPES.get(struct.unpack_from("<b", data, pos + offs[_T_TYPE])[0] if offs[_T_TYPE] else 0, "unknown")
-        shape = unpack(pos, offs[_T_SHAPE_SIGNATURE], "i", 4) or unpack(pos, offs[_T_SHAPE], "i", 4)
-        tensors.append(TfliteTensor(i, name, dtype, shape, nbytes > 0, scales, zero_points, nbytes,
-                                    bool(offs[_T_SPARSITY]), buffer_index))
-    n_tensors, n_codes = len(tensors), len(codes)
-    ops = []
-    for pos in tables(_SG_OPERATORS):
-        pos, offs = fields(pos)
-        o = offs[_OP_OPCODE_INDEX]
-        if o and pos + o + 4 > size:
-            raise _Unusual
-        code = u32(data, pos + o)[0] if o else 0
-        inputs = unpack(pos, offs[_OP_INPUTS], "i", 4)
-        outputs = unpack(pos, offs[_OP_OUTPUTS], "i", 4)
-        if (code >= n_codes or (inputs and (max(inputs) >= n_tensors or min(inputs) < -1))
-                or (outputs and (max(outputs) >= n_tensors or min(outputs) < 0))):
-            raise _Unusual
-        ops.append(TfliteOp(codes[code].name, inputs, outputs))
-    return tensors, ops
+    return _column_objects(read_columns(r.data, sub[0], r.offsets(sub) + (0,) * 8, len(codes)), codes, buffer_sizes)
 
 
 def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signature: str = "serving_default") -> TfliteGraph:
@@ -500,36 +418,34 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     if sub_index >= len(subgraphs):
         raise r.fail(f"signature names subgraph {sub_index} of {len(subgraphs)}")
     sub = subgraphs[sub_index]
-
-    def text(tab, index: int, what: What) -> str:
-        return _text(r, tab, index, what)
-
+    columns: tuple[TensorColumns, OpColumns] | None = None
+    walked: tuple[tuple[TfliteTensor, ...], tuple[TfliteOp, ...]] | None = None
     try:
-        tensors, ops = _fast_tensors_and_ops(r, sub, codes, info.buffer_sizes)
+        columns = read_columns(r.data, sub[0], r.offsets(sub) + (0,) * 8, len(codes))
+        n = len(columns[0])
     except _Unusual:
         tensors, ops = _checked_tensors_and_ops(r, sub, codes, info.buffer_sizes)
-    n = len(tensors)
-
-    def indices(tab, index: int, what: What, allow_absent: bool) -> tuple[int, ...]:
-        return _indices(r, tab, index, what, allow_absent, n)
+        walked = tuple(tensors), tuple(ops)
+        n = len(tensors)
 
     def tensor_map(index: int, what: str, fallback: tuple[int, ...]) -> dict[str, int]:
         if chosen is None:
-            return {tensors[k].name: k for k in fallback}
+            names = columns[0].names if columns is not None else tuple(t.name for t in tensors)
+            return {names[k]: k for k in fallback}
         out = {}
         for j, entry in enumerate(r.table_vector(chosen, index, what)):
             k = r.scalar(entry, _TMAP_INDEX, "<I", 0)
             if k >= n:
                 raise r.fail(f"{what}[{j}] names tensor {k} of {n}")
-            out[text(entry, _TMAP_NAME, f"{what}[{j}].name")] = k
+            out[_text(r, entry, _TMAP_NAME, f"{what}[{j}].name")] = k
         return out
 
     return TfliteGraph(
-        tensors=tuple(tensors),
-        ops=tuple(ops),
-        signature_inputs=tensor_map(_SIG_INPUTS, "signature inputs", indices(sub, _SG_INPUTS, "subgraph inputs", False)),
-        signature_outputs=tensor_map(_SIG_OUTPUTS, "signature outputs", indices(sub, _SG_OUTPUTS, "subgraph outputs", False)),
-        info=info,
+        signature_inputs=tensor_map(_SIG_INPUTS, "signature inputs",
+                                    _indices(r, sub, _SG_INPUTS, "subgraph inputs", False, n)),
+        signature_outputs=tensor_map(_SIG_OUTPUTS, "signature outputs",
+                                     _indices(r, sub, _SG_OUTPUTS, "subgraph outputs", False, n)),
+        info=info, columns=columns, walked=walked,
     )
 
 

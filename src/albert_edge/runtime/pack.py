@@ -330,7 +330,8 @@ def tflite_flatbuffer_view(data: bytes) -> memoryview:
     Loading a model used to copy the flatbuffer three times (pack read, load-time check,
     interpreter), 2.5 ms per copy for the sample's 4.4 MB int8 file and four times that for fp32.
     """
-    return memoryview(data)[: tflite_pack_offset(data)]
+    end = data.flatbuffer_end if isinstance(data, MappedModel) and data.flatbuffer_end is not None else None
+    return memoryview(data)[: tflite_pack_offset(data) if end is None else end]
 
 
 def _read_members(zf: zipfile.ZipFile, source: str) -> dict[str, bytes]:
@@ -403,6 +404,8 @@ def read_tflite_pack(data: bytes, source: str = "<bytes>") -> ModelPack:
         members = _read_members(zf, source)
         # Where the flatbuffer ends, from the archive already open (tflite_pack_offset would parse it again).
         end = min((info.header_offset for info in zf.infolist()), default=len(data))
+    if isinstance(data, MappedModel):
+        data.flatbuffer_end = end   # the load-time check's view of the flatbuffer, without opening the zip again
     # Standard TFLite metadata (what MediaPipe reads) is checked against the pack, or stands in
     # for it in a Model-Maker-style file; see albert_edge.runtime.tflite_metadata.
     return pack_with_standard_metadata(data, members, source, end)
@@ -560,6 +563,8 @@ class MappedModel(mmap.mmap):
 
     path: str
     identity: tuple[int, int, int, int]
+    # Where the appended pack starts, as the pack read found it (the zip is not parsed a second time).
+    flatbuffer_end: int | None = None
 
     def release_pages(self) -> None:
         """Unmap this mapping's pages (they stay in the page cache; a later read maps them again).

@@ -22,8 +22,9 @@ def load_tokenizer(
     if not isinstance(asset, (bytes, bytearray)):
         raise TokenizerError(f"{source}: tokenizer asset must be bytes, got {type(asset).__name__}")
     if kind == "wordpiece":
-        text = decode_asset(bytes(asset), source, "vocab.txt")
-        return WordPieceTokenizer.from_vocab_text(text, do_lower_case=do_lower_case, source=source)
+        raw = bytes(asset)
+        return WordPieceTokenizer.from_vocab_text(decode_asset(raw, source, "vocab.txt"), do_lower_case=do_lower_case,
+                                                  source=source, utf8=raw)
     if kind == "sentencepiece":
         return SentencePieceTokenizer.from_model_bytes(bytes(asset), do_lower_case=do_lower_case, source=source)
     if kind == "bytelevel_bpe":

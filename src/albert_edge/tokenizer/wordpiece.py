@@ -107,18 +107,20 @@ class WordPieceTokenizer:
         return cls.from_vocab_text(decode_asset(data, str(path), "vocab"), do_lower_case, source=str(path))
 
     @classmethod
-    def from_vocab_text(cls, text: str, do_lower_case: bool = True, source: str = "<pack>") -> "WordPieceTokenizer":
+    def from_vocab_text(cls, text: str, do_lower_case: bool = True, source: str = "<pack>",
+                        utf8: bytes | None = None) -> "WordPieceTokenizer":
         """Build from the text of a ``vocab.txt`` (e.g. read out of a model pack).
 
         Lines are split on ``\\n`` only (not ``str.splitlines``: BERT vocabs contain tokens
         such as U+2028 that ``splitlines`` would break on); a trailing ``\\r`` is dropped so
-        a CRLF file gives the same tokens.
+        a CRLF file gives the same tokens. ``utf8``: the bytes ``text`` was decoded from, when the caller
+        has them (the lookups read bytes; encoding the text again costs about what decoding it did).
         """
         if not isinstance(text, str):
             raise TokenizerError(f"{source}: vocab must be text, got {type(text).__name__}")
-        if text and "\r" not in text:
-            # No dict at load: the first answer's few lookups scan the text (tokenizer/lazy_vocab.py).
-            vocab = LazyVocab(text)
+        if text and (b"\r" not in utf8 if utf8 is not None else "\r" not in text):
+            # No dict at load: the first answer's few lookups scan the bytes (tokenizer/lazy_vocab.py).
+            vocab = LazyVocab(text, utf8)
             tokenizer = cls.__new__(cls)
             tokenizer._setup(vocab, vocab.line_count, None, do_lower_case, source)
             return tokenizer
