@@ -138,30 +138,33 @@ _FLOAT_BYTES = 4
 _DTYPE_BYTES = {"float16": 2, "int8": 1, "uint8": 1, "float32": 4, "int4": 0.5}
 
 
-def weight_sharing(graph: Any) -> dict[str, float]:
+def weight_sharing(graphs: Any) -> dict[str, float]:
     """Matmul weights a delegate packs, summed once per use and once per distinct buffer, in MiB.
 
-    ``graph`` is ``albert_edge.runtime.flatbuffer.read_tflite_graph``'s result. A weight fed through a
-    DEQUANTIZE of a constant (fp16 files) counts as the float32 copy the delegate packs.
+    ``graphs``: ``albert_edge.runtime.flatbuffer.read_tflite_subgraphs``' list (or one graph of
+    ``read_tflite_graph``). Each subgraph is delegated and packed once, however often it runs: an op in
+    a WHILE body (ALBERT's shared layer, ``GraphOptions.shared_layer_loop``) is one use. A weight fed
+    through a DEQUANTIZE of a constant (fp16 files) counts as the float32 copy the delegate packs.
     """
-    producers = {out: op for op in graph.ops for out in op.outputs}
     per_use, distinct = 0.0, {}
     uses = 0
-    for op in graph.ops:
-        position = PACKED_WEIGHT_INPUT.get(op.name)
-        if position is None or len(op.inputs) <= position or op.inputs[position] < 0:
-            continue
-        tensor = graph.tensors[op.inputs[position]]
-        size = float(tensor.nbytes)
-        source = producers.get(tensor.index)
-        if not tensor.constant and source is not None and source.name == "DEQUANTIZE" and source.inputs:
-            tensor = graph.tensors[source.inputs[0]]
-            size = tensor.nbytes * _FLOAT_BYTES / _DTYPE_BYTES.get(tensor.dtype, _FLOAT_BYTES)
-        if not tensor.constant:
-            continue
-        uses += 1
-        per_use += size
-        distinct[tensor.buffer or -tensor.index] = size
+    for number, graph in enumerate(graphs if isinstance(graphs, list) else [graphs]):
+        producers = {out: op for op in graph.ops for out in op.outputs}
+        for op in graph.ops:
+            position = PACKED_WEIGHT_INPUT.get(op.name)
+            if position is None or len(op.inputs) <= position or op.inputs[position] < 0:
+                continue
+            tensor = graph.tensors[op.inputs[position]]
+            size = float(tensor.nbytes)
+            source = producers.get(tensor.index)
+            if not tensor.constant and source is not None and source.name == "DEQUANTIZE" and source.inputs:
+                tensor = graph.tensors[source.inputs[0]]
+                size = tensor.nbytes * _FLOAT_BYTES / _DTYPE_BYTES.get(tensor.dtype, _FLOAT_BYTES)
+            if not tensor.constant:
+                continue
+            uses += 1
+            per_use += size
+            distinct[tensor.buffer or (number, tensor.index)] = size
     mib = float(2**20)
     return {"packed_weight_uses": float(uses), "packed_weight_buffers": float(len(distinct)),
             "weights_packed_per_use_mb": per_use / mib, "weights_packed_once_mb": sum(distinct.values()) / mib}
