@@ -15,6 +15,7 @@ each with the pack of ``--packed`` (a ``convert`` output of the same checkpoint)
   accuracy, label flips and the largest |delta probability| of the looped file against the unrolled one.
 
 Usage: python -m benchmarks.suites.shared_layer_loop CKPT --packed model_fp32.tflite --eval dev.tsv --out DIR
+       [--batch-one] [--rounds 3] [--lengths 32,128]
 Run by hand; never timed in CI.
 """
 
@@ -31,7 +32,7 @@ from pathlib import Path
 SHAPES = ("unrolled", "loop")
 
 
-def build(checkpoint: str, packed: str, out: Path) -> dict[str, Path]:
+def build(checkpoint: str, packed: str, out: Path, batch_one: bool = False) -> dict[str, Path]:
     """{variant_shape: path} for fp32 and dynamic_int8, each shape, with ``packed``'s pack attached."""
     from albert_edge.convert.tf_graph import GraphOptions
     from albert_edge.convert.tflite_export import convert_to_tflite_bytes
@@ -49,7 +50,7 @@ def build(checkpoint: str, packed: str, out: Path) -> dict[str, Path]:
     weights, pack = load_checkpoint(checkpoint), read_pack(packed)
     paths = {}
     for shape in SHAPES:
-        options = GraphOptions(shared_layer_loop=shape == "loop")
+        options = GraphOptions(shared_layer_loop=shape == "loop", batch_one=batch_one)
         fp32 = convert_to_tflite_bytes(weights, options=options)
         int8, _ = int8_lookup_tables(convert_to_tflite_bytes(weights, converter_hook=dynamic, options=options))
         for variant, data in (("fp32", fp32), ("dynamic_int8", int8)):
@@ -67,7 +68,8 @@ def worker(model: Path, threads: int, length: int, runs: int) -> dict:
 
 
 MEMORY_KEYS = ("part_file_mb", "part_interpreter_mb", "part_first_call_mb", "model_after_first_mb",
-               "model_peak_mb", "packed_weight_uses", "weights_packed_per_use_mb", "weights_packed_once_mb")
+               "model_peak_mb", "part_library_code_mb", "model_own_after_first_mb", "packed_weight_uses",
+               "weights_packed_per_use_mb", "weights_packed_once_mb")
 
 
 def measure(paths: dict[str, Path], rounds: int, lengths: list[int], seq_len: int, runs: int) -> dict:
@@ -123,9 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--seq-len", type=int, default=128, help="the memory columns' length")
     parser.add_argument("--lengths", default="32,128", help="comma-separated latency lengths")
+    parser.add_argument("--batch-one", action="store_true", help="both shapes as GraphOptions(batch_one=True)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    paths = build(args.checkpoint, args.packed, Path(args.out))
+    paths = build(args.checkpoint, args.packed, Path(args.out), args.batch_one)
     load = os.getloadavg()
     report = {"files_mb": {name: path.stat().st_size / 2**20 for name, path in paths.items()},
               "answers": answers(paths, args.eval),
