@@ -9,8 +9,8 @@ each with the pack of ``--packed`` (a ``convert`` output of the same checkpoint)
 
 * ``memory``: the bench worker's own columns per file (fresh process each, ``--rounds`` interleaved rounds,
   medians), at ``--seq-len``;
-* ``latency``: the worker's median per call for each file at 1 and 2 threads and ``--lengths``, rounds
-  interleaved, as the ratio loop / unrolled per round (times are only compared within one round);
+* ``latency``: both files in one fresh process per configuration, calls alternating, at 1 and 2 threads,
+  each of ``--lengths`` and a mix of lengths changing every call: median ms each and the ratio loop / unrolled;
 * ``answers``: every row of ``--eval`` through ``TextClassifier`` (real lengths, resized on every call):
   accuracy, label flips and the largest |delta probability| of the looped file against the unrolled one.
 
@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SHAPES = ("unrolled", "loop")
@@ -72,25 +73,57 @@ MEMORY_KEYS = ("part_file_mb", "part_interpreter_mb", "part_first_call_mb", "mod
                "weights_packed_per_use_mb", "weights_packed_once_mb")
 
 
-def measure(paths: dict[str, Path], rounds: int, lengths: list[int], seq_len: int, runs: int) -> dict:
-    """Memory per file and loop/unrolled latency ratios per round, the shapes alternating first."""
+def measure(paths: dict[str, Path], rounds: int, lengths: list[int], seq_len: int, calls: int) -> dict:
+    """Memory per file (worker, fresh process each, rounds interleaved) and loop/unrolled time ratios."""
     memory: dict[str, list[dict]] = {name: [] for name in paths}
-    ratios: dict[str, list[float]] = {}
-    for round_no in range(rounds):
+    for _ in range(rounds):
         for name in paths:
             reading = worker(paths[name], 2, seq_len, 3)["memory"]
-            memory[name].append({k: reading[k] for k in MEMORY_KEYS})
-        for variant in ("fp32", "dynamic_int8"):
-            for threads in (1, 2):
-                for length in lengths:
-                    order = SHAPES if round_no % 2 == 0 else SHAPES[::-1]
-                    median = {s: statistics.median(worker(paths[f"{variant}_{s}"], threads, length, runs)["samples_ms"])
-                              for s in order}
-                    ratios.setdefault(f"{variant} t{threads} len{length}", []).append(median["loop"] / median["unrolled"])
-    return {"memory": {name: {k: statistics.median(r[k] for r in rows) for k in MEMORY_KEYS}
+            memory[name].append({k: reading[k] for k in MEMORY_KEYS if k in reading})
+    ratios = {}
+    for variant in ("fp32", "dynamic_int8"):
+        for threads in (1, 2):
+            for mode in [*map(str, lengths), "mixed"]:
+                command = [sys.executable, "-m", "benchmarks.suites.shared_layer_loop", "--pair",
+                           str(paths[f"{variant}_unrolled"]), str(paths[f"{variant}_loop"]), "--threads", str(threads),
+                           "--calls", str(calls), "--mode", mode]
+                line = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+                ratios[f"{variant} t{threads} {mode}"] = {**json.loads(line), "load": os.getloadavg()[0]}
+    return {"memory": {name: {k: statistics.median(r[k] for r in rows) for k in rows[0]}
                        for name, rows in memory.items()},
-            "latency_loop_over_unrolled": {k: {"median": statistics.median(v), "rounds": [round(x, 3) for x in v]}
-                                           for k, v in ratios.items()}}
+            "latency_loop_over_unrolled": ratios}
+
+
+#: Lengths cycled call by call in ``--mode mixed`` (every call resizes the graph, as real texts do).
+MIXED_LENGTHS = (17, 40, 93, 128, 25, 61)
+
+
+def paired(unrolled: str, loop: str, threads: int, calls: int, mode: str) -> dict:
+    """Both files in this process, calls alternating (ABAB, then BABA): median ms each and the ratio loop/unrolled.
+
+    Alternating call by call within one process pairs the two under the same load, which separate processes
+    on a shared 2-core machine do not (their ratios spread 0.2-6.5 at load 8-10)."""
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    runners = [Interpreter(model_path=p, num_threads=threads).get_signature_runner() for p in (unrolled, loop)]
+    rng = np.random.default_rng(0)
+    widths = MIXED_LENGTHS if mode == "mixed" else (int(mode),)
+    feeds = []
+    for width in widths:
+        ids = rng.integers(100, 20000, size=(1, width)).astype(np.int32)
+        feeds.append({"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+    for runner in runners:
+        for feed in feeds * 3:
+            runner(**feed)
+    times: list[list[float]] = [[], []]
+    for i in range(calls):
+        for k in ((0, 1) if i % 2 == 0 else (1, 0)):
+            start = time.perf_counter()
+            runners[k](**feeds[i % len(feeds)])
+            times[k].append(time.perf_counter() - start)
+    unrolled_ms, loop_ms = (statistics.median(t) * 1e3 for t in times)
+    return {"unrolled_ms": unrolled_ms, "loop_ms": loop_ms, "ratio": loop_ms / unrolled_ms}
 
 
 def answers(paths: dict[str, Path], eval_tsv: str) -> dict:
@@ -117,22 +150,30 @@ def answers(paths: dict[str, Path], eval_tsv: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint")
-    parser.add_argument("--packed", required=True, help="a convert output of the checkpoint (its pack is reused)")
-    parser.add_argument("--eval", required=True, help="labelled TSV judged through TextClassifier")
-    parser.add_argument("--out", required=True, help="folder for the four .tflite files")
+    parser.add_argument("checkpoint", nargs="?")
+    parser.add_argument("--packed", help="a convert output of the checkpoint (its pack is reused)")
+    parser.add_argument("--eval", help="labelled TSV judged through TextClassifier")
+    parser.add_argument("--out", help="folder for the four .tflite files")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--seq-len", type=int, default=128, help="the memory columns' length")
     parser.add_argument("--lengths", default="32,128", help="comma-separated latency lengths")
     parser.add_argument("--batch-one", action="store_true", help="both shapes as GraphOptions(batch_one=True)")
+    parser.add_argument("--pair", nargs=2, metavar=("UNROLLED", "LOOP"), help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--calls", type=int, default=60, help="timed calls per file and configuration")
+    parser.add_argument("--mode", default="128", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.pair:   # one paired timing, in a fresh process of its own
+        print(json.dumps(paired(*args.pair, args.threads, args.calls, args.mode)))
+        return 0
+    if not (args.checkpoint and args.packed and args.eval and args.out):
+        parser.error("CHECKPOINT, --packed, --eval and --out are required")
     os.makedirs(args.out, exist_ok=True)
     paths = build(args.checkpoint, args.packed, Path(args.out), args.batch_one)
     load = os.getloadavg()
     report = {"files_mb": {name: path.stat().st_size / 2**20 for name, path in paths.items()},
               "answers": answers(paths, args.eval),
-              **measure(paths, args.rounds, [int(n) for n in args.lengths.split(",")], args.seq_len, args.runs),
+              **measure(paths, args.rounds, [int(n) for n in args.lengths.split(",")], args.seq_len, args.calls),
               "load_before": load, "load_after": os.getloadavg()}
     print(json.dumps(report, indent=1))
     return 0
