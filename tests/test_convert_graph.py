@@ -263,3 +263,10 @@ def test_shared_layer_loop_leaves_layers_that_share_nothing_unrolled():
     looped = convert_to_tflite_bytes(weights, options=GraphOptions(shared_layer_loop=True))
     assert "WHILE" not in census_tflite(looped)
     assert census_tflite(looped) == census_tflite(convert_to_tflite_bytes(weights))
+
+
+def test_shared_layer_loop_runs_every_inner_layer_of_the_one_group_per_iteration():
+    weights = small(num_hidden_layers=3, inner_group_num=2)
+    looped = convert_to_tflite_bytes(weights, options=GraphOptions(shared_layer_loop=True))
+    assert census_tflite(looped)["WHILE"] == 1
+    assert_parity(looped, weights)
