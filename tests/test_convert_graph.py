@@ -270,3 +270,12 @@ def test_shared_layer_loop_runs_every_inner_layer_of_the_one_group_per_iteration
     looped = convert_to_tflite_bytes(weights, options=GraphOptions(shared_layer_loop=True))
     assert census_tflite(looped)["WHILE"] == 1
     assert_parity(looped, weights)
+
+
+def test_census_counts_the_ops_of_a_while_body_too(base, choices):
+    """The census (convert's report, its non-builtin op check) reads every subgraph: a Flex op in the loop's
+    body must not hide there."""
+    looped = convert_to_tflite_bytes(base, options=GraphOptions(shared_layer_loop=True))
+    ops = census_tflite(looped)
+    assert ops["FULLY_CONNECTED"] == 3 + 6 and ops["LESS"] == 1 and ops["WHILE"] == 1
+    assert census_tflite(choices["default"])["FULLY_CONNECTED"] == 3 + 6 * base.config.num_hidden_layers
