@@ -155,3 +155,37 @@ def test_breakdown_charges_the_file_and_nothing_imported_after_the_baseline():
     parts = memory["part_file_mb"] + memory["part_interpreter_mb"] + memory["part_first_call_mb"]
     assert parts == pytest.approx(memory["model_after_first_mb"])
     assert memory["packed_weight_uses"] == memory["packed_weight_buffers"] == 4   # three layers and the head
+
+
+SMAPS_SAMPLE = """\
+7f00 r-xp 00000000 08:01 42 /usr/lib/libtensorflowlite.so.2
+Size:               8192 kB
+Rss:                3072 kB
+Pss:                3072 kB
+7f01 rw-p 00000000 00:00 0
+Size:               4096 kB
+Rss:                2048 kB
+7f02 r--p 00000000 08:01 43 /work/model.tflite
+Rss:                1024 kB
+7f03 r-xp 00000000 08:01 44 /venv/site-packages/_pywrap_litert.cpython-311-x86_64-linux-gnu.so
+Rss:                 512 kB
+"""
+
+
+def test_library_pages_count_shared_objects_only():
+    """Code pages of .so files (mapped, shared, the same for every model), never the heap or a mapped model."""
+    from albert_edge.bench_latency.memory import library_rss_mb
+
+    assert library_rss_mb(SMAPS_SAMPLE) == pytest.approx(3.5)
+
+
+def test_library_code_the_runtime_faults_in_is_split_from_the_model_s_own_memory():
+    """LiteRT's and XNNPACK's code pages are faulted in by the process's first interpreter (3.5 MiB for the
+    sample, whatever the model): the worker reports them apart, and the model's own memory without them."""
+    memory = worker(heavy_models()["int8"])["memory"]
+    if not Path("/proc/self/smaps").exists():
+        pytest.skip("no /proc/self/smaps")
+    assert memory["part_library_code_mb"] > 0.5, memory
+    assert memory["model_own_after_first_mb"] == pytest.approx(
+        memory["model_after_first_mb"] - memory["part_library_code_mb"])
+    assert memory["model_own_after_first_mb"] > 0.9 * memory["part_file_mb"]

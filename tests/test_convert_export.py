@@ -238,3 +238,21 @@ def test_batch_one_export_passes_parity_and_classifies_batches_like_the_default_
     default = TextClassifier.from_file(out / report.files[0].file, num_threads=1)
     np.testing.assert_allclose(one.logits_batch(texts, bucket=False)[0], default.logits_batch(texts, bucket=False)[0],
                                atol=1e-4)
+
+
+def test_shared_layer_loop_export_passes_parity_and_agrees_with_hugging_face_transformers(converted, tmp_path):
+    """ALBERT's shared layer as a WHILE body (convert --shared-layer-loop): parity with the numpy reference, and
+    transformers' own logits at a padded batch, within the default file's tolerance."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from albert_edge.convert import GraphOptions
+
+    weights, checkpoint, _, _ = converted["hf"]
+    report = convert_checkpoint(checkpoint, tmp_path, ConvertOptions(formats="tflite", labels=LABELS,
+                                                                graph_options=GraphOptions(shared_layer_loop=True)))
+    assert all(f.parity.passed for f in report.files) and report.files[0].ops["WHILE"] == 1
+    model = transformers.AlbertForSequenceClassification.from_pretrained(str(checkpoint)).eval()
+    inputs = _inputs(2, 16, True, weights.config.vocab_size)
+    with torch.no_grad():
+        want = model(**{k: torch.from_numpy(v.astype(np.int64)) for k, v in inputs.items()}).logits.numpy()
+    np.testing.assert_allclose(_run_tflite(tmp_path / report.files[0].file, inputs), want, atol=1e-4, rtol=0)

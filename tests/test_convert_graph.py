@@ -226,3 +226,56 @@ def test_batch_one_file_keeps_the_load_time_position_check_and_runs_batches_row_
     mask = (np.arange(9)[None] < np.array([[9], [6], [2]])).astype(np.int32)
     feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
     np.testing.assert_allclose(single.run(feed)["logits"], default.run(feed)["logits"], atol=1e-5)
+
+
+def test_shared_layer_loop_writes_albert_s_layer_once_in_a_while_body_with_the_same_logits(base, choices):
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    from albert_edge.bench_latency.memory import weight_sharing
+    from albert_edge.runtime.flatbuffer import read_tflite_subgraphs
+
+    looped = convert_to_tflite_bytes(base, options=GraphOptions(shared_layer_loop=True))
+    assert census_tflite(looped)["WHILE"] == 1
+    layers = base.config.num_hidden_layers
+    unrolled_graphs, looped_graphs = read_tflite_subgraphs(choices["default"]), read_tflite_subgraphs(looped)
+    fcs = [sum(op.name == "FULLY_CONNECTED" for op in g.ops) for g in looped_graphs]
+    # main: embedding projection, pooler, classifier; the body: Q, K, V, attention output, FFN in and out.
+    assert len(looped_graphs) == 3 and fcs[0] == 3 and 6 in fcs
+    unrolled, once = weight_sharing(unrolled_graphs), weight_sharing(looped_graphs)
+    assert unrolled["packed_weight_uses"] == 3 + 6 * layers and once["packed_weight_uses"] == 3 + 6
+    assert once["packed_weight_buffers"] == unrolled["packed_weight_buffers"] == 9
+    assert once["weights_packed_per_use_mb"] == pytest.approx(once["weights_packed_once_mb"])
+    assert_parity(looped, base)
+    runners = {name: Interpreter(model_content=model, num_threads=1).get_signature_runner("serving_default")
+               for name, model in (("loop", looped), ("unrolled", choices["default"]))}
+    rng = np.random.default_rng(2)
+    for length in (3, 17, 64, 5):   # real lengths, resized on every call
+        ids = rng.integers(1, 120, size=(2, length)).astype(np.int32)
+        mask = (np.arange(length) < max(1, length - 2)).astype(np.int32)[None].repeat(2, axis=0)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": (1 - mask).astype(np.int32)}
+        np.testing.assert_allclose(runners["loop"](**feed)["logits"], runners["unrolled"](**feed)["logits"],
+                                   atol=1e-5)
+
+
+def test_shared_layer_loop_leaves_layers_that_share_nothing_unrolled():
+    weights = small(model_type="bert", embedding_order="no_projection", embedding_size=32, num_hidden_groups=3)
+    looped = convert_to_tflite_bytes(weights, options=GraphOptions(shared_layer_loop=True))
+    assert "WHILE" not in census_tflite(looped)
+    assert census_tflite(looped) == census_tflite(convert_to_tflite_bytes(weights))
+
+
+def test_shared_layer_loop_runs_every_inner_layer_of_the_one_group_per_iteration():
+    weights = small(num_hidden_layers=3, inner_group_num=2)
+    looped = convert_to_tflite_bytes(weights, options=GraphOptions(shared_layer_loop=True))
+    assert census_tflite(looped)["WHILE"] == 1
+    assert_parity(looped, weights)
+
+
+def test_census_counts_the_ops_of_a_while_body_too(base, choices):
+    """The census (convert's report, its non-builtin op check) reads every subgraph: a Flex op in the loop's
+    body must not hide there."""
+    looped = convert_to_tflite_bytes(base, options=GraphOptions(shared_layer_loop=True))
+    ops = census_tflite(looped)
+    assert ops["FULLY_CONNECTED"] == 3 + 6 and ops["LESS"] == 1 and ops["WHILE"] == 1
+    assert census_tflite(choices["default"])["FULLY_CONNECTED"] == 3 + 6 * base.config.num_hidden_layers

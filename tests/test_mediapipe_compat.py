@@ -134,3 +134,18 @@ def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_pyth
     gap = np.abs(softmax(padded.astype(np.float64)) - theirs[picked]).max()
     print(f"{variant}: max |score diff| {gap:.3g} with our input padded to 128 like MediaPipe's ({len(picked)} texts)")
     assert gap <= 1e-5
+
+
+def test_mediapipe_refuses_the_shared_layer_loop_file_with_one_line(mediapipe_python: Path, tmp_path: Path) -> None:
+    """`convert --shared-layer-loop` writes ALBERT's layer as a WHILE body: a second subgraph, which MediaPipe's
+    TextClassifier does not take (docs/mediapipe.md says so; the option stays off by default for this)."""
+    from albert_edge.convert import GraphOptions
+    from albert_edge.convert.pipeline import ConvertOptions, convert_checkpoint
+
+    labels = (SAMPLE / "labels.txt").read_text(encoding="utf-8").split()
+    convert_checkpoint(SAMPLE, tmp_path, ConvertOptions(formats="tflite", labels=labels,
+                                                        graph_options=GraphOptions(shared_layer_loop=True)))
+    proc = subprocess.run([str(mediapipe_python), str(MEDIAPIPE / "run_text_classifier.py")], capture_output=True,
+                          text=True, input=json.dumps({"model": str(tmp_path / "model_fp32.tflite"), "texts": ["好"]}),
+                          timeout=600)
+    assert proc.returncode != 0 and "assumed to have a single subgraph" in proc.stderr

@@ -15,7 +15,9 @@ what the first call at the timed length adds (``part_first_call_mb``: the arena 
 scratch). ``weight_sharing`` adds what the graph says about the packed part: XNNPACK without a
 weight cache packs a constant matmul weight once per op that uses it, so ALBERT's shared layer is
 packed once per layer; the figures per use and per distinct buffer bound what a cache could save.
-Nothing the worker imports after the baseline may be charged to the model: the modules that appear
+``part_library_code_mb`` is the part of the interpreter and first call that is shared objects' pages (LiteRT's
+and XNNPACK's code, faulted in by a process's first interpreter whatever the model); ``model_own_after_first_mb``
+is the model's memory after its first call without them. Nothing the worker imports after the baseline may be charged to the model: the modules that appear
 between the baseline and the first inference are listed (``imported_after_baseline``); numpy.random,
 loaded lazily by the worker's random ids, was 7.7 MB of the sample's "model" memory until the ids
 were drawn before the baseline.
@@ -99,6 +101,34 @@ def hwm_mb() -> float:
     return kb / 1024.0 if kb is not None else max_rss_mb()
 
 
+SMAPS = Path("/proc/self/smaps")
+
+
+def library_rss_mb(smaps: str | None = None) -> float | None:
+    """Resident pages of shared objects' mappings (``*.so*``: code and read-only data), in MiB; None without
+    /proc/self/smaps.
+
+    Why: a process's first interpreter faults in the pages of LiteRT's and XNNPACK's code it runs (3.5 MiB
+    for the sample, 2.4 of them at construction), whatever the model; a second model in the same process
+    pays none of it. Charged to the model, it was a fifth of the sample's int8 "model memory". The heap,
+    the file's bytes and a mapped model file are not shared objects and stay the model's.
+    """
+    if smaps is None:
+        try:
+            smaps = SMAPS.read_text()
+        except OSError:
+            return None
+    total_kb, in_library = 0.0, False
+    for line in smaps.splitlines():
+        head = line.split(None, 6)
+        if head and not head[0].endswith(":"):   # a mapping's header: address perms offset dev inode [path]
+            path = head[5] if len(head) > 5 else ""
+            in_library = ".so" in path.rsplit("/", 1)[-1]
+        elif in_library and head and head[0] == "Rss:":
+            total_kb += float(head[1])
+    return total_kb / 1024.0
+
+
 def reset_peak() -> bool:
     """Reset VmHWM to the current RSS; False where the kernel or sandbox does not allow it."""
     try:
@@ -138,30 +168,33 @@ _FLOAT_BYTES = 4
 _DTYPE_BYTES = {"float16": 2, "int8": 1, "uint8": 1, "float32": 4, "int4": 0.5}
 
 
-def weight_sharing(graph: Any) -> dict[str, float]:
+def weight_sharing(graphs: Any) -> dict[str, float]:
     """Matmul weights a delegate packs, summed once per use and once per distinct buffer, in MiB.
 
-    ``graph`` is ``albert_edge.runtime.flatbuffer.read_tflite_graph``'s result. A weight fed through a
-    DEQUANTIZE of a constant (fp16 files) counts as the float32 copy the delegate packs.
+    ``graphs``: ``albert_edge.runtime.flatbuffer.read_tflite_subgraphs``' list (or one graph of
+    ``read_tflite_graph``). Each subgraph is delegated and packed once, however often it runs: an op in
+    a WHILE body (ALBERT's shared layer, ``GraphOptions.shared_layer_loop``) is one use. A weight fed
+    through a DEQUANTIZE of a constant (fp16 files) counts as the float32 copy the delegate packs.
     """
-    producers = {out: op for op in graph.ops for out in op.outputs}
     per_use, distinct = 0.0, {}
     uses = 0
-    for op in graph.ops:
-        position = PACKED_WEIGHT_INPUT.get(op.name)
-        if position is None or len(op.inputs) <= position or op.inputs[position] < 0:
-            continue
-        tensor = graph.tensors[op.inputs[position]]
-        size = float(tensor.nbytes)
-        source = producers.get(tensor.index)
-        if not tensor.constant and source is not None and source.name == "DEQUANTIZE" and source.inputs:
-            tensor = graph.tensors[source.inputs[0]]
-            size = tensor.nbytes * _FLOAT_BYTES / _DTYPE_BYTES.get(tensor.dtype, _FLOAT_BYTES)
-        if not tensor.constant:
-            continue
-        uses += 1
-        per_use += size
-        distinct[tensor.buffer or -tensor.index] = size
+    for number, graph in enumerate(graphs if isinstance(graphs, list) else [graphs]):
+        producers = {out: op for op in graph.ops for out in op.outputs}
+        for op in graph.ops:
+            position = PACKED_WEIGHT_INPUT.get(op.name)
+            if position is None or len(op.inputs) <= position or op.inputs[position] < 0:
+                continue
+            tensor = graph.tensors[op.inputs[position]]
+            size = float(tensor.nbytes)
+            source = producers.get(tensor.index)
+            if not tensor.constant and source is not None and source.name == "DEQUANTIZE" and source.inputs:
+                tensor = graph.tensors[source.inputs[0]]
+                size = tensor.nbytes * _FLOAT_BYTES / _DTYPE_BYTES.get(tensor.dtype, _FLOAT_BYTES)
+            if not tensor.constant:
+                continue
+            uses += 1
+            per_use += size
+            distinct[tensor.buffer or (number, tensor.index)] = size
     mib = float(2**20)
     return {"packed_weight_uses": float(uses), "packed_weight_buffers": float(len(distinct)),
             "weights_packed_per_use_mb": per_use / mib, "weights_packed_once_mb": sum(distinct.values()) / mib}
@@ -185,12 +218,15 @@ class MemoryProbe:
     imported_before_baseline: list[str] = field(default_factory=list)
     imported_after_baseline: list[str] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
+    library_baseline_mb: float | None = None
+    library_after_first_mb: float | None = None
     _modules_at_baseline: set[str] = field(default_factory=set)
     _sampled_peak: float = 0.0
     _hwm_reset: bool = False
 
     def baseline(self) -> None:
         release_freed_memory()
+        self.library_baseline_mb = library_rss_mb()
         self.baseline_mb = rss_mb()
         self.imported_before_baseline = foreign_modules()
         self._modules_at_baseline = set(sys.modules)
@@ -208,6 +244,7 @@ class MemoryProbe:
 
     def first_inference(self) -> None:
         self.after_first_mb = rss_mb()
+        self.library_after_first_mb = library_rss_mb()
         self.imported_after_baseline = new_modules(self._modules_at_baseline)
 
     def start_timed(self) -> None:
@@ -232,7 +269,14 @@ class MemoryProbe:
                 "model_peak_mb": self.peak_timed_mb - self.baseline_mb,
                 "part_file_mb": self.after_file_mb - self.baseline_mb,
                 "part_interpreter_mb": self.after_load_mb - self.after_file_mb,
-                "part_first_call_mb": self.after_first_mb - self.after_load_mb}
+                "part_first_call_mb": self.after_first_mb - self.after_load_mb, **self._library_split()}
+
+    def _library_split(self) -> dict:
+        """The runtime's library pages faulted in by the load and first call, and the model's memory without them."""
+        if self.library_baseline_mb is None or self.library_after_first_mb is None:
+            return {}
+        code = self.library_after_first_mb - self.library_baseline_mb
+        return {"part_library_code_mb": code, "model_own_after_first_mb": self.after_first_mb - self.baseline_mb - code}
 
 
 MODEL_KEYS = ("model_after_load_mb", "model_after_first_mb", "model_peak_mb")

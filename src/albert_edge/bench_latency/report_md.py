@@ -316,10 +316,12 @@ def _memory_breakdown(report: BenchReport) -> list[str]:
              "delegate applied: XNNPACK's packed weights and the arena at the graph's default shape), what the "
              "first call at that length adds (arena resized, kernels' scratch). Packed weights per use / once: "
              "the graph's matmul weights summed per op that uses them (XNNPACK without a weight cache packs "
-             "each use) and per distinct buffer (ALBERT's shared layer once).", "",
+             "each use) and per distinct buffer (ALBERT's shared layer once). Library code: the runtime's "
+             "shared-object pages the load and first call faulted in (any model pays them once per process); "
+             "own: the model's memory without them.", "",
              "| variant | backend | tokens | file MB | interpreter MB | first call MB | model MB | x file "
-             "| packed weights per use MB | once MB |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| library code MB | own MB | own x file | packed weights per use MB | once MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (variant, backend, seq_len), mems in sorted(groups.items(), key=lambda kv: (kv[0][:2], _seq_key(kv[0][2]))):
         def med(key: str) -> float | None:
             values = [m[key] for m in mems if m.get(key) is not None]
@@ -327,9 +329,12 @@ def _memory_breakdown(report: BenchReport) -> list[str]:
         size = (report.variant(variant) or {}).get("size_bytes")
         model = med("model_after_first_mb")
         times = model * 2**20 / size if model is not None and size else None
+        own = med("model_own_after_first_mb")
+        own_times = own * 2**20 / size if own is not None and size else None
         lines.append(f"| {variant} | {backend} | {seq_len} | {_fmt(med('part_file_mb'), '.1f')} | "
                      f"{_fmt(med('part_interpreter_mb'), '.1f')} | {_fmt(med('part_first_call_mb'), '.1f')} | "
                      f"{_fmt(model, '.1f')} | {_fmt(times, '.1f', 'x')} | "
+                     f"{_fmt(med('part_library_code_mb'), '.1f')} | {_fmt(own, '.1f')} | {_fmt(own_times, '.1f', 'x')} | "
                      f"{_fmt(med('weights_packed_per_use_mb'), '.1f')} | {_fmt(med('weights_packed_once_mb'), '.1f')} |")
     return [*lines, ""]
 

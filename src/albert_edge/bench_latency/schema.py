@@ -25,7 +25,8 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      after_first_mb, peak_timed_mb, model_after_load_mb, model_after_first_mb,
                      model_peak_mb, part_file_mb, part_interpreter_mb, part_first_call_mb,
                      packed_weight_uses, packed_weight_buffers, weights_packed_per_use_mb,
-                     weights_packed_once_mb (.tflite only), method, rounds} (the model's own memory: RSS
+                     weights_packed_once_mb (.tflite only), part_library_code_mb,
+                     model_own_after_first_mb (where /proc/self/smaps exists), method, rounds} (the model's own memory: RSS
                      minus the runtime-only baseline, and where it goes, medians over rounds; see
                      bench_latency/memory.py);
                      device results percentiles_us {p5,median,p95} | null;

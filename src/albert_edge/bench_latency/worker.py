@@ -227,14 +227,14 @@ def timing_id_high(model: str, wanted: int) -> int:
 def graph_weight_sharing(model: str) -> dict[str, float]:
     """``memory.weight_sharing`` of a .tflite file's serving graph; empty for other files or a bad read
     (the load reports an unreadable file in its own words)."""
-    from albert_edge.runtime.flatbuffer import read_tflite_graph
+    from albert_edge.runtime.flatbuffer import read_tflite_subgraphs
     from albert_edge.runtime.pack import model_kind, tflite_flatbuffer_view
 
     try:
         data = Path(model).read_bytes()
         if model_kind(data) != "tflite":
             return {}
-        return weight_sharing(read_tflite_graph(tflite_flatbuffer_view(data), model))
+        return weight_sharing(read_tflite_subgraphs(tflite_flatbuffer_view(data), model))
     except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the bench
         return {}
 

@@ -50,6 +50,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--embedding-lookup", action="store_true",
                         help="TFLite: read the embedding tables with EMBEDDING_LOOKUP instead of GATHER (exact), so "
                              "litert-quantizer quantizes the word table too")
+    parser.add_argument("--shared-layer-loop", action="store_true",
+                        help="TFLite, ALBERT: write the one shared layer once, as a WHILE loop's body, so XNNPACK "
+                             "packs its weights once instead of once per layer (less memory; BERT-like files are "
+                             "unchanged)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
@@ -60,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     options = ConvertOptions(formats=args.formats, max_seq_len=args.max_seq_len, labels=labels, fp16=args.fp16,
                              vocab=args.vocab, do_lower_case=False if args.cased else None, task=args.task,
                              graph_options=GraphOptions(batch_one=args.batch_one,
-                                                          embedding_lookup=args.embedding_lookup))
+                                                          embedding_lookup=args.embedding_lookup,
+                                                          shared_layer_loop=args.shared_layer_loop))
     progress.step(f"read {args.checkpoint}")
     source = ModelSource.load(args.checkpoint, args.config)
     pooled = embedding_task(args, source)

@@ -19,7 +19,12 @@ FORBIDDEN_TFLITE_OPS = ("EINSUM", "ONE_HOT")
 
 
 def census_tflite(model: bytes | str | os.PathLike[str]) -> dict[str, int]:
-    """Op type -> count of a .tflite (bytes or path), via LiteRT's op details, sorted by count."""
+    """Op type -> count of a .tflite (bytes or path), via LiteRT's op details, sorted by count.
+
+    LiteRT lists the main subgraph's ops only; the ops of the others (a WHILE's condition and body:
+    ``GraphOptions.shared_layer_loop``) are read from the flatbuffer and counted too, so that the
+    non-builtin check sees them.
+    """
     from ai_edge_litert.interpreter import Interpreter
 
     try:
@@ -30,7 +35,18 @@ def census_tflite(model: bytes | str | os.PathLike[str]) -> dict[str, int]:
         ops = interpreter._get_ops_details()
     except (ValueError, RuntimeError) as exc:
         raise ConversionError(f"{_label(model)}: LiteRT cannot load the model for the op census ({_first_line(exc)})") from None
-    return _sorted(Counter(str(op["op_name"]) for op in ops))
+    counts = Counter(str(op["op_name"]) for op in ops)
+    counts.update(op.name for graph in _called_subgraphs(model) for op in graph.ops)
+    return _sorted(counts)
+
+
+def _called_subgraphs(model: bytes | str | os.PathLike[str]) -> list[Any]:
+    """Every subgraph but the first (the one LiteRT's op details list), as ``read_tflite_subgraphs`` reads them."""
+    from albert_edge.runtime.flatbuffer import read_tflite_subgraphs
+    from albert_edge.runtime.pack import map_model_file, tflite_flatbuffer_view
+
+    data = bytes(model) if isinstance(model, (bytes, bytearray)) else map_model_file(model)   # mapped, not read
+    return read_tflite_subgraphs(tflite_flatbuffer_view(data), _label(model))[1:]
 
 
 def census_onnx(model: Any) -> dict[str, int]:

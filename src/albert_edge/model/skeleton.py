@@ -157,10 +157,30 @@ def encode(ops: EncoderOps[T], config: Any, input_ids: Any, attention_mask: Any,
     mask = ops.attention_mask(attention_mask)
     preln = config.ln_type == "preln"
     block = mobilebert_block if config.mobilebert else transformer_block
-    for index, (group, inner) in enumerate(layer_plan(config)):
+    plan = layer_plan(config)
+    repeat = getattr(ops, "repeat_shared_layers", None)
+    if repeat is not None and shared_layer_repeats(config) > 1:
+        # One group run by every layer (ALBERT): the target may write it once and run it in a loop.
+        # Dropout sites are the first layer's: a loop body is traced once, and every exported graph
+        # drops nothing.
+        def one_layer(h: T) -> T:
+            for index, (group, inner) in enumerate(plan[: config.inner_group_num]):
+                h = block(ops, config, h, f"encoder.group{group}.inner{inner}.", mask,
+                          LAYER_SITE_BASE + LAYER_SITE_STRIDE * index, preln)
+            return h
+
+        return ops.output(repeat(one_layer, x, shared_layer_repeats(config)))
+    for index, (group, inner) in enumerate(plan):
         x = block(ops, config, x, f"encoder.group{group}.inner{inner}.", mask,
                   LAYER_SITE_BASE + LAYER_SITE_STRIDE * index, preln)
     return ops.output(x)
+
+
+def shared_layer_repeats(config: Any) -> int:
+    """How many times one group's layers run when every layer runs the same group (ALBERT's
+    ``num_hidden_groups == 1``: ``num_hidden_layers``); 0 when layers run different groups (BERT)."""
+    groups = {group for group, _ in layer_plan(config)}
+    return int(config.num_hidden_layers) if len(groups) == 1 else 0
 
 
 def embeddings(ops: EncoderOps[T], config: Any, input_ids: Any, token_type_ids: Any) -> T:

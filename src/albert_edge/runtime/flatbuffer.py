@@ -449,6 +449,26 @@ def read_tflite_graph(data: bytes | memoryview, source: str = "<bytes>", signatu
     )
 
 
+def read_tflite_subgraphs(data: bytes | memoryview, source: str = "<bytes>") -> list[TfliteGraph]:
+    """Tensors and operators of every subgraph, in file order (no signature maps), bounds-checked.
+
+    A WHILE's body is a subgraph of its own that the interpreter runs, and delegates, apart from the
+    main one (``GraphOptions.shared_layer_loop`` puts ALBERT's shared layer there); readers that count
+    what a delegate packs need them all. Raises ModelFileError on bad bytes.
+    """
+    info = inspect_tflite(data, source)
+    r = _Reader(data, source)
+    model = r.table(r._unpack("<I", 0, "root offset"), "Model")
+    graphs = []
+    for sub in r.table_vector(model, _MODEL_SUBGRAPHS, "subgraphs"):
+        try:
+            tensors, ops = _fast_tensors_and_ops(r, sub, info.operator_codes, info.buffer_sizes)
+        except _Unusual:
+            tensors, ops = _checked_tensors_and_ops(r, sub, info.operator_codes, info.buffer_sizes)
+        graphs.append(TfliteGraph(tuple(tensors), tuple(ops), {}, {}, info))
+    return graphs
+
+
 def unsupported_ops(info: TfliteInfo, max_versions: dict[str, int]) -> list[OperatorCode]:
     """Operator codes whose version exceeds what an interpreter supports (by op name)."""
     return [op for op in info.operator_codes if op.name in max_versions and op.version > max_versions[op.name]]
