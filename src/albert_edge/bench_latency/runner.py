@@ -341,14 +341,28 @@ def round_order(cells: Sequence[_Cell], r: int, rng: np.random.Generator) -> lis
     return [c for group in ordered for c in (group if r % 2 == 0 else list(reversed(group)))]
 
 
+def _neighbour_cores(bursts: list[dict]) -> tuple[float, int] | None:
+    """(CPUs the neighbours held on average during the bursts, CPUs the worker could use), or None
+    where a burst has no machine-wide count (not Linux, or a report of an older worker)."""
+    if not bursts or any(b.get("others_cpu_s") is None or not b.get("window_s") for b in bursts):
+        return None
+    window = sum(b["window_s"] for b in bursts)
+    # Clock ticks against the process's exact CPU time: a quiet burst can come out a little negative.
+    return max(0.0, sum(b["others_cpu_s"] for b in bursts) / window), min(b["cpus"] for b in bursts)
+
+
 def _contention(bursts: list[dict], threads: int, loads: list[float], logical_cores: int) -> dict:
-    """How much of one configuration's timed bursts went to waiting for a CPU.
+    """How much of one configuration's timed bursts went to waiting for a CPU, and whether a neighbour caused it.
 
     ``run_queue_wait_share`` is the kernel's run-queue wait of the worker's threads over (wall
-    time x threads): the direct measure. ``cpu_share`` (CPU time over wall time x threads) and
-    involuntary context switches per call say the same thing indirectly where schedstat is
-    missing. A configuration is ``contended`` when its bursts waited more than
-    CONTENTION_WAIT_SHARE of the time, or the load average during its rounds exceeded the cores.
+    time x threads); ``cpu_share`` (CPU time over wall time x threads) and involuntary context
+    switches per call say the same thing indirectly. None of them tells a neighbour from the
+    worker itself: LiteRT at 2 threads waited 20-27 % of its bursts on an idle 2-core machine while
+    a core sat idle (its own thread pools), and was flagged. So where ``/proc/stat`` is read
+    (``neighbour_cores``: the other processes' CPU time over the bursts' wall time), a configuration
+    is ``contended`` when the neighbours left it fewer free CPUs than its threads less
+    CONTENTION_WAIT_SHARE; elsewhere, as before, when it waited more than CONTENTION_WAIT_SHARE or
+    the load average during its rounds exceeded the cores.
     """
     wall = sum(b["wall_s"] for b in bursts)
     cpu = sum(b["cpu_s"] for b in bursts)
@@ -357,16 +371,23 @@ def _contention(bursts: list[dict], threads: int, loads: list[float], logical_co
     wait_share = sum(delays) / (wall * threads) if len(delays) == len(bursts) and wall > 0 else None
     cpu_share = cpu / (wall * threads) if wall > 0 else None
     load = float(np.median(loads)) if loads else None
-    waited = (wait_share > CONTENTION_WAIT_SHARE if wait_share is not None
-              else threads == 1 and cpu_share is not None and cpu_share < 1.0 - CONTENTION_WAIT_SHARE)
+    neighbours = _neighbour_cores(bursts)
+    if neighbours is not None:
+        held, cpus = neighbours
+        busy = cpus - held < min(threads, cpus) * (1.0 - CONTENTION_WAIT_SHARE)
+    else:
+        busy = bool((wait_share > CONTENTION_WAIT_SHARE if wait_share is not None
+                     else threads == 1 and cpu_share is not None and cpu_share < 1.0 - CONTENTION_WAIT_SHARE)
+                    or (load is not None and load > logical_cores))
     return {
         "run_queue_wait_share": wait_share,
         "contended_rounds": sum(1 for b in bursts if b.get("run_delay_s") is not None and b["wall_s"] > 0
                                 and b["run_delay_s"] / (b["wall_s"] * threads) > CONTENTION_WAIT_SHARE),
         "cpu_per_wall": cpu / wall if wall > 0 else None, "cpu_share": cpu_share,
         "involuntary_switches_per_call": sum(b["involuntary_switches"] for b in bursts) / max(1, calls),
+        "neighbour_cores": None if neighbours is None else round(neighbours[0], 3),
         "load_average_during": load, "logical_cores": logical_cores,
-        "contended": bool(waited or (load is not None and load > logical_cores)),
+        "contended": busy,
     }
 
 
