@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tests.support.bench_models import shared_models
 
-from albert_edge.bench_latency.analysis import recommend, stability, thread_scaling
+from albert_edge.bench_latency.analysis import paired_comparisons, recommend, stability, thread_scaling, verdict_settled
 from albert_edge.bench_latency.report_md import render_markdown
 from albert_edge.bench_latency.runner import (
     WorkerProcess,
@@ -346,3 +346,34 @@ def test_the_neighbours_cpu_time_is_read_from_the_machine():
         hog.wait()
     own = (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime)
     assert (busy_after - busy - own) / window > 0.7   # the hog's CPU at least (and whatever else runs)
+
+
+def settled_rows(tie_noise: float, seed: int = 0, rounds: int = 40) -> list[dict]:
+    """The demo's real-length group in miniature: two int8 files a hair apart (noise ``tie_noise``), int8 at
+    2 threads and fp32 clearly slower, and fp32 ONNX at 2 threads whose ratio to fp32 swings by 30 %."""
+    rng = np.random.default_rng(seed)
+    load = rng.uniform(1.0, 1.3, rounds)
+    fp32 = 10.0 * load * rng.lognormal(0, 0.01, rounds)
+    return [row("fp32", 1, fp32), row("int8", 1, 3.1 * load * rng.lognormal(0, 0.01, rounds)),
+            row("int8_col", 1, 3.0 * load * rng.lognormal(0, tie_noise, rounds)),
+            row("int8", 2, 4.2 * load * rng.lognormal(0, 0.1, rounds)),
+            row("fp32", 2, 12.0 * load * rng.lognormal(0, 0.3, rounds), backend="onnxruntime")]
+
+
+def test_rounds_stop_once_the_verdict_is_settled_though_a_ratio_it_does_not_read_is_still_wide():
+    rows = settled_rows(tie_noise=0.01)
+    accuracy = {name: {"accuracy": 0.84} for name in ("fp32", "int8", "int8_col")}
+    widest = max(c.estimate.relative_half_width for c in paired_comparisons(rows, "fp32"))
+    assert widest > 0.05                                   # the old rule ran such a group to its time cap
+    assert verdict_settled(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)
+    pick = recommend(rows, accuracy, "fp32", 128, max_drop=0.5, max_threads=2)
+    assert pick["variant"] == "int8_col" and pick["threads"] == 1
+
+
+def test_rounds_go_on_while_the_fastest_candidates_are_not_told_apart_nor_known_to_tie():
+    rows = settled_rows(tie_noise=0.15)
+    accuracy = {name: {"accuracy": 0.84} for name in ("fp32", "int8", "int8_col")}
+    assert not verdict_settled(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)
+    # A file over the accuracy budget is no candidate: its noise cannot keep the rounds going.
+    accuracy["int8_col"] = {"accuracy": 0.80}
+    assert verdict_settled(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)

@@ -232,17 +232,9 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == source]
     if not rows:
         return None
-    oversubscribed_only = False
-    if max_threads is not None:
-        within = [r for r in rows if r["threads"] is None or r["threads"] <= max_threads]
-        oversubscribed_only = not within
-        rows = within or rows
+    oversubscribed_only = max_threads is not None and not _within_threads(rows, max_threads)
+    allowed = _within_budget(rows, accuracy, baseline, max_drop, max_threads)
     measured = any(a.get("accuracy") is not None for a in accuracy.values())
-    allowed = []
-    for r in rows:
-        drop = accuracy_drop_points(accuracy, r["variant"], baseline)
-        if not measured or (drop is not None and drop <= max_drop):
-            allowed.append((r, drop))
     if not allowed:
         return {"variant": None, "backend": None, "threads": None, "seq_len": seq_len, "median_ms": None,
                 "accuracy_drop_points": None,
@@ -283,6 +275,56 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],
             "seq_len": seq_len, "median_ms": _p50(best), "accuracy_drop_points": drop,
             "text": ", ".join(parts), "decided": decided}
+
+
+def _within_threads(rows: list[dict], max_threads: int) -> list[dict]:
+    return [r for r in rows if r["threads"] is None or r["threads"] <= max_threads]
+
+
+def _within_budget(rows: list[dict], accuracy: dict[str, dict], baseline: str | None, max_drop: float,
+                   max_threads: int | None) -> list[tuple[dict, float | None]]:
+    """(row, accuracy drop) of the rows ``recommend`` may pick: within the thread cap (all rows when
+    only oversubscribed counts were measured) and the accuracy budget (every row without accuracy data)."""
+    if max_threads is not None:
+        rows = _within_threads(rows, max_threads) or rows
+    measured = any(a.get("accuracy") is not None for a in accuracy.values())
+    allowed = []
+    for r in rows:
+        drop = accuracy_drop_points(accuracy, r["variant"], baseline)
+        if not measured or (drop is not None and drop <= max_drop):
+            allowed.append((r, drop))
+    return allowed
+
+
+def verdict_settled(results: list[dict], accuracy: dict[str, dict], baseline: str | None, seq_len: int | str,
+                    max_drop: float, target: float, max_threads: int | None = None) -> bool:
+    """Whether more rounds could still change what ``recommend`` says at ``seq_len``: the bench's stop rule.
+
+    Settled when the fastest candidate's ratio over every other candidate is either decided (its
+    interval clears 1.0, as ``_paired_pick`` asks) or known within ``target`` (a tie that no longer
+    matters: two files a few per cent apart), and its ratio over the baseline, the verdict's speed
+    figure, is known within ``target``. Comparisons no verdict reads (a slower file against fp32)
+    need no more rounds. Rows must be timed in the same rounds.
+    """
+    rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == "host"]
+    candidates = [r for r, _ in _within_budget(rows, accuracy, baseline, max_drop, max_threads)]
+    if not candidates:
+        return True
+    fastest = min(candidates, key=_p50)
+    reference = baseline_match(rows, fastest, baseline)
+    rivals = [r for r in candidates if r is not fastest]
+    for rival in rivals:
+        estimate = paired_estimate(fastest, rival)
+        if not estimate.has_interval:
+            return False
+        width = estimate.relative_half_width
+        if not separated(estimate, fastest, rival) and (width is None or width > target):
+            return False
+    if reference is not None and reference is not fastest:
+        width = paired_estimate(fastest, reference).relative_half_width
+        if width is None or width > target:
+            return False
+    return True
 
 
 def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) -> tuple[dict, bool, str]:

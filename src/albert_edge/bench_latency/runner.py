@@ -36,6 +36,7 @@ from albert_edge.bench_latency.analysis import (
     paired_comparisons,
     stability,
     thread_scaling,
+    verdict_settled,
 )
 from albert_edge.bench_latency.machine import (
     default_thread_counts,
@@ -453,12 +454,30 @@ class _GroupRun:
     info: dict
 
 
+def _stop_reason(group: Sequence[_Cell], bursts: dict[_Cell, list[dict]], o: BenchOptions, baseline: str,
+                 accuracy: list[dict], max_threads: int) -> tuple[str | None, float | None]:
+    """(why the rounds may stop, or None; the widest paired interval's half-width, for the bar).
+
+    Every interval within ``o.target_precision``, or the verdict settled (``verdict_settled``: the
+    comparisons the recommendation reads are decided or known that closely): the rounds that ran
+    to the time cap on an idle machine were narrowing comparisons no verdict reads.
+    """
+    rows = _provisional(group, bursts, o.batch)
+    widest = _widest_interval(rows, baseline, o.target_precision)
+    if widest is None:
+        return "target precision reached", None
+    if verdict_settled(rows, {a["variant"]: a for a in accuracy}, baseline, group[0].seq_len, o.max_drop,
+                       o.target_precision, max_threads):
+        return "verdict settled", widest
+    return None, widest
+
+
 def _measure_group(group: Sequence[_Cell], o: BenchOptions, per_round: int, baseline: str,
-                   rng: np.random.Generator, budget_s: float | None, bar) -> _GroupRun:
+                   rng: np.random.Generator, budget_s: float | None, bar, accuracy: list[dict]) -> _GroupRun:
     """Start one worker per cell (one at a time, so each load is timed alone), then run the rounds.
 
-    ``o.rounds`` rounds always run; with a time budget, more follow until every paired interval
-    is within ``o.target_precision`` or the budget is spent.
+    ``o.rounds`` rounds always run; with a time budget, more follow until ``_stop_reason`` says
+    enough (every interval within ``o.target_precision``, or the verdict settled) or the budget is spent.
     """
     seq_len = group[0].seq_len
     load_before = load_average()
@@ -487,9 +506,9 @@ def _measure_group(group: Sequence[_Cell], o: BenchOptions, per_round: int, base
                 continue
             if budget_s is None:
                 break
-            widest = _widest_interval(_provisional(group, bursts, o.batch), baseline, o.target_precision)
-            if widest is None:
-                stopped = "target precision reached"
+            reason, widest = _stop_reason(group, bursts, o, baseline, accuracy, physical_cores())
+            if reason is not None:
+                stopped = reason
                 break
             if time.monotonic() - started >= budget_s:
                 stopped = "time cap"
@@ -577,7 +596,7 @@ def run_benchmark(
     results, groups = [], []
     try:
         for group in by_seq.values():
-            run = _measure_group(group, o, per_round, base, rng, budget, bar)
+            run = _measure_group(group, o, per_round, base, rng, budget, bar, accuracy)
             groups.append(run.info)
             for cell in group:
                 info = length_summary(lengths_by_variant[cell.variant.name]) if cell.seq_len == "real" else None
