@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 from tests.support.bench_models import shared_models
 
-from albert_edge.bench_latency.analysis import paired_comparisons, recommend, stability, thread_scaling, verdict_settled
+from albert_edge.bench_latency.analysis import (
+    paired_comparisons,
+    recommend,
+    rounds_to_settle,
+    stability,
+    thread_scaling,
+    verdict_settled,
+)
 from albert_edge.bench_latency.report_md import render_markdown
 from albert_edge.bench_latency.runner import (
     WorkerProcess,
@@ -374,6 +381,8 @@ def test_rounds_go_on_while_the_fastest_candidates_are_not_told_apart_nor_known_
     rows = settled_rows(tie_noise=0.15)
     accuracy = {name: {"accuracy": 0.84} for name in ("fp32", "int8", "int8_col")}
     assert not verdict_settled(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)
+    # A 15 % noise: the figure or the decisions need more than twice the 40 rounds run.
+    assert max(rounds_to_settle(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)) > 80
     # A file over the accuracy budget is no candidate: its noise cannot keep the rounds going.
     accuracy["int8_col"] = {"accuracy": 0.80}
     assert verdict_settled(rows, accuracy, "fp32", 128, max_drop=0.5, target=0.03, max_threads=2)

@@ -306,25 +306,42 @@ def verdict_settled(results: list[dict], accuracy: dict[str, dict], baseline: st
     figure, is known within ``target``. Comparisons no verdict reads (a slower file against fp32)
     need no more rounds. Rows must be timed in the same rounds.
     """
+    return rounds_to_settle(results, accuracy, baseline, seq_len, max_drop, target, max_threads) == (0.0, 0.0)
+
+
+def rounds_to_settle(results: list[dict], accuracy: dict[str, dict], baseline: str | None, seq_len: int | str,
+                     max_drop: float, target: float, max_threads: int | None = None) -> tuple[float, float]:
+    """(rounds the verdict's decisions need, rounds its speed figure needs) to settle at ``seq_len``, in all.
+
+    0.0 for what is settled (``verdict_settled``), inf without intervals yet, else a projection from
+    the widest unsettled ratio (a bootstrap interval narrows as one over the square root of the
+    rounds) to the width that would decide it or call it a tie; the figure, the fastest over the
+    baseline, needs ``target``. Crude at 20 rounds: the runner gives up only far beyond its time cap.
+    """
     rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == "host"]
     candidates = [r for r, _ in _within_budget(rows, accuracy, baseline, max_drop, max_threads)]
     if not candidates:
-        return True
+        return 0.0, 0.0
     fastest = min(candidates, key=_p50)
-    reference = baseline_match(rows, fastest, baseline)
-    rivals = [r for r in candidates if r is not fastest]
-    for rival in rivals:
-        estimate = paired_estimate(fastest, rival)
-        if not estimate.has_interval:
-            return False
+    decisions = 0.0
+    for other in candidates:
+        if other is fastest:
+            continue
+        estimate = paired_estimate(fastest, other)
         width = estimate.relative_half_width
-        if not separated(estimate, fastest, rival) and (width is None or width > target):
-            return False
+        if width is None:
+            return float("inf"), float("inf")
+        if width > target and not separated(estimate, fastest, other):
+            goal = max(target, abs(1.0 - estimate.ratio) / estimate.ratio)
+            decisions = max(decisions, len(estimate.round_ratios) * (width / goal) ** 2)
+    reference = baseline_match(rows, fastest, baseline)
+    figure = 0.0
     if reference is not None and reference is not fastest:
-        width = paired_estimate(fastest, reference).relative_half_width
-        if width is None or width > target:
-            return False
-    return True
+        estimate = paired_estimate(fastest, reference)
+        width = estimate.relative_half_width
+        figure = (float("inf") if width is None else
+                  0.0 if width <= target else len(estimate.round_ratios) * (width / target) ** 2)
+    return decisions, figure
 
 
 def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) -> tuple[dict, bool, str]:
