@@ -54,7 +54,7 @@ def _demo_quantize_options() -> QuantizeOptions:
 
 @dataclass
 class DemoSettings:
-    """What the demo measures; with the defaults it takes about 3.7 minutes on an idle 2-core machine.
+    """What the demo measures; with the defaults it took 220 s on an idle 2-core machine before record 0255.
 
     ``convert`` and ``quantize`` are the stages' own options (the sample's labels and eval split
     are filled in by ``run_demo``); the rest shapes the benchmark, whose accuracy budget is
