@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,6 +144,8 @@ def test_sweep_measures_every_variant_thread_and_length(tmp_path):
     for r in report.results:
         assert r["latency_ms"]["count"] == 4 and len(r["round_medians_ms"]) == 2
         assert r["peak_rss_mb"] > 0 and r["init_ms"] > 0
+        if Path("/proc/stat").exists():   # the neighbours' CPUs, read by the worker around each burst
+            assert r["contention"]["neighbour_cores"] >= 0.0
     real = next(r for r in report.results if r["seq_len"] == "real")
     assert real["lengths"]["examples"] == 40
     assert report.recommendation["seq_len"] == "real"

@@ -73,7 +73,11 @@ def test_bench_with_no_progress_can_still_add_rounds_until_its_time_cap(tmp_path
                  "--out", str(out)]) == 0
     assert capsys.readouterr().err == ""
     group = json.loads((out / "report.json").read_text())["stability"]["groups"][0]
-    assert group["rounds"] > 2 and group["stopped"] == "time cap", group
+    # A tiny target keeps the intervals from ever reaching it; once the fastest is told apart from the
+    # other file with the baseline among them, the verdict is settled (analysis.verdict_settled), and a
+    # 1e-6 target is out of reach of any cap.
+    assert group["rounds"] > 2 and group["stopped"] in ("time cap", "verdict settled",
+                                                        "verdict out of reach before the time cap"), group
 
 
 def test_a_silent_bar_keeps_and_grows_its_total():

@@ -232,17 +232,9 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == source]
     if not rows:
         return None
-    oversubscribed_only = False
-    if max_threads is not None:
-        within = [r for r in rows if r["threads"] is None or r["threads"] <= max_threads]
-        oversubscribed_only = not within
-        rows = within or rows
+    oversubscribed_only = max_threads is not None and not _within_threads(rows, max_threads)
+    allowed = _within_budget(rows, accuracy, baseline, max_drop, max_threads)
     measured = any(a.get("accuracy") is not None for a in accuracy.values())
-    allowed = []
-    for r in rows:
-        drop = accuracy_drop_points(accuracy, r["variant"], baseline)
-        if not measured or (drop is not None and drop <= max_drop):
-            allowed.append((r, drop))
     if not allowed:
         return {"variant": None, "backend": None, "threads": None, "seq_len": seq_len, "median_ms": None,
                 "accuracy_drop_points": None,
@@ -283,6 +275,73 @@ def recommend(results: list[dict], accuracy: dict[str, dict], baseline: str | No
     return {"variant": best["variant"], "backend": best["backend"], "threads": best["threads"],
             "seq_len": seq_len, "median_ms": _p50(best), "accuracy_drop_points": drop,
             "text": ", ".join(parts), "decided": decided}
+
+
+def _within_threads(rows: list[dict], max_threads: int) -> list[dict]:
+    return [r for r in rows if r["threads"] is None or r["threads"] <= max_threads]
+
+
+def _within_budget(rows: list[dict], accuracy: dict[str, dict], baseline: str | None, max_drop: float,
+                   max_threads: int | None) -> list[tuple[dict, float | None]]:
+    """(row, accuracy drop) of the rows ``recommend`` may pick: within the thread cap (all rows when
+    only oversubscribed counts were measured) and the accuracy budget (every row without accuracy data)."""
+    if max_threads is not None:
+        rows = _within_threads(rows, max_threads) or rows
+    measured = any(a.get("accuracy") is not None for a in accuracy.values())
+    allowed = []
+    for r in rows:
+        drop = accuracy_drop_points(accuracy, r["variant"], baseline)
+        if not measured or (drop is not None and drop <= max_drop):
+            allowed.append((r, drop))
+    return allowed
+
+
+def verdict_settled(results: list[dict], accuracy: dict[str, dict], baseline: str | None, seq_len: int | str,
+                    max_drop: float, target: float, max_threads: int | None = None) -> bool:
+    """Whether more rounds could still change what ``recommend`` says at ``seq_len``: the bench's stop rule.
+
+    Settled when the fastest candidate's ratio over every other candidate is either decided (its
+    interval clears 1.0, as ``_paired_pick`` asks) or known within ``target`` (a tie that no longer
+    matters: two files a few per cent apart), and its ratio over the baseline, the verdict's speed
+    figure, is known within ``target``. Comparisons no verdict reads (a slower file against fp32)
+    need no more rounds. Rows must be timed in the same rounds.
+    """
+    return rounds_to_settle(results, accuracy, baseline, seq_len, max_drop, target, max_threads) == (0.0, 0.0)
+
+
+def rounds_to_settle(results: list[dict], accuracy: dict[str, dict], baseline: str | None, seq_len: int | str,
+                     max_drop: float, target: float, max_threads: int | None = None) -> tuple[float, float]:
+    """(rounds the verdict's decisions need, rounds its speed figure needs) to settle at ``seq_len``, in all.
+
+    0.0 for what is settled (``verdict_settled``), inf without intervals yet, else a projection from
+    the widest unsettled ratio (a bootstrap interval narrows as one over the square root of the
+    rounds) to the width that would decide it or call it a tie; the figure, the fastest over the
+    baseline, needs ``target``. Crude at 20 rounds: the runner gives up only far beyond its time cap.
+    """
+    rows = [r for r in results if r["seq_len"] == seq_len and r["source"] == "host"]
+    candidates = [r for r, _ in _within_budget(rows, accuracy, baseline, max_drop, max_threads)]
+    if not candidates:
+        return 0.0, 0.0
+    fastest = min(candidates, key=_p50)
+    decisions = 0.0
+    for other in candidates:
+        if other is fastest:
+            continue
+        estimate = paired_estimate(fastest, other)
+        width = estimate.relative_half_width
+        if width is None:
+            return float("inf"), float("inf")
+        if width > target and not separated(estimate, fastest, other):
+            goal = max(target, abs(1.0 - estimate.ratio) / estimate.ratio)
+            decisions = max(decisions, len(estimate.round_ratios) * (width / goal) ** 2)
+    reference = baseline_match(rows, fastest, baseline)
+    figure = 0.0
+    if reference is not None and reference is not fastest:
+        estimate = paired_estimate(fastest, reference)
+        width = estimate.relative_half_width
+        figure = (float("inf") if width is None else
+                  0.0 if width <= target else len(estimate.round_ratios) * (width / target) ** 2)
+    return decisions, figure
 
 
 def _paired_pick(fastest: dict, candidates: list[dict], baseline: str | None) -> tuple[dict, bool, str]:

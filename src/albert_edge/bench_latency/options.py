@@ -30,7 +30,8 @@ class BenchOptions:
         configuration); untimed calls per worker process first; the rounds always run.
     target_precision, max_seconds: with ``max_seconds`` set, rounds continue after ``rounds``
         until every paired ratio's bootstrap interval is within ±``target_precision`` (0.03:
-        ±3 %) or ``max_seconds`` (over the whole sweep) are spent; without it exactly ``rounds``
+        ±3 %), or the verdict is settled (the ratios the recommendation reads are decided or
+        within that), or ``max_seconds`` (over the whole sweep) are spent; without it exactly ``rounds``
         rounds run, and intervals wider than the target are reported as unstable.
     eval_path: labelled TSV for accuracy drift and real lengths; ``drift=False`` uses it for
         real lengths only. reference: a checkpoint whose numpy forward pass is a second judge.

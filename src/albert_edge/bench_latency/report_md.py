@@ -203,8 +203,9 @@ def _contention_lines(report: BenchReport) -> list[str]:
                      f"({g['logical_cores']} logical cores)")
     contended = judged.get("contended") or []
     line = ("Contention: " + "; ".join(parts) + ". " +
-            (f"{len(contended)} comparison(s) were made under contention (their workers waited for a CPU "
-             "more than 10 % of the timed time, or the load exceeded the cores): pairing cancels most of a "
+            (f"{len(contended)} comparison(s) were made under contention (other processes held the CPUs "
+             "their workers needed, or, where that is not measured, they waited for a CPU more than 10 % "
+             "of the timed time or the load exceeded the cores): pairing cancels most of a "
              "neighbour's load, but not all of it, so their ratios lean toward 1.0 and their absolute "
              "latencies are pessimistic." if contended else "No comparison was made under contention."))
     return [line, ""]

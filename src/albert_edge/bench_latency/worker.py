@@ -273,6 +273,32 @@ def _run_delay_ns() -> int | None:
     return total if found else None
 
 
+def _machine_busy_s() -> float | None:
+    """CPU seconds every process together has used on this process's CPUs (``/proc/stat``), steal included.
+
+    Minus the process's own CPU time, what the neighbours took from the CPUs the worker may run on:
+    the run-queue wait cannot tell that apart from the wait a runtime's own threads cause each other
+    (LiteRT at 2 threads waited 20-27 % of its bursts on an idle 2-core machine, with a core idle).
+    None where there is no ``/proc/stat``. Counted in clock ticks: exact over many bursts, not one.
+    """
+    try:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        with open("/proc/stat") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    ticks, found = 0, False
+    for line in lines:
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu" or (cpus is not None and int(name[3:]) not in cpus):
+            continue
+        # user nice system idle iowait irq softirq steal: everything but idle and iowait was busy.
+        values = [int(v) for v in fields[:8]]
+        ticks += sum(values) - values[3] - values[4]
+        found = True
+    return ticks / os.sysconf("SC_CLK_TCK") if found else None
+
+
 class Session:
     """One loaded configuration, timed in bursts: the long-lived worker's state between rounds.
 
@@ -322,10 +348,12 @@ class Session:
         """Time ``runs`` calls; with them, CPU time, wall time, context switches and run-queue wait.
 
         CPU over wall below the thread count, involuntary switches and run-queue wait are how
-        much of the burst the process spent waiting for a CPU that a neighbour held.
+        much of the burst the process spent waiting for a CPU; ``others_cpu_s`` over ``window_s``
+        is how many of its CPUs the neighbours held meanwhile (the runner's contention test).
         """
         samples = []
-        usage, delay = process_usage(), _run_delay_ns()
+        usage, delay, busy = process_usage(), _run_delay_ns(), _machine_busy_s()
+        opened = time.perf_counter()
         try:
             for _ in range(runs):
                 feeds = self.pool[self.calls % len(self.pool)]
@@ -336,10 +364,14 @@ class Session:
                 self.probe.sample()
         except Exception as exc:  # noqa: BLE001
             raise WorkerError(f"{self.args.model}: inference failed ({str(exc).splitlines()[0]})") from None
-        after, delay_after = process_usage(), _run_delay_ns()
+        after, delay_after, busy_after = process_usage(), _run_delay_ns(), _machine_busy_s()
+        window_s = time.perf_counter() - opened
+        cpu_s = (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime)
         return {
-            "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3,
-            "cpu_s": (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime),
+            "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3, "cpu_s": cpu_s,
+            "others_cpu_s": None if busy is None or busy_after is None else busy_after - busy - cpu_s,
+            "window_s": window_s,
+            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
             "involuntary_switches": after.ru_nivcsw - usage.ru_nivcsw,
             "voluntary_switches": after.ru_nvcsw - usage.ru_nvcsw,
             "run_delay_s": None if delay is None or delay_after is None else (delay_after - delay) / 1e9,

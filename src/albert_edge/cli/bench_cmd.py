@@ -34,7 +34,8 @@ def add_parser(subparsers) -> None:
                              f"long-lived process (default {DEFAULT_ROUNDS}, then more until --target-precision "
                              f"or --max-seconds; an explicit --rounds N runs exactly N unless --max-seconds is given)")
     parser.add_argument("--target-precision", type=arg_types.open_share, default=0.03,
-                        help="relative half-width every paired ratio's 95%% interval should reach (default 0.03)")
+                        help="relative half-width every paired ratio's 95%% interval should reach (default 0.03); the "
+                             "extra rounds also stop once the ratios the verdict reads are decided or this close")
     parser.add_argument("--max-seconds", type=arg_types.seconds, default=None,
                         help=f"time cap for the extra rounds over the whole sweep (default {DEFAULT_MAX_SECONDS:g} "
                              "when --rounds is not given)")
