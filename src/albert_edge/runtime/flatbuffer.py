@@ -465,7 +465,7 @@ def read_tflite_subgraphs(data: bytes | memoryview, source: str = "<bytes>") -> 
             tensors, ops = _fast_tensors_and_ops(r, sub, info.operator_codes, info.buffer_sizes)
         except _Unusual:
             tensors, ops = _checked_tensors_and_ops(r, sub, info.operator_codes, info.buffer_sizes)
-        graphs.append(TfliteGraph(tuple(tensors), tuple(ops), {}, {}, info))
+        graphs.append(TfliteGraph({}, {}, info, walked=(tuple(tensors), tuple(ops))))
     return graphs
 
 
