@@ -22,6 +22,21 @@ from albert_edge.errors import AlbertEdgeError
 from albert_edge.quantize.calibration import CalibrationSet
 from albert_edge.quantize.report import VariantResult
 
+def prepare_child(tf1_checkpoint: str | None) -> None:
+    """The converter child's first call, queued before any conversion: import TensorFlow there while this
+    process reads the checkpoint and builds ONNX, and verify a TF1 checkpoint's data checksums with
+    TensorFlow's reader (``model.tf1.verify_tf1_checksums``), which this process's read skipped so as never
+    to import TensorFlow itself (record 0250)."""
+    from albert_edge.model.tf1 import verify_tf1_checksums
+
+    try:
+        import tensorflow  # noqa: F401 - the converter's import, done before the first conversion is asked for
+    except ImportError:
+        return  # the conversion itself says what to install
+    if tf1_checkpoint is not None:
+        verify_tf1_checksums(tf1_checkpoint)
+
+
 #: Variants made here by editing an earlier variant's file: name -> the variant it edits.
 EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_int8_col"}
 

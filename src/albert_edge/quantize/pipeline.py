@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -144,6 +145,8 @@ class QuantizeRun:
     timing: dict[str, Any] = field(default_factory=dict)
     packed: dict[str, bytes] = field(default_factory=dict)
     judge_rows: SequentialJudge | None = None
+    #: The converter child's preparation (``builds.prepare_child``), awaited before its first conversion.
+    child_ready: Future[None] | None = None
 
     @property
     def weights(self) -> AlbertWeights:
@@ -297,7 +300,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     if not isinstance(checkpoint, ModelSource):
         reject_model_file(checkpoint)
     texts = read_calibration_texts(calib) if calib is not None else []
-    source = ModelSource.of(checkpoint)
+    source, child_ready = (checkpoint, None) if isinstance(checkpoint, ModelSource) else _read_checkpoint(checkpoint)
     weights = source.weights
     # The same limit convert uses: a pack longer than the position table is a file no reader opens.
     options = replace(options, max_seq_len=source.max_seq_len(options.max_seq_len))
@@ -333,7 +336,25 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     if default_judge is not None:
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
     return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
-                       options.budget(), out, say, started)
+                       options.budget(), out, say, started, child_ready=child_ready)
+
+
+def _read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
+    """The checkpoint read here without TensorFlow, and the converter child started beside it.
+
+    Why: TensorFlow's TF1 reader cost this process a TensorFlow import (5-13 s) for a read the bundle
+    reader (``model/tensor_bundle.py``) does in under a second; the child imports TensorFlow for its
+    conversions anyway, so it verifies the data checksums there while this process makes the judge set
+    and builds ONNX (``builds.prepare_child``, record 0250). Its verdict is awaited before the first
+    conversion's result: a damaged shard is still one line, before any file is written.
+    """
+    from albert_edge.convert.child_process import start_in_child
+    from albert_edge.model import checkpoint_format, load_checkpoint
+    from albert_edge.quantize.builds import prepare_child
+
+    weights = load_checkpoint(checkpoint, verify_checksums=False)
+    tf1 = checkpoint_format(checkpoint) == "tf1"
+    return ModelSource(checkpoint, weights), start_in_child(prepare_child, str(checkpoint) if tf1 else None)
 
 
 #: Labelled held-out splits looked for beside a checkpoint when no --eval is given (the sample's dev.tsv).
@@ -416,6 +437,10 @@ def _build_and_judge(run: QuantizeRun) -> None:
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
     names = variant_names(o.mode, o.variants, run.task.name)
+    if run.child_ready is not None:
+        from albert_edge.convert.child_process import result
+
+        result(run.child_ready)  # a TF1 data shard that fails its checksum stops the run here
     builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say)
     builds.build_onnx()
     if not run.judge.samples:
