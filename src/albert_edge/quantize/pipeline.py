@@ -74,6 +74,9 @@ __all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_
 
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
+#: fp32 reference rows run per piece while quantize waits for the converter child (about a second each on
+#: the sample): small enough that a converted variant waits at most that long to be judged.
+REFERENCE_PIECE = 64
 #: Interleaved rounds every variant is timed for, whether or not its speed can change the verdict.
 MIN_TIMING_ROUNDS = 5
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
@@ -279,6 +282,7 @@ def quantize_checkpoint(
     _time_variants(run)
     _pack_variants(run)
     _confirm_chosen(run)
+    _judge_reference(run)
     report = _decide(run)
     _write(run, report)
     if report.status == "over_budget":
@@ -437,27 +441,55 @@ def _build_and_judge(run: QuantizeRun) -> None:
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
     names = variant_names(o.mode, o.variants, run.task.name)
-    if run.child_ready is not None:
-        from albert_edge.convert.child_process import result
-
-        result(run.child_ready)  # a TF1 data shard that fails its checksum stops the run here
-    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say)
+    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say,
+                           ready=run.child_ready)
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
-    threads, task = o.num_threads, run.task
-    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, builds.fp32.data, run.budget,
-                                     lambda model, rows: variant_values(model, rows, task, threads), task.drift,
-                                     subsample=o.judge_subsample)
-    run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
+    task = run.task
+
+    def run_values(model: bytes, rows: Sequence[dict[str, np.ndarray]]) -> np.ndarray:
+        # One thread while the child converts on the other core: two would spin against it (ORT 2.0-2.5x,
+        # XNNPACK 1.5x slower per row beside a busy core); the values are the same bytes (record 0250).
+        return variant_values(model, rows, task, 1 if builds.converting() else o.num_threads)
+
+    judge = run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, None, run.budget, run_values,
+                                             task.drift, subsample=o.judge_subsample)
+    run.judge.info["subsample"] = {"seed": judge.seed, "stages": judge.sizes,
                                    "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
+    for r in builds.onnx:  # while the child still converts fp32, nothing else could run here
+        if not r.error:
+            run.say(f"running {r.key} on the first {judge.sizes[0]} judge rows while the converter works")
+            judge.prefetch(r.data)
+    judge.reference_model = builds.fp32.data
+    builds.while_waiting = lambda: judge.extend_reference(REFERENCE_PIECE)
     run.results = []
     for k, r in enumerate(builds.in_order(), 1):
         run.results.append(r)
+        if r is builds.fp32 and judge.subsample:
+            # The baseline's own figures are on all rows (``_judge_reference``): the rest are run while the
+            # child converts, or for the chosen variant's confirmation.
+            run.say(f"running {r.key} ({k}/{builds.total}) on the first {judge.sizes[0]} rows (all "
+                    f"{len(run.judge.samples)} while the converter works or at the end)")
+            judge.extend_reference(judge.sizes[0])  # a task that cannot be subsampled stops subsampling here
+            if judge.subsample:
+                continue
         run.say(f"judging {r.key} ({k}/{builds.total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
+
+
+def _judge_reference(run: QuantizeRun) -> None:
+    """fp32's own figures, on every row (the baseline every report line is read against): from the values
+    the run already has when the converter left time for them or the chosen variant's confirmation needed
+    them, else run now."""
+    fp32 = run.results[0] if run.results else None
+    if run.judge_rows is None or fp32 is None or fp32.drift is not None:
+        return
+    run.say(f"judging {fp32.key} on all {len(run.judge.samples)} rows (the baseline)")
+    run.judge_variant(fp32)
+    _mark(fp32, run.budget)
 
 
 def needs_error_table(r: VariantResult, budget: Budget, mode: str) -> bool:
