@@ -44,19 +44,30 @@ def test_quantize_auto_of_a_tf1_checkpoint_never_imports_tensorflow_in_this_proc
     out = tmp_path / "q"
     script = (
         "import json, sys\n"
+        "import albert_edge.convert.child_process as child\n"
         "from albert_edge.quantize.pipeline import quantize_checkpoint\n"
         "from albert_edge.errors import BudgetNotMetError\n"
+        "calls, start = [], child.start_in_child\n"
+        "def queued(fn, *args, **kwargs):\n"
+        "    calls.append(fn.__name__)\n"
+        "    return start(fn, *args, **kwargs)\n"
+        "child.start_in_child = queued\n"
         "try:\n"
         f"    quantize_checkpoint({str(prefix)!r}, {str(out)!r}, {str(calib)!r}, mode='auto', rounds=1,\n"
         "                        max_seq_len=16, seq_len=16, min_agreement=0.5)\n"
         "except BudgetNotMetError:\n"
         "    pass\n"
-        "print(json.dumps('tensorflow' in sys.modules))\n")
+        "print(json.dumps({'tensorflow': 'tensorflow' in sys.modules, 'calls': calls}))\n")
     env = {k: v for k, v in os.environ.items() if k != IN_PROCESS_ENV}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) is False
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["tensorflow"] is False
+    # The child is prepared first (its TensorFlow import overlaps this process's work), once, and every
+    # conversion of the mode is queued behind fp32 at once.
+    assert seen["calls"][:2] == ["prepare_child", "convert_fp32"] and seen["calls"].count("prepare_child") == 1
+    assert seen["calls"][2:4] == ["convert_after_fp32", "convert_after_fp32"]  # dynamic_int8, int8_fc
     # The run did the work it would have done: the TFLite files came from the child.
     report = json.loads((out / "quantize_report.json").read_text())
     assert any(v["format"] == "tflite" and v["name"] == "dynamic_int8" and v.get("file") for v in report["variants"])
