@@ -471,7 +471,7 @@ def _build_and_judge(run: QuantizeRun) -> None:
         if r is builds.fp32 and judge.subsample:
             # The baseline's own figures are on all rows (``_judge_reference``): the rest are run while the
             # child converts, or for the chosen variant's confirmation.
-            run.say(f"running {r.key} ({k}/{builds.total}) on the first {judge.sizes[0]} rows (all "
+            run.say(f"judging {r.key} ({k}/{builds.total}) on the first {judge.sizes[0]} rows now (all "
                     f"{len(run.judge.samples)} while the converter works or at the end)")
             judge.extend_reference(judge.sizes[0])  # a task that cannot be subsampled stops subsampling here
             if judge.subsample:
@@ -487,7 +487,9 @@ def _judge_reference(run: QuantizeRun) -> None:
     fp32 = run.results[0] if run.results else None
     if run.judge_rows is None or fp32 is None or fp32.drift is not None:
         return
-    run.say(f"judging {fp32.key} on all {len(run.judge.samples)} rows (the baseline)")
+    left = len(run.judge.samples) - run.judge_rows.reference_rows
+    if left > 0:  # a stage of its own only when there are rows to run
+        run.say(f"judging {fp32.key} on its last {left} of {len(run.judge.samples)} rows (the baseline)")
     run.judge_variant(fp32)
     _mark(fp32, run.budget)
 

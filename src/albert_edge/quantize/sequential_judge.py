@@ -85,6 +85,11 @@ class SequentialJudge:
         assert self._reference is not None
         return self._reference[:n]
 
+    @property
+    def reference_rows(self) -> int:
+        """How many rows of the order fp32 has been run on so far."""
+        return 0 if self._reference is None else len(self._reference)
+
     def prefetch(self, model: bytes) -> None:
         """Run ``model`` on the first stage's rows now, before fp32 exists: quantize does this while the
         converter child still converts fp32, so the later verdict costs only fp32's rows. A model that
@@ -104,7 +109,7 @@ class SequentialJudge:
         Why: the chosen variant is confirmed on every row, so fp32's values on every row are needed in
         the end; computed in pieces while quantize waits for the converter child, they cost no wall
         time at the end, and a verdict never waits for rows it did not ask for (record 0250)."""
-        have = 0 if self._reference is None else len(self._reference)
+        have = self.reference_rows
         if not self.subsample or self.reference_model is None or have >= len(self.samples):
             return False
         try:
