@@ -198,3 +198,18 @@ def test_a_chosen_variant_slower_than_fp32_is_logged_as_saving_size_not_time():
     chosen, log = choose(results, Budget(max_drop=0.5, min_agreement=0.99))
     assert chosen.name == "dynamic_int8"
     assert any("CHOSEN (slower than fp32 on this machine: it saves size, not time)" in line for line in log)
+
+
+def test_auto_builds_no_qdq_int8_but_int8_mode_and_variants_still_do():
+    """ONNX's static qdq_int8 never won auto (12.97 MB, 0.78x fp32 against 0.3-0.4x for the chosen int8
+    TFLite: record 0250) and cost ~14 s of its run: auto leaves it out; ``--mode int8`` and
+    ``--variants onnx_qdq_int8`` still build it, and auto with ``--formats onnx`` still calibrates nothing for it."""
+    from albert_edge.quantize.pipeline import calibration_uses, variant_names
+    from albert_edge.quantize.options import QuantizeOptions
+
+    _, onnx = variant_names("auto", None)
+    assert "qdq_int8" not in onnx and {"dynamic_int8", "dynamic_int8_block"} <= set(onnx)
+    assert variant_names("int8", None)[1] == ["qdq_int8"]
+    assert variant_names("auto", ["onnx_qdq_int8"])[1] == ["qdq_int8"]
+    assert "onnx_qdq_int8" not in calibration_uses(QuantizeOptions(mode="auto", formats="onnx"))
+    assert "onnx_qdq_int8" in calibration_uses(QuantizeOptions(mode="int8", formats="onnx"))

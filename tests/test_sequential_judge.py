@@ -136,3 +136,30 @@ def test_the_reference_is_judged_on_every_row_from_its_own_values_run_once():
     assert drift.examples == ROWS and drift.agreement == 1.0 and drift.accuracy_drop == 0
     judge.judge(rows.variant(b"same", 0))
     assert rows.runs == {b"fp32": ROWS, b"same": 539}
+
+
+def test_a_variant_prefetched_before_fp32_exists_gets_the_same_verdict_running_each_row_once():
+    rows = _Rows()
+    name = rows.variant(b"same", 0)
+    judge = SequentialJudge([{"row": i} for i in range(ROWS)], rows.gold, None, Budget(), rows.run_values,
+                            classification_drift)
+    judge.prefetch(name)  # the converter child has not handed fp32 over yet
+    assert rows.runs == {b"same": 539}
+    judge.reference_model = b"fp32"
+    other = _Rows()
+    assert judge.judge(name) == other.judge(Budget()).judge(other.variant(b"same", 0))
+    assert rows.runs == {b"same": 539, b"fp32": 539}  # no row run twice
+
+
+def test_fp32_filled_in_pieces_runs_every_row_once_and_changes_no_verdict():
+    rows = _Rows()
+    judge = rows.judge(Budget())
+    name = rows.variant(b"edge", 14, seed=3)
+    pieces = 0
+    while judge.extend_reference(500):
+        pieces += 1
+    assert pieces == 4 and rows.runs == {b"fp32": ROWS}  # 500, 1000, 1500, 1749 rows
+    assert not judge.extend_reference(500)
+    other = _Rows()
+    assert judge.judge(name) == other.judge(Budget()).judge(other.variant(b"edge", 14, seed=3))
+    assert judge.judge(b"fp32").examples == ROWS and rows.runs[b"fp32"] == ROWS

@@ -3,9 +3,10 @@
 Why: LiteRT's converter is single-threaded and holds the GIL (``convert.child_process``); on a 2-core
 machine its 25-40 s of conversions per auto run left a core idle while it ran, and judging waited for
 all of them. Here fp32 is converted first (every other variant is judged and timed against it), the
-other TFLite conversions are queued in the child at once, ONNX variants are built in this process
-meanwhile, and ``in_order`` hands the variants over one by one as each is ready, so quantize judges
-fp32 and the ONNX variants while the child still converts int8_fc (record 0190).
+other TFLite conversions are queued behind it in the child at once (they read fp32 there), ONNX variants
+are built in this process meanwhile, and ``in_order`` hands the variants over one by one as each is
+ready, so quantize runs the ONNX variants on their first judge rows while the child converts fp32, and
+judges while the child still converts int8_fc (records 0190, 0250).
 
 A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``, ``dynamic_int8_col_sq``
 from ``dynamic_int8_col``) is made here
@@ -22,38 +23,96 @@ from albert_edge.errors import AlbertEdgeError
 from albert_edge.quantize.calibration import CalibrationSet
 from albert_edge.quantize.report import VariantResult
 
+
+def prepare_child(tf1_checkpoint: str | None) -> None:
+    """The converter child's first call, queued before any conversion: import TensorFlow there while this
+    process reads the checkpoint and builds ONNX, and verify a TF1 checkpoint's data checksums with
+    TensorFlow's reader (``model.tf1.verify_tf1_checksums``), which this process's read skipped so as never
+    to import TensorFlow itself (record 0250)."""
+    from albert_edge.model.tf1 import verify_tf1_checksums
+
+    try:
+        import tensorflow  # noqa: F401 - the converter's import, done before the first conversion is asked for
+    except ImportError:
+        return  # the conversion itself says what to install
+    if tf1_checkpoint is not None:
+        verify_tf1_checksums(tf1_checkpoint)
+
+
 #: Variants made here by editing an earlier variant's file: name -> the variant it edits.
 EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_int8_col"}
 
 
+#: fp32 flatbuffers the child converted, by run token (at most one): the conversions queued behind fp32
+#: read it there, so every TFLite conversion is queued at once and the child never waits for this process
+#: to hand fp32 back (nor is fp32 pickled into each queued call).
+_FP32_OF_RUN: dict[str, bytes] = {}
+
+
+def convert_fp32(weights: Any, task: Any, run: str) -> bytes:
+    """fp32's flatbuffer, kept in this (child) process for the variants of ``run`` queued behind it."""
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    _FP32_OF_RUN.clear()
+    _FP32_OF_RUN[run] = tflite_variant(weights, "fp32", task=task)
+    return _FP32_OF_RUN[run]
+
+
+def convert_after_fp32(weights: Any, name: str, calibration: CalibrationSet, task: Any, run: str) -> bytes:
+    """Variant ``name`` converted with ``run``'s fp32 (``convert_fp32``, queued first) as its float model;
+    without one (fp32 failed) converted alone, as before."""
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    return tflite_variant(weights, name, calibration, float_model=_FP32_OF_RUN.get(run), task=task)
+
+
 class VariantBuilds:
-    """fp32 (converted at construction), the TFLite variants queued in the child, the ONNX ones built here.
+    """fp32 and the TFLite variants queued in the child at construction, the ONNX ones built here.
 
     ``tflite`` and ``onnx`` are the variant names besides fp32 (``pipeline.variant_names``); ``formats``
-    says which formats are built (TFLite fp32 always: it is the reference). ``say`` receives one line
-    per variant (``building tflite:int8_fc (4/8)``) when its build begins or, for a queued one, when
-    this process starts waiting for it.
+    says which formats are built (TFLite fp32 always: it is the reference). ``ready`` is the child's
+    preparation (``prepare_child``), awaited before fp32 is taken. ``say`` receives one line per
+    variant (``building tflite:int8_fc (4/8)``) when its build begins or, for a queued one, when this
+    process starts waiting for it; ``while_waiting()`` is called over and over while it waits, until
+    it returns False (quantize fills fp32's reference rows then: record 0250).
     """
 
     def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
-                 calibration: CalibrationSet, task: Any, say: Callable[[str], None]) -> None:
-        from albert_edge.convert.child_process import call_in_child, start_in_child
-        from albert_edge.quantize.tflite_quant import tflite_variant
+                 calibration: CalibrationSet, task: Any, say: Callable[[str], None],
+                 ready: Future[None] | None = None) -> None:
+        import uuid
 
-        self.weights, self.calibration, self.task, self.say = weights, calibration, task, say
+        from albert_edge.convert.child_process import start_in_child
+
+        self.weights, self.calibration, self.task, self.say, self.ready = weights, calibration, task, say, ready
         self.tflite = list(tflite) if "tflite" in formats else []
         self.onnx_names = list(onnx) if "onnx" in formats else []
         self.with_onnx = "onnx" in formats
         self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
-        say(f"building tflite:fp32 (1/{self.total})")
-        self.fp32 = self._tflite_result("fp32", lambda: call_in_child(tflite_variant, weights, "fp32", task=task))
-        self.pending: dict[str, Future[bytes]] = {}
-        if not self.fp32.error:
-            for name in self.tflite:
-                if EDITS_OF.get(name) not in self.tflite:
-                    self.pending[name] = start_in_child(tflite_variant, weights, name, calibration,
-                                                        float_model=self.fp32.data, task=task)
+        self.while_waiting: Callable[[], bool] = lambda: False
+        run = uuid.uuid4().hex
+        self._fp32 = start_in_child(convert_fp32, weights, task, run)
+        self.pending: dict[str, Future[bytes]] = {
+            name: start_in_child(convert_after_fp32, weights, name, calibration, task, run)
+            for name in self.tflite if EDITS_OF.get(name) not in self.tflite}
         self.onnx: list[VariantResult] = []
+        self._fp32_result: VariantResult | None = None
+
+    def converting(self) -> bool:
+        """Whether the child still has conversions of this run to finish (it then keeps one core busy)."""
+        return any(not f.done() for f in (self._fp32, *self.pending.values()))
+
+    @property
+    def fp32(self) -> VariantResult:
+        """TFLite fp32, waited for on first use (the child's preparation first: a damaged checkpoint stops here)."""
+        if self._fp32_result is None:
+            from albert_edge.convert.child_process import result
+
+            self.say(f"building tflite:fp32 (1/{self.total})")
+            if self.ready is not None:
+                result(self.ready)
+            self._fp32_result = self._tflite_result("fp32", lambda: result(self._fp32))
+        return self._fp32_result
 
     def build_onnx(self) -> None:
         """The ONNX fp32 and variants, built in this process (while the child converts)."""
@@ -92,7 +151,10 @@ class VariantBuilds:
         for k, name in enumerate(self.tflite, 2):
             self.say(f"building tflite:{name} ({k}/{self.total})")
             if name in self.pending:
-                r = self._tflite_result(name, lambda name=name: result(self.pending.pop(name)))
+                future = self.pending.pop(name)
+                while not future.done() and self.while_waiting():
+                    pass
+                r = self._tflite_result(name, lambda future=future: result(future))
             else:  # an edit of a variant built before it, or anything when fp32 could not be built
                 r = self._tflite_result(name, lambda name=name: tflite_variant(
                     self.weights, name, self.calibration, float_model=self.fp32.data or None, task=self.task,

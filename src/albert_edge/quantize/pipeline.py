@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -73,6 +74,9 @@ __all__ = ["FORMATS", "MODES", "OVER_BUDGET_DIR", "OVER_BUDGET_PREFIX", "REPORT_
 
 #: Calibration texts the per-op error tables run (both graphs keep every tensor: slow interpreters).
 TABLE_TEXTS = 16
+#: fp32 reference rows run per piece while quantize waits for the converter child (about a second each on
+#: the sample): small enough that a converted variant waits at most that long to be judged.
+REFERENCE_PIECE = 64
 #: Interleaved rounds every variant is timed for, whether or not its speed can change the verdict.
 MIN_TIMING_ROUNDS = 5
 #: TFLite variants built per mode (fp32 is always built: it is the reference and the speed baseline).
@@ -98,12 +102,16 @@ SMOOTHED_VARIANTS = ("dynamic_int8_col_sq",)
 #: ONNX's dynamic default is ``dynamic_int8_block`` (int8 block weights, activations int8 per block of a
 #: row): ORT's ``dynamic_int8`` scales each activation tensor once and loses the embedding floor on
 #: pretrained BERTs; it stays by name and in auto's list, where it wins when it fits (it is ~2x faster on x86).
+#: Auto leaves out ``qdq_int8`` (still built by ``--mode int8`` and ``--variants onnx_qdq_int8``): ORT's static
+#: int8 was 12.97 MB and 0.78-0.81x fp32's time on the sample, against 4.8 MB and ~0.5x for ORT's dynamic
+#: int8, never chosen for model.tflite or model.onnx, and it cost auto a calibrated build and an all-rows
+#: judge, ~14 s of an idle 79 s run (record 0250).
 ONNX_MODE_VARIANTS = {
     "dynamic": ("dynamic_int8_block",),
     "int8": ("qdq_int8",),
     "int16x8": (),
     "fp16": (),
-    "auto": ("dynamic_int8", "dynamic_int8_block", "qdq_int8"),
+    "auto": ("dynamic_int8", "dynamic_int8_block"),
 }
 
 
@@ -140,6 +148,8 @@ class QuantizeRun:
     timing: dict[str, Any] = field(default_factory=dict)
     packed: dict[str, bytes] = field(default_factory=dict)
     judge_rows: SequentialJudge | None = None
+    #: The converter child's preparation (``builds.prepare_child``), awaited before its first conversion.
+    child_ready: Future[None] | None = None
 
     @property
     def weights(self) -> AlbertWeights:
@@ -272,6 +282,7 @@ def quantize_checkpoint(
     _time_variants(run)
     _pack_variants(run)
     _confirm_chosen(run)
+    _judge_reference(run)
     report = _decide(run)
     _write(run, report)
     if report.status == "over_budget":
@@ -293,7 +304,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     if not isinstance(checkpoint, ModelSource):
         reject_model_file(checkpoint)
     texts = read_calibration_texts(calib) if calib is not None else []
-    source = ModelSource.of(checkpoint)
+    source, child_ready = (checkpoint, None) if isinstance(checkpoint, ModelSource) else _read_checkpoint(checkpoint)
     weights = source.weights
     # The same limit convert uses: a pack longer than the position table is a file no reader opens.
     options = replace(options, max_seq_len=source.max_seq_len(options.max_seq_len))
@@ -329,7 +340,25 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     if default_judge is not None:
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
     return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
-                       options.budget(), out, say, started)
+                       options.budget(), out, say, started, child_ready=child_ready)
+
+
+def _read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
+    """The checkpoint read here without TensorFlow, and the converter child started beside it.
+
+    Why: TensorFlow's TF1 reader cost this process a TensorFlow import (5-13 s) for a read the bundle
+    reader (``model/tensor_bundle.py``) does in under a second; the child imports TensorFlow for its
+    conversions anyway, so it verifies the data checksums there while this process makes the judge set
+    and builds ONNX (``builds.prepare_child``, record 0250). Its verdict is awaited before the first
+    conversion's result: a damaged shard is still one line, before any file is written.
+    """
+    from albert_edge.convert.child_process import start_in_child
+    from albert_edge.model import checkpoint_format, load_checkpoint
+    from albert_edge.quantize.builds import prepare_child
+
+    weights = load_checkpoint(checkpoint, verify_checksums=False)
+    tf1 = checkpoint_format(checkpoint) == "tf1"
+    return ModelSource(checkpoint, weights), start_in_child(prepare_child, str(checkpoint) if tf1 else None)
 
 
 #: Labelled held-out splits looked for beside a checkpoint when no --eval is given (the sample's dev.tsv).
@@ -412,23 +441,57 @@ def _build_and_judge(run: QuantizeRun) -> None:
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
     names = variant_names(o.mode, o.variants, run.task.name)
-    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say)
+    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say,
+                           ready=run.child_ready)
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
         run.say("no rows to judge on (no --eval, no --calib): the variants are built and timed, not judged")
         return
-    threads, task = o.num_threads, run.task
-    run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, builds.fp32.data, run.budget,
-                                     lambda model, rows: variant_values(model, rows, task, threads), task.drift,
-                                     subsample=o.judge_subsample)
-    run.judge.info["subsample"] = {"seed": run.judge_rows.seed, "stages": run.judge_rows.sizes,
+    task = run.task
+
+    def run_values(model: bytes, rows: Sequence[dict[str, np.ndarray]]) -> np.ndarray:
+        # One thread while the child converts on the other core: two would spin against it (ORT 2.0-2.5x,
+        # XNNPACK 1.5x slower per row beside a busy core); the values are the same bytes (record 0250).
+        return variant_values(model, rows, task, 1 if builds.converting() else o.num_threads)
+
+    judge = run.judge_rows = SequentialJudge(run.judge.samples, run.judge.gold, None, run.budget, run_values,
+                                             task.drift, subsample=o.judge_subsample)
+    run.judge.info["subsample"] = {"seed": judge.seed, "stages": judge.sizes,
                                    "rule": "rows grow until the task's drift decides the budget (Wilson bounds)"}
+    for r in builds.onnx:  # while the child still converts fp32, nothing else could run here
+        if not r.error:
+            run.say(f"running {r.key} on the first {judge.sizes[0]} judge rows while the converter works")
+            judge.prefetch(r.data)
+    judge.reference_model = builds.fp32.data
+    builds.while_waiting = lambda: judge.extend_reference(REFERENCE_PIECE)
     run.results = []
     for k, r in enumerate(builds.in_order(), 1):
         run.results.append(r)
+        if r is builds.fp32 and judge.subsample:
+            # The baseline's own figures are on all rows (``_judge_reference``): the rest are run while the
+            # child converts, or for the chosen variant's confirmation.
+            run.say(f"judging {r.key} ({k}/{builds.total}) on the first {judge.sizes[0]} rows now (all "
+                    f"{len(run.judge.samples)} while the converter works or at the end)")
+            judge.extend_reference(judge.sizes[0])  # a task that cannot be subsampled stops subsampling here
+            if judge.subsample:
+                continue
         run.say(f"judging {r.key} ({k}/{builds.total}) on up to {len(run.judge.samples)} rows")
         run.judge_variant(r)
+
+
+def _judge_reference(run: QuantizeRun) -> None:
+    """fp32's own figures, on every row (the baseline every report line is read against): from the values
+    the run already has when the converter left time for them or the chosen variant's confirmation needed
+    them, else run now."""
+    fp32 = run.results[0] if run.results else None
+    if run.judge_rows is None or fp32 is None or fp32.drift is not None:
+        return
+    left = len(run.judge.samples) - run.judge_rows.reference_rows
+    if left > 0:  # a stage of its own only when there are rows to run
+        run.say(f"judging {fp32.key} on its last {left} of {len(run.judge.samples)} rows (the baseline)")
+    run.judge_variant(fp32)
+    _mark(fp32, run.budget)
 
 
 def needs_error_table(r: VariantResult, budget: Budget, mode: str) -> bool:

@@ -59,7 +59,8 @@ class SequentialJudge:
 
     samples: Sequence[Mapping[str, np.ndarray]]
     gold: np.ndarray | None
-    reference_model: bytes
+    #: fp32's bytes; None until the converter hands them over (``prefetch`` needs none).
+    reference_model: bytes | None
     budget: Budget
     run_values: Callable[[bytes, Sequence[Mapping[str, np.ndarray]]], np.ndarray]
     make_drift: Callable[[np.ndarray, np.ndarray, np.ndarray | None], Any]
@@ -78,10 +79,45 @@ class SequentialJudge:
         """fp32's values on the first ``n`` rows of the order (each row run once per judge)."""
         have = 0 if self._reference is None else len(self._reference)
         if n > have:
+            assert self.reference_model is not None, "the reference model is set before any verdict"
             more = self._run(self.reference_model, self.order[have:n])
             self._reference = more if self._reference is None else np.concatenate([self._reference, more])
         assert self._reference is not None
         return self._reference[:n]
+
+    @property
+    def reference_rows(self) -> int:
+        """How many rows of the order fp32 has been run on so far."""
+        return 0 if self._reference is None else len(self._reference)
+
+    def prefetch(self, model: bytes) -> None:
+        """Run ``model`` on the first stage's rows now, before fp32 exists: quantize does this while the
+        converter child still converts fp32, so the later verdict costs only fp32's rows. A model that
+        cannot run is left for ``judge`` to report."""
+        if not self.subsample:
+            return
+        try:
+            self._values(model, self.sizes[0])
+        except _NotPerRow:
+            self._judge_whole()
+        except (RuntimeError, ValueError):
+            pass
+
+    def extend_reference(self, rows: int) -> bool:
+        """Run fp32 on up to ``rows`` more rows of the order; False when it has run on all of them.
+
+        Why: the chosen variant is confirmed on every row, so fp32's values on every row are needed in
+        the end; computed in pieces while quantize waits for the converter child, they cost no wall
+        time at the end, and a verdict never waits for rows it did not ask for (record 0250)."""
+        have = self.reference_rows
+        if not self.subsample or self.reference_model is None or have >= len(self.samples):
+            return False
+        try:
+            self.reference(min(len(self.samples), have + max(1, rows)))
+        except _NotPerRow:
+            self._judge_whole()
+            return False
+        return True
 
     def judge(self, model: bytes) -> Any:
         """The task's drift of ``model`` on the first stage whose rows decide the budget (or on all rows).
