@@ -10,6 +10,12 @@ fp32 and the ONNX variants while the child still converts int8_fc (record 0190).
 A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``, ``dynamic_int8_col_sq``
 from ``dynamic_int8_col``) is made here
 from that file as soon as it arrives: no second conversion of the same graph.
+
+The child is stopped once the last queued conversion is handed over: the converter leaves its peak
+resident in the process that ran it (2.4-3.7 GB on a BERT-base-sized model, records 0240 and 0270),
+and the judging, fallback and timing steps that follow never need it; a later conversion (a fallback
+step, the size search) starts a fresh child. fp32's file goes to the child only with the recipes that
+read it (not ``CONVERTED_ALONE``): it is pickled here and unpickled there, two copies of it per call.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from albert_edge.quantize.report import VariantResult
 
 #: Variants made here by editing an earlier variant's file: name -> the variant it edits.
 EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_int8_col"}
+#: Recipes that are one converter run and read nothing of fp32's file (``tflite_variant``): queued without it.
+#: (409 MB on BERT-base: pickled in this process and received beside the converter's peak in the child.)
+CONVERTED_ALONE = frozenset({"fp16", "dynamic_int8", "int8_full", "int16x8"})
 
 
 class VariantBuilds:
@@ -51,8 +60,9 @@ class VariantBuilds:
         if not self.fp32.error:
             for name in self.tflite:
                 if EDITS_OF.get(name) not in self.tflite:
-                    self.pending[name] = start_in_child(tflite_variant, weights, name, calibration,
-                                                        float_model=self.fp32.data, task=task)
+                    self.pending[name] = start_in_child(
+                        tflite_variant, weights, name, calibration, task=task,
+                        float_model=None if name in CONVERTED_ALONE else self.fp32.data)
         self.onnx: list[VariantResult] = []
 
     def build_onnx(self) -> None:
@@ -84,7 +94,7 @@ class VariantBuilds:
 
     def in_order(self) -> Iterator[VariantResult]:
         """Every variant in report order (TFLite fp32, TFLite variants, ONNX), each once it is built."""
-        from albert_edge.convert.child_process import result
+        from albert_edge.convert.child_process import result, shutdown
         from albert_edge.quantize.tflite_quant import tflite_variant
 
         yield self.fp32
@@ -93,6 +103,8 @@ class VariantBuilds:
             self.say(f"building tflite:{name} ({k}/{self.total})")
             if name in self.pending:
                 r = self._tflite_result(name, lambda name=name: result(self.pending.pop(name)))
+                if not self.pending:
+                    shutdown()  # the converter's resident gigabytes go back before judging and timing
             else:  # an edit of a variant built before it, or anything when fp32 could not be built
                 r = self._tflite_result(name, lambda name=name: tflite_variant(
                     self.weights, name, self.calibration, float_model=self.fp32.data or None, task=self.task,

@@ -1,0 +1,86 @@
+"""How ``quantize/builds.py`` uses the converter's child process (issue #39: auto on a BERT-base-sized model
+within 4 GB for the whole process tree): the child is stopped once the last queued conversion is handed over,
+before the variants after it are judged, and fp32's file is sent only with the recipes that read it.
+
+The child is replaced by a recorder (no conversion runs): what is checked is which calls were queued with
+which arguments and when the child was stopped, not the converter.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import pytest
+
+from albert_edge.quantize import builds
+from albert_edge.quantize.builds import CONVERTED_ALONE, VariantBuilds
+from albert_edge.quantize.calibration import CalibrationSet
+from albert_edge.quantize.tflite_quant import VARIANTS
+
+
+class _Census:
+    def to_dict(self) -> dict:
+        return {}
+
+
+def _recording_child(monkeypatch) -> list[tuple]:
+    """Replace the child: every call and every stop lands in the returned list, in order."""
+    events: list[tuple] = []
+
+    def start(fn, weights, name, *args, float_model=None, **kwargs):
+        events.append(("queued", name, float_model))
+        done: Future = Future()
+        done.set_result(f"{name}-bytes".encode())
+        return done
+
+    def call(fn, weights, name, *args, **kwargs):
+        events.append(("converted", name))
+        return b"fp32-bytes"
+
+    def result(future):
+        events.append(("collected", future.result().decode()))
+        return future.result()
+
+    monkeypatch.setattr("albert_edge.convert.child_process.start_in_child", start)
+    monkeypatch.setattr("albert_edge.convert.child_process.call_in_child", call)
+    monkeypatch.setattr("albert_edge.convert.child_process.result", result)
+    monkeypatch.setattr("albert_edge.convert.child_process.shutdown", lambda: events.append(("child stopped",)))
+    monkeypatch.setattr("albert_edge.quantize.census.census_tflite_variant", lambda data: _Census())
+    return events
+
+
+def test_the_child_stops_after_the_last_queued_conversion_and_before_the_next_variant_is_judged(monkeypatch):
+    events = _recording_child(monkeypatch)
+    b = VariantBuilds(object(), ["dynamic_int8", "int8_fc"], [], ["tflite"], CalibrationSet((), "-"), None,
+                      lambda line: None)
+    handed = []
+    for r in b.in_order():
+        events.append(("judging", r.name))
+        handed.append(r.name)
+    assert handed == ["fp32", "dynamic_int8", "int8_fc"]
+    assert events.index(("child stopped",)) == events.index(("collected", "int8_fc-bytes")) + 1
+    assert events.index(("child stopped",)) < events.index(("judging", "int8_fc"))
+    assert events.count(("child stopped",)) == 1
+
+
+def test_fp32_file_goes_to_the_child_only_with_the_recipes_that_read_it(monkeypatch):
+    events = _recording_child(monkeypatch)
+    VariantBuilds(object(), ["dynamic_int8", "int8_fc", "fp16"], [], ["tflite"], CalibrationSet((), "-"), None,
+                  lambda line: None)
+    sent = {name: fp32 for kind, name, *rest in events if kind == "queued" for fp32 in rest}
+    assert sent == {"dynamic_int8": None, "fp16": None, "int8_fc": b"fp32-bytes"}  # int8_fc reads its op kinds
+    assert CONVERTED_ALONE <= set(VARIANTS) and "int8_fc" not in CONVERTED_ALONE
+    assert not CONVERTED_ALONE & set(builds.EDITS_OF)  # an edit reads the file it edits
+
+
+@pytest.mark.slow  # two TFLite conversions of a small graph in TensorFlow
+def test_dynamic_int8_converted_without_the_fp32_file_is_the_same_file(tmp_path):
+    """``CONVERTED_ALONE`` is true of tflite_variant: dynamic_int8 with and without ``float_model``, same bytes."""
+    from albert_edge.model import AlbertConfig, random_weights
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    config = AlbertConfig(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    weights = random_weights(config, num_labels=2, seed=0)
+    fp32 = tflite_variant(weights, "fp32")
+    assert tflite_variant(weights, "dynamic_int8") == tflite_variant(weights, "dynamic_int8", float_model=fp32)
