@@ -84,3 +84,28 @@ def test_dynamic_int8_converted_without_the_fp32_file_is_the_same_file(tmp_path)
     weights = random_weights(config, num_labels=2, seed=0)
     fp32 = tflite_variant(weights, "fp32")
     assert tflite_variant(weights, "dynamic_int8") == tflite_variant(weights, "dynamic_int8", float_model=fp32)
+
+
+def _weights(nbytes: int):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(tensors={"table": SimpleNamespace(nbytes=nbytes)})
+
+
+def test_auto_leaves_calibrated_recipes_out_from_the_size_limit_up_and_says_so():
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES, left_out_by_size
+
+    names = ["dynamic_int8", "dynamic_int8_col", "int8_fc"]
+    kept, lines = left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES), "auto", named=False)
+    assert kept == ["dynamic_int8", "dynamic_int8_col"]
+    assert len(lines) == 1 and lines[0].startswith("tflite int8_fc: left out (weights 100 MiB >= 100 MiB")
+    assert "--variants int8_fc" in lines[0]
+    assert left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES - 1), "auto", named=False) == (names, [])
+
+
+def test_named_variants_and_other_modes_are_built_whatever_the_size():
+    from albert_edge.quantize.builds import left_out_by_size
+
+    big = _weights(2**31)
+    assert left_out_by_size(["int8_fc"], big, "auto", named=True) == (["int8_fc"], [])
+    assert left_out_by_size(["int8_fc", "int8_full"], big, "int8", named=False) == (["int8_fc", "int8_full"], [])

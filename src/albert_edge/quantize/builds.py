@@ -35,6 +35,33 @@ EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_
 CONVERTED_ALONE = frozenset({"fp16", "dynamic_int8", "int8_full", "int16x8"})
 
 
+#: From this many bytes of weights up (the SavedModel route's threshold, ``convert.tflite_export``), auto's
+#: default list leaves out the calibrated TFLite recipes (``int8_fc``): their conversion is the
+#: QuantizationDebugger's selective path, which keeps the concrete-function route (one weights copy more,
+#: record 0240), and the calibrator runs every calibration text through the float graph in TensorFlow. On
+#: BERT-base the child peaked at 4.8 GB on it alone, over #39's 4 GB for the whole command (record 0270).
+LARGE_WEIGHTS_BYTES = 100 * 2**20
+
+
+def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
+                     named: bool) -> tuple[list[str], list[str]]:
+    """(the TFLite names auto builds, one report line per name it leaves out by the weights' size).
+
+    Only auto's default list is cut: names given with ``--variants`` (``named``) and the other modes'
+    lists are built whatever the size, so a user who wants ``int8_fc`` on a large model asks for it.
+    """
+    from albert_edge.quantize.tflite_quant import VARIANTS
+
+    size = sum(int(t.nbytes) for t in weights.tensors.values())
+    if mode != "auto" or named or size < LARGE_WEIGHTS_BYTES:
+        return list(tflite), []
+    cut = [n for n in tflite if n in VARIANTS and VARIANTS[n].calibrated]
+    lines = [f"tflite {n}: left out (weights {size / 2**20:,.0f} MiB >= {LARGE_WEIGHTS_BYTES / 2**20:,.0f} MiB: "
+             "a calibrated conversion of a model this size peaks above 4 GB in the converter alone; "
+             f"--variants {n} builds it)" for n in cut]
+    return [n for n in tflite if n not in cut], lines
+
+
 class VariantBuilds:
     """fp32 (converted at construction), the TFLite variants queued in the child, the ONNX ones built here.
 
