@@ -51,7 +51,7 @@ def _recording_child(monkeypatch) -> list[tuple]:
 
 def test_the_child_stops_after_the_last_queued_conversion_and_before_the_next_variant_is_judged(monkeypatch):
     events = _recording_child(monkeypatch)
-    b = VariantBuilds(object(), ["dynamic_int8", "int8_fc"], [], ["tflite"], CalibrationSet((), "-"), None,
+    b = VariantBuilds(_weights(1000), ["dynamic_int8", "int8_fc"], [], ["tflite"], CalibrationSet((), "-"), None,
                       lambda line: None)
     handed = []
     for r in b.in_order():
@@ -65,7 +65,7 @@ def test_the_child_stops_after_the_last_queued_conversion_and_before_the_next_va
 
 def test_fp32_file_goes_to_the_child_only_with_the_recipes_that_read_it(monkeypatch):
     events = _recording_child(monkeypatch)
-    VariantBuilds(object(), ["dynamic_int8", "int8_fc", "fp16"], [], ["tflite"], CalibrationSet((), "-"), None,
+    VariantBuilds(_weights(1000), ["dynamic_int8", "int8_fc", "fp16"], [], ["tflite"], CalibrationSet((), "-"), None,
                   lambda line: None)
     sent = {name: fp32 for kind, name, *rest in events if kind == "queued" for fp32 in rest}
     assert sent == {"dynamic_int8": None, "fp16": None, "int8_fc": b"fp32-bytes"}  # int8_fc reads its op kinds
@@ -109,3 +109,35 @@ def test_named_variants_and_other_modes_are_built_whatever_the_size():
     big = _weights(2**31)
     assert left_out_by_size(["int8_fc"], big, "auto", named=True) == (["int8_fc"], [])
     assert left_out_by_size(["int8_fc", "int8_full"], big, "int8", named=False) == (["int8_fc", "int8_full"], [])
+
+
+def test_large_weights_are_converted_and_the_child_stopped_before_onnx_is_built(monkeypatch):
+    """From LARGE_WEIGHTS_BYTES up the converter's peak and this process's ONNX builds never overlap; the edit of
+    a collected file (dynamic_int8_col of dynamic_int8) is still made from it, after the ONNX builds."""
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    events = _recording_child(monkeypatch)
+    monkeypatch.setattr("albert_edge.convert.onnx_export.onnx_model_bytes",
+                        lambda weights, task=None: events.append(("onnx built",)) or b"onnx")
+    monkeypatch.setattr("albert_edge.quantize.census.census_onnx_variant", lambda data: {})
+    edits = []
+    monkeypatch.setattr("albert_edge.quantize.tflite_quant.tflite_variant",
+                        lambda weights, name, *a, built=None, **k: edits.append((name, dict(built))) or b"col")
+    b = VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8", "dynamic_int8_col"], [], ["tflite", "onnx"],
+                      CalibrationSet((), "-"), None, lambda line: None)
+    b.build_onnx()
+    assert events[-3:] == [("collected", "dynamic_int8-bytes"), ("child stopped",), ("onnx built",)]
+    assert [r.name for r in b.in_order()] == ["fp32", "dynamic_int8", "dynamic_int8_col", "fp32"]
+    assert edits == [("dynamic_int8_col", {"dynamic_int8": b"dynamic_int8-bytes"})]
+    assert events.count(("child stopped",)) == 1
+
+
+def test_small_weights_still_build_onnx_while_the_child_converts(monkeypatch):
+    events = _recording_child(monkeypatch)
+    monkeypatch.setattr("albert_edge.convert.onnx_export.onnx_model_bytes",
+                        lambda weights, task=None: events.append(("onnx built",)) or b"onnx")
+    monkeypatch.setattr("albert_edge.quantize.census.census_onnx_variant", lambda data: {})
+    b = VariantBuilds(_weights(1000), ["dynamic_int8"], [], ["tflite", "onnx"], CalibrationSet((), "-"), None,
+                      lambda line: None)
+    b.build_onnx()
+    assert events[-1] == ("onnx built",) and ("collected", "dynamic_int8-bytes") not in events
