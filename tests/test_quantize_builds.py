@@ -33,9 +33,9 @@ def _recording_child(monkeypatch) -> list[tuple]:
         done.set_result(f"{name}-bytes".encode())
         return done
 
-    def call(fn, weights, name, *args, **kwargs):
-        events.append(("converted", name))
-        return b"fp32-bytes"
+    def call(fn, origin, name, *args, **kwargs):
+        events.append(("converted", name, origin if isinstance(origin, str) else "weights"))
+        return f"{name}-bytes".encode()
 
     def result(future):
         events.append(("collected", future.result().decode()))
@@ -124,9 +124,11 @@ def test_large_weights_are_converted_and_the_child_stopped_before_onnx_is_built(
     monkeypatch.setattr("albert_edge.quantize.tflite_quant.tflite_variant",
                         lambda weights, name, *a, built=None, **k: edits.append((name, dict(built))) or b"col")
     b = VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8", "dynamic_int8_col"], [], ["tflite", "onnx"],
-                      CalibrationSet((), "-"), None, lambda line: None)
+                      CalibrationSet((), "-"), None, lambda line: None, checkpoint="/models/bert")
     b.build_onnx()
-    assert events[-3:] == [("collected", "dynamic_int8-bytes"), ("child stopped",), ("onnx built",)]
+    # dynamic_int8 needs no fp32 file: converted first; the child reads the checkpoint itself (no pickled weights)
+    assert events == [("converted", "dynamic_int8", "/models/bert"), ("converted", "fp32", "/models/bert"),
+                      ("child stopped",), ("onnx built",)]
     assert [r.name for r in b.in_order()] == ["fp32", "dynamic_int8", "dynamic_int8_col", "fp32"]
     assert edits == [("dynamic_int8_col", {"dynamic_int8": b"dynamic_int8-bytes"})]
     assert events.count(("child stopped",)) == 1
@@ -164,3 +166,36 @@ def test_a_census_leaves_no_freed_heap_resident(tmp_path):
     before = me.memory_info().rss
     b._tflite_result("fp32", lambda: data)
     assert me.memory_info().rss - before < len(data) // 2, (me.memory_info().rss - before) >> 20
+
+
+def test_small_weights_and_weights_not_read_from_a_path_are_sent_to_the_child(monkeypatch):
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    events = _recording_child(monkeypatch)
+    VariantBuilds(_weights(1000), ["dynamic_int8"], [], ["tflite"], CalibrationSet((), "-"), None,
+                  lambda line: None, checkpoint="/models/small")
+    VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8"], [], ["tflite"], CalibrationSet((), "-"), None,
+                  lambda line: None)
+    assert events[0] == ("converted", "fp32", "weights") and ("converted", "dynamic_int8", "weights") in events
+
+
+@pytest.mark.slow  # two quantize runs of a tiny checkpoint, each converting in a child process
+def test_the_large_weights_route_writes_the_same_files(tmp_path, monkeypatch):
+    """The child reading the checkpoint itself, the order and the early stop change no byte of what is written."""
+    from albert_edge.model import AlbertConfig, random_weights
+    from albert_edge.model.hf import write_hf_checkpoint
+    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from benchmarks.suites.cost_growth import SAMPLE
+
+    config = AlbertConfig(vocab_size=21128, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    write_hf_checkpoint(random_weights(config, num_labels=2, seed=0), tmp_path / "ckpt")
+    (tmp_path / "ckpt" / "vocab.txt").write_bytes((SAMPLE / "vocab.txt").read_bytes())
+    files = {}
+    for route, limit in (("pickled", 2**40), ("read in the child", 0)):
+        monkeypatch.setattr(builds, "LARGE_WEIGHTS_BYTES", limit)
+        quantize_checkpoint(str(tmp_path / "ckpt"), tmp_path / route, None, mode="dynamic", labels=["neg", "pos"],
+                            max_seq_len=32, eval_tsv=str(SAMPLE / "dev.tsv"), max_eval_examples=64)
+        files[route] = {p.name: p.read_bytes() for p in sorted((tmp_path / route / "variants").iterdir())}
+    assert files["pickled"].keys() == files["read in the child"].keys() and "dynamic_int8.tflite" in files["pickled"]
+    assert files["pickled"] == files["read in the child"]

@@ -62,6 +62,17 @@ def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
     return [n for n in tflite if n not in cut], lines
 
 
+def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> bytes:
+    """``tflite_variant`` of ``origin``: the weights, or the path of a checkpoint, read here (in the child)."""
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    if isinstance(origin, str):
+        from albert_edge.convert.source import ModelSource
+
+        origin = ModelSource.load(origin).weights
+    return tflite_variant(origin, variant, *args, **kwargs)
+
+
 class VariantBuilds:
     """fp32 (converted at construction), the TFLite variants queued in the child, the ONNX ones built here.
 
@@ -72,27 +83,36 @@ class VariantBuilds:
     """
 
     def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
-                 calibration: CalibrationSet, task: Any, say: Callable[[str], None]) -> None:
+                 calibration: CalibrationSet, task: Any, say: Callable[[str], None],
+                 checkpoint: str | None = None) -> None:
         from albert_edge.convert.child_process import call_in_child, start_in_child
-        from albert_edge.quantize.tflite_quant import tflite_variant
 
         self.weights, self.calibration, self.task, self.say = weights, calibration, task, say
         self.tflite = list(tflite) if "tflite" in formats else []
         self.onnx_names = list(onnx) if "onnx" in formats else []
         self.with_onnx = "onnx" in formats
         self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
-        say(f"building tflite:fp32 (1/{self.total})")
-        self.fp32 = self._tflite_result("fp32", lambda: call_in_child(tflite_variant, weights, "fp32", task=task))
-        self.pending: dict[str, Future[bytes]] = {}
-        #: Large weights: the queued conversions are collected and the child stopped before this process builds
-        #: ONNX (``build_onnx``), so the converter's peak and this process's never add up (record 0270).
+        #: Large weights: the conversions are collected and the child stopped before this process builds ONNX
+        #: (``build_onnx``), so the converter's peak and this process's never add up (record 0270); the
+        #: recipes that need no fp32 file go first, so this process holds none while the child converts them;
+        #: and the child reads ``checkpoint`` itself (the path this process read the weights from unchanged)
+        #: instead of receiving the weights pickled (409 MB on BERT-base, kept resident here after the send).
         self.one_at_a_time = sum(int(t.nbytes) for t in weights.tensors.values()) >= LARGE_WEIGHTS_BYTES
+        origin = str(checkpoint) if self.one_at_a_time and checkpoint is not None else weights
         self.collected: dict[str, VariantResult] = {}
+        for k, name in enumerate(self.tflite, 2):
+            if self.one_at_a_time and name in CONVERTED_ALONE:
+                say(f"building tflite:{name} ({k}/{self.total})")
+                self.collected[name] = self._tflite_result(name, lambda name=name: call_in_child(
+                    convert_variant, origin, name, calibration, task=task))
+        say(f"building tflite:fp32 (1/{self.total})")
+        self.fp32 = self._tflite_result("fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=task))
+        self.pending: dict[str, Future[bytes]] = {}
         if not self.fp32.error:
             for name in self.tflite:
-                if EDITS_OF.get(name) not in self.tflite:
+                if EDITS_OF.get(name) not in self.tflite and name not in self.collected:
                     self.pending[name] = start_in_child(
-                        tflite_variant, weights, name, calibration, task=task,
+                        convert_variant, origin, name, calibration, task=task,
                         float_model=None if name in CONVERTED_ALONE else self.fp32.data)
         self.onnx: list[VariantResult] = []
 

@@ -142,6 +142,8 @@ class QuantizeRun:
     judge_rows: SequentialJudge | None = None
     #: Report lines of the variants the mode's list had but this run did not build (``builds.left_out_by_size``).
     left_out: list[str] = field(default_factory=list)
+    #: The checkpoint path when this run read the weights from it unchanged (the converter's child may read it too).
+    read_from: str | None = None
 
     @property
     def weights(self) -> AlbertWeights:
@@ -330,8 +332,10 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     if default_judge is not None:
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
-    return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
-                       options.budget(), out, say, started)
+    run = QuantizeRun(source, calib, options, task, names, asset, calibration, judge, options.budget(), out, say,
+                      started)
+    run.read_from = None if isinstance(checkpoint, ModelSource) else str(checkpoint)
+    return run
 
 
 #: Labelled held-out splits looked for beside a checkpoint when no --eval is given (the sample's dev.tsv).
@@ -417,7 +421,8 @@ def _build_and_judge(run: QuantizeRun) -> None:
     tflite, run.left_out = left_out_by_size(tflite, run.weights, o.mode, o.variants is not None)
     for line in run.left_out:
         run.say(line)
-    builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say)
+    builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
+                           checkpoint=run.read_from)
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
