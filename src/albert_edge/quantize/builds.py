@@ -69,7 +69,10 @@ def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> byt
     if isinstance(origin, str):
         from albert_edge.convert.source import ModelSource
 
+        from albert_edge.convert.tflite_export import SPENT_AFTER_EXPORT
+
         origin = ModelSource.load(origin).weights
+        setattr(origin, SPENT_AFTER_EXPORT, True)  # read for this conversion only: dropped before convert()
     return tflite_variant(origin, variant, *args, **kwargs)
 
 
@@ -85,7 +88,7 @@ class VariantBuilds:
     def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
                  calibration: CalibrationSet, task: Any, say: Callable[[str], None],
                  checkpoint: str | None = None) -> None:
-        from albert_edge.convert.child_process import call_in_child, start_in_child
+        from albert_edge.convert.child_process import call_in_child, shutdown, start_in_child
 
         self.weights, self.calibration, self.task, self.say = weights, calibration, task, say
         self.tflite = list(tflite) if "tflite" in formats else []
@@ -105,6 +108,8 @@ class VariantBuilds:
                 say(f"building tflite:{name} ({k}/{self.total})")
                 self.collected[name] = self._tflite_result(name, lambda name=name: call_in_child(
                     convert_variant, origin, name, calibration, task=task))
+        if self.collected:
+            shutdown()  # fp32's conversion, the highest peak, starts in a fresh child (not on a fragmented heap)
         say(f"building tflite:fp32 (1/{self.total})")
         self.fp32 = self._tflite_result("fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=task))
         self.pending: dict[str, Future[bytes]] = {}
