@@ -334,7 +334,8 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
     run = QuantizeRun(source, calib, options, task, names, asset, calibration, judge, options.budget(), out, say,
                       started)
-    run.read_from = None if isinstance(checkpoint, ModelSource) else str(checkpoint)
+    # A local path only (a Hub id would be resolved again in the child).
+    run.read_from = None if isinstance(checkpoint, ModelSource) or not Path(checkpoint).exists() else str(checkpoint)
     return run
 
 
