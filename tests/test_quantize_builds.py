@@ -27,8 +27,8 @@ def _recording_child(monkeypatch) -> list[tuple]:
     """Replace the child: every call and every stop lands in the returned list, in order."""
     events: list[tuple] = []
 
-    def start(fn, weights, name, *args, float_model=None, **kwargs):
-        events.append(("queued", name, float_model))
+    def start(fn, origin, name, *args, float_model=None, **kwargs):
+        events.append(("queued", name, float_model, origin if isinstance(origin, str) else "weights"))
         done: Future = Future()
         done.set_result(f"{name}-bytes".encode())
         return done
@@ -67,7 +67,7 @@ def test_fp32_file_goes_to_the_child_only_with_the_recipes_that_read_it(monkeypa
     events = _recording_child(monkeypatch)
     VariantBuilds(_weights(1000), ["dynamic_int8", "int8_fc", "fp16"], [], ["tflite"], CalibrationSet((), "-"), None,
                   lambda line: None)
-    sent = {name: fp32 for kind, name, *rest in events if kind == "queued" for fp32 in rest}
+    sent = {event[1]: event[2] for event in events if event[0] == "queued"}
     assert sent == {"dynamic_int8": None, "fp16": None, "int8_fc": b"fp32-bytes"}  # int8_fc reads its op kinds
     assert CONVERTED_ALONE <= set(VARIANTS) and "int8_fc" not in CONVERTED_ALONE
     assert not CONVERTED_ALONE & set(builds.EDITS_OF)  # an edit reads the file it edits
@@ -126,10 +126,11 @@ def test_large_weights_are_converted_and_the_child_stopped_before_onnx_is_built(
     b = VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8", "dynamic_int8_col"], [], ["tflite", "onnx"],
                       CalibrationSet((), "-"), None, lambda line: None, checkpoint="/models/bert")
     b.build_onnx()
-    # dynamic_int8 needs no fp32 file: converted first; fp32 in a fresh child; the child reads the checkpoint
-    # itself (no pickled weights)
-    assert events == [("converted", "dynamic_int8", "/models/bert"), ("child stopped",),
-                      ("converted", "fp32", "/models/bert"), ("child stopped",), ("onnx built",)]
+    # fp32 first, alone in its child; the rest in a fresh one; the child reads the checkpoint itself (no pickled
+    # weights) and gets no fp32 file with dynamic_int8
+    assert events == [("converted", "fp32", "/models/bert"), ("child stopped",),
+                      ("queued", "dynamic_int8", None, "/models/bert"),
+                      ("collected", "dynamic_int8-bytes"), ("child stopped",), ("onnx built",)]
     assert [r.name for r in b.in_order()] == ["fp32", "dynamic_int8", "dynamic_int8_col", "fp32"]
     assert edits == [("dynamic_int8_col", {"dynamic_int8": b"dynamic_int8-bytes"})]
 
@@ -176,7 +177,8 @@ def test_small_weights_and_weights_not_read_from_a_path_are_sent_to_the_child(mo
                   lambda line: None, checkpoint="/models/small")
     VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8"], [], ["tflite"], CalibrationSet((), "-"), None,
                   lambda line: None)
-    assert events[0] == ("converted", "fp32", "weights") and ("converted", "dynamic_int8", "weights") in events
+    assert [e for e in events if e[0] in ("converted", "queued")] == [
+        ("converted", "fp32", "weights"), ("queued", "dynamic_int8", None, "weights")] * 2
 
 
 @pytest.mark.slow  # two quantize runs of a tiny checkpoint, each converting in a child process

@@ -97,25 +97,21 @@ class VariantBuilds:
         self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
         #: Large weights: the conversions are collected and the child stopped before this process builds ONNX
         #: (``build_onnx``), so the converter's peak and this process's never add up (record 0270); the
-        #: recipes that need no fp32 file go first, so this process holds none while the child converts them;
-        #: and the child reads ``checkpoint`` itself (the path this process read the weights from unchanged)
+        #: fp32, the converter's highest peak, is converted first while this process holds only the weights,
+        #: and the other recipes in a fresh child (after dynamic_int8 in the same child fp32 peaked 270 MB
+        #: higher); the child reads ``checkpoint`` itself (the path this process read the weights from unchanged)
         #: instead of receiving the weights pickled (409 MB on BERT-base, kept resident here after the send).
         self.one_at_a_time = sum(int(t.nbytes) for t in weights.tensors.values()) >= LARGE_WEIGHTS_BYTES
         origin = str(checkpoint) if self.one_at_a_time and checkpoint is not None else weights
         self.collected: dict[str, VariantResult] = {}
-        for k, name in enumerate(self.tflite, 2):
-            if self.one_at_a_time and name in CONVERTED_ALONE:
-                say(f"building tflite:{name} ({k}/{self.total})")
-                self.collected[name] = self._tflite_result(name, lambda name=name: call_in_child(
-                    convert_variant, origin, name, calibration, task=task))
-        if self.collected:
-            shutdown()  # fp32's conversion, the highest peak, starts in a fresh child (not on a fragmented heap)
         say(f"building tflite:fp32 (1/{self.total})")
         self.fp32 = self._tflite_result("fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=task))
+        if self.one_at_a_time:
+            shutdown()  # the converter's resident gigabytes go back; the next conversion starts a fresh child
         self.pending: dict[str, Future[bytes]] = {}
         if not self.fp32.error:
             for name in self.tflite:
-                if EDITS_OF.get(name) not in self.tflite and name not in self.collected:
+                if EDITS_OF.get(name) not in self.tflite:
                     self.pending[name] = start_in_child(
                         convert_variant, origin, name, calibration, task=task,
                         float_model=None if name in CONVERTED_ALONE else self.fp32.data)
