@@ -68,7 +68,6 @@ def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> byt
 
     if isinstance(origin, str):
         from albert_edge.convert.source import ModelSource
-
         from albert_edge.convert.tflite_export import SPENT_AFTER_EXPORT
 
         origin = ModelSource.load(origin).weights
@@ -96,10 +95,10 @@ class VariantBuilds:
         self.with_onnx = "onnx" in formats
         self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
         #: Large weights: the conversions are collected and the child stopped before this process builds ONNX
-        #: (``build_onnx``), so the converter's peak and this process's never add up (record 0270); the
-        #: fp32, the converter's highest peak, is converted first while this process holds only the weights,
-        #: and the other recipes in a fresh child (after dynamic_int8 in the same child fp32 peaked 270 MB
-        #: higher); the child reads ``checkpoint`` itself (the path this process read the weights from unchanged)
+        #: (``build_onnx``), so the converter's peak and this process's never add up (record 0270); fp32, the
+        #: converter's highest peak, is converted first while this process holds only the weights, and the
+        #: other recipes in a fresh child (after dynamic_int8 in the same child fp32 peaked 270 MB higher);
+        #: the child reads ``checkpoint`` itself (the path this process read the weights from unchanged)
         #: instead of receiving the weights pickled (409 MB on BERT-base, kept resident here after the send).
         self.one_at_a_time = sum(int(t.nbytes) for t in weights.tensors.values()) >= LARGE_WEIGHTS_BYTES
         origin = str(checkpoint) if self.one_at_a_time and checkpoint is not None else weights
