@@ -39,7 +39,8 @@ CONVERTED_ALONE = frozenset({"fp16", "dynamic_int8", "int8_full", "int16x8"})
 #: default list leaves out the calibrated TFLite recipes (``int8_fc``): their conversion is the
 #: QuantizationDebugger's selective path, which keeps the concrete-function route (one weights copy more,
 #: record 0240), and the calibrator runs every calibration text through the float graph in TensorFlow. On
-#: BERT-base the child peaked at 5.3 GB on it (the weights and fp32 file pickled with the call), over #39's 4 GB for the whole command (record 0270).
+#: BERT-base the child peaked at 5.3 GB on it (the weights and fp32 file pickled with the call), over #39's
+#: 4 GB for the whole command (record 0270).
 LARGE_WEIGHTS_BYTES = 100 * 2**20
 
 
