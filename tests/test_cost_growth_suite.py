@@ -58,3 +58,17 @@ def test_a_written_shape_converts_with_the_samples_tokenizer(tiny_shapes, tmp_pa
                                     "--labels", "neg,pos", "--out", str(tmp_path / "out")], timeout=600)
     assert record["exit"] == 0, record
     assert (tmp_path / "out" / "conversion_report.json").is_file()
+
+
+def test_the_tree_peak_sums_a_parent_and_the_child_it_waits_for():
+    """quantize's parent judges while its child converts: the record must hold their sum, which wait4 does not."""
+    script = ("import subprocess, sys, time\n"
+              "held = bytearray(150 * 2**20)\n"
+              "child = 'x = bytearray(150 * 2**20); import time; time.sleep(2.0)'\n"
+              "subprocess.run([sys.executable, '-c', child], check=True)\n")
+    import sys
+
+    record = cost_growth.run_command([sys.executable, "-c", script], timeout=120)
+    assert record["exit"] == 0, record
+    assert record["peak_rss_mb"] < 250  # wait4: the larger of the two, each ~160 MB
+    assert record["tree_peak_rss_mb"] > 300  # both held at once

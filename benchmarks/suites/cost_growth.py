@@ -17,8 +17,10 @@ Stages, each one ``albert-edge`` process as a user runs it, with the sample's da
 ``convert`` (TFLite + ONNX fp32), ``quantize-dynamic`` (``--eval dev.tsv``), ``quantize-auto``
 (``--calib calib.txt --eval dev.tsv``) and ``bench`` (the files quantize-dynamic wrote, 2 threads,
 real lengths of test.tsv). Each stage's wall seconds, CPU seconds (user + system of the process
-and its children) and peak RSS (the process's own high-water mark, ``wait4``) are recorded with
-the load average before and after, and the stage's last stderr line. A stage over ``--timeout``
+and its children), peak RSS (the largest process's high-water mark, ``wait4``) and the process
+tree's summed peak RSS (sampled: quantize converts in a child beside the judging parent) are
+recorded with the load average before and after, the stage's last stderr line and its progress
+step lines (each says its seconds and when it ended). A stage over ``--timeout``
 is killed and recorded as such; the next stages still run.
 """
 
@@ -73,11 +75,65 @@ def sample_parameters() -> int:
 
 def run_stage(argv: list[str], timeout: float) -> dict[str, Any]:
     """One ``albert-edge`` process: wall and CPU seconds, peak RSS (MB), exit code, last stderr line."""
+    record = run_command([sys.executable, "-m", "albert_edge", *argv], timeout)
+    record["argv"] = ["albert-edge", *argv]
+    return record
+
+
+class TreeSampler:
+    """The summed RSS of a process and all its descendants, sampled every ``every`` seconds in a thread.
+
+    Why: ``wait4``'s peak is the largest single process, but quantize converts in a child process while the
+    parent judges (``convert/child_process.py``): the machine must hold both at once, so #39's 4 GB is the
+    tree's sum. Sampling can miss a peak shorter than ``every``; the record says the period.
+    """
+
+    def __init__(self, pid: int, every: float = 0.25) -> None:
+        import threading
+
+        self.pid, self.every, self.peak, self.at, self.began = pid, every, 0, 0.0, time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            return
+        while not self._stop.is_set():
+            try:
+                family = [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            total = 0
+            for proc in family:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    continue
+            if total > self.peak:
+                self.peak, self.at = total, time.perf_counter() - self.began
+            self._stop.wait(self.every)
+
+    def stop(self) -> dict[str, Any]:
+        """Stop sampling; the tree's peak (MB), when it was reached (s) and the sampling period (s)."""
+        self._stop.set()
+        self._thread.join()
+        return {"tree_peak_rss_mb": round(self.peak / 2**20, 1), "tree_peak_at_s": round(self.at, 1),
+                "tree_sampled_every_s": self.every}
+
+
+def run_command(cmd: list[str], timeout: float) -> dict[str, Any]:
+    """One process (and its children): wall and CPU seconds, the largest process's peak RSS and the tree's
+    summed peak (MB), exit code, the last stderr line and every progress step line (heartbeats left out)."""
     load = os.getloadavg()
     err = tempfile.TemporaryFile()
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "albert_edge", *argv], stdout=subprocess.DEVNULL, stderr=err,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    sampler = TreeSampler(proc.pid)
     timed_out = False
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -90,12 +146,14 @@ def run_stage(argv: list[str], timeout: float) -> dict[str, Any]:
             break
         time.sleep(0.2)
     wall = time.perf_counter() - began
+    tree = sampler.stop()
     err.seek(0)
     lines = [line for line in err.read().decode("utf-8", "replace").splitlines() if line.strip()]
-    return {"argv": ["albert-edge", *argv], "wall_s": round(wall, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": os.waitstatus_to_exitcode(status),
+    return {"argv": cmd, "wall_s": round(wall, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), **tree, "exit": os.waitstatus_to_exitcode(status),
             "timed_out": timed_out, "load_before": [round(x, 2) for x in load],
-            "load_after": [round(x, 2) for x in os.getloadavg()], "last_line": lines[-1][:300] if lines else ""}
+            "load_after": [round(x, 2) for x in os.getloadavg()], "last_line": lines[-1][:300] if lines else "",
+            "steps": [line[:300] for line in lines if " s so far, at " not in line]}
 
 
 def stage_argv(stage: str, checkpoint: Path, work: Path) -> list[str] | None:

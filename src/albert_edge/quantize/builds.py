@@ -11,6 +11,13 @@ judges while the child still converts int8_fc (records 0190, 0250).
 A variant made by editing another's file (``dynamic_int8_col`` from ``dynamic_int8``, ``dynamic_int8_col_sq``
 from ``dynamic_int8_col``) is made here
 from that file as soon as it arrives: no second conversion of the same graph.
+
+From 100 MiB of weights up (``LARGE_WEIGHTS_BYTES``) the conversions are collected and the child stopped
+before ONNX is built: the converter leaves its peak resident in the process that ran it (2.4-3.7 GB on a
+BERT-base-sized model, records 0240 and 0270), and the judging, fallback and timing steps that follow
+never need it; a later conversion (a fallback step, the size search) starts a fresh child. Smaller
+models keep the child (a fresh one costs a TensorFlow import: seconds, for the sample's megabytes). fp32's file goes to the child only with the recipes that
+read it (not ``CONVERTED_ALONE``): it is pickled here and unpickled there, two copies of it per call.
 """
 
 from __future__ import annotations
@@ -41,6 +48,50 @@ def prepare_child(tf1_checkpoint: str | None) -> None:
 
 #: Variants made here by editing an earlier variant's file: name -> the variant it edits.
 EDITS_OF = {"dynamic_int8_col": "dynamic_int8", "dynamic_int8_col_sq": "dynamic_int8_col"}
+#: Recipes that are one converter run and read nothing of fp32's file (``tflite_variant``): queued without it.
+#: (409 MB on BERT-base: pickled in this process and received beside the converter's peak in the child.)
+CONVERTED_ALONE = frozenset({"fp16", "dynamic_int8", "int8_full", "int16x8"})
+
+
+#: From this many bytes of weights up (the SavedModel route's threshold, ``convert.tflite_export``), auto's
+#: default list leaves out the calibrated TFLite recipes (``int8_fc``): their conversion is the
+#: QuantizationDebugger's selective path, which keeps the concrete-function route (one weights copy more,
+#: record 0240), and the calibrator runs every calibration text through the float graph in TensorFlow. On
+#: BERT-base the child peaked at 5.3 GB on it (the weights and fp32 file pickled with the call), over #39's
+#: 4 GB for the whole command (record 0270).
+LARGE_WEIGHTS_BYTES = 100 * 2**20
+
+
+def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
+                     named: bool) -> tuple[list[str], list[str]]:
+    """(the TFLite names auto builds, one report line per name it leaves out by the weights' size).
+
+    Only auto's default list is cut: names given with ``--variants`` (``named``) and the other modes'
+    lists are built whatever the size, so a user who wants ``int8_fc`` on a large model asks for it.
+    """
+    from albert_edge.quantize.tflite_quant import VARIANTS
+
+    size = sum(int(t.nbytes) for t in weights.tensors.values())
+    if mode != "auto" or named or size < LARGE_WEIGHTS_BYTES:
+        return list(tflite), []
+    cut = [n for n in tflite if n in VARIANTS and VARIANTS[n].calibrated]
+    lines = [f"tflite {n}: left out (weights {size / 2**20:,.0f} MiB >= {LARGE_WEIGHTS_BYTES / 2**20:,.0f} MiB: "
+             "a calibrated conversion of a model this size peaks above 4 GB in the converter alone; "
+             f"--variants {n} builds it)" for n in cut]
+    return [n for n in tflite if n not in cut], lines
+
+
+def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> bytes:
+    """``tflite_variant`` of ``origin``: the weights, or the path of a checkpoint, read here (in the child)."""
+    from albert_edge.quantize.tflite_quant import tflite_variant
+
+    if isinstance(origin, str):
+        from albert_edge.convert.source import ModelSource
+        from albert_edge.convert.tflite_export import SPENT_AFTER_EXPORT
+
+        origin = ModelSource.load(origin).weights
+        setattr(origin, SPENT_AFTER_EXPORT, True)  # read for this conversion only: dropped before convert()
+    return tflite_variant(origin, variant, *args, **kwargs)
 
 
 #: fp32 flatbuffers the child converted, by run token (at most one): the conversions queued behind fp32
@@ -79,7 +130,7 @@ class VariantBuilds:
 
     def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
                  calibration: CalibrationSet, task: Any, say: Callable[[str], None],
-                 ready: Future[None] | None = None) -> None:
+                 ready: Future[None] | None = None, checkpoint: str | None = None) -> None:
         import uuid
 
         from albert_edge.convert.child_process import start_in_child
@@ -88,19 +139,51 @@ class VariantBuilds:
         self.tflite = list(tflite) if "tflite" in formats else []
         self.onnx_names = list(onnx) if "onnx" in formats else []
         self.with_onnx = "onnx" in formats
+        self.onnx: list[VariantResult] = []
         self.total = 1 + len(self.tflite) + ((1 + len(self.onnx_names)) if self.with_onnx else 0)
         self.while_waiting: Callable[[], bool] = lambda: False
+        self._fp32_result: VariantResult | None = None
+        self.collected: dict[str, VariantResult] = {}
+        #: Large weights: fp32, the converter's highest peak, is converted first while this process holds only
+        #: the weights, then the child is stopped, the other recipes converted in a fresh one and collected
+        #: before this process builds ONNX (``build_onnx``), so the converter's peak and this process's never
+        #: add up (record 0270); the child reads ``checkpoint`` itself (the path this process read the weights
+        #: from unchanged) instead of receiving the weights pickled (409 MB on BERT-base). Smaller models queue
+        #: every conversion at once in one child, beside this process's work (record 0250).
+        self.one_at_a_time = sum(int(t.nbytes) for t in weights.tensors.values()) >= LARGE_WEIGHTS_BYTES
+        self.pending: dict[str, Future[bytes]] = {}
+        queued = [name for name in self.tflite if EDITS_OF.get(name) not in self.tflite]
+        if self.one_at_a_time:
+            self._fp32 = None
+            self._convert_large_first(str(checkpoint) if checkpoint is not None else weights, queued)
+            return
         run = uuid.uuid4().hex
         self._fp32 = start_in_child(convert_fp32, weights, task, run)
-        self.pending: dict[str, Future[bytes]] = {
-            name: start_in_child(convert_after_fp32, weights, name, calibration, task, run)
-            for name in self.tflite if EDITS_OF.get(name) not in self.tflite}
-        self.onnx: list[VariantResult] = []
-        self._fp32_result: VariantResult | None = None
+        self.pending = {name: start_in_child(convert_after_fp32, weights, name, calibration, task, run)
+                        for name in queued}
+
+    def _convert_large_first(self, origin: Any, queued: Sequence[str]) -> None:
+        """``one_at_a_time``: fp32 converted now and the child stopped, the other recipes queued in a fresh one
+        (fp32's file sent only to the recipes that read it: not ``CONVERTED_ALONE``)."""
+        from albert_edge.convert.child_process import call_in_child, result, shutdown, start_in_child
+
+        self.say(f"building tflite:fp32 (1/{self.total})")
+        if self.ready is not None:
+            result(self.ready)
+        self._fp32_result = self._tflite_result(
+            "fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=self.task))
+        shutdown()  # the converter's resident gigabytes go back; the next conversion starts a fresh child
+        if self._fp32_result.error:
+            return
+        for name in queued:
+            self.pending[name] = start_in_child(
+                convert_variant, origin, name, self.calibration, task=self.task,
+                float_model=None if name in CONVERTED_ALONE else self._fp32_result.data)
 
     def converting(self) -> bool:
         """Whether the child still has conversions of this run to finish (it then keeps one core busy)."""
-        return any(not f.done() for f in (self._fp32, *self.pending.values()))
+        return any(not f.done() for f in (*((self._fp32,) if self._fp32 is not None else ()),
+                                           *self.pending.values()))
 
     @property
     def fp32(self) -> VariantResult:
@@ -115,7 +198,9 @@ class VariantBuilds:
         return self._fp32_result
 
     def build_onnx(self) -> None:
-        """The ONNX fp32 and variants, built in this process (while the child converts)."""
+        """The ONNX fp32 and variants, built in this process (while the child converts, unless ``one_at_a_time``)."""
+        if self.one_at_a_time:
+            self._collect()
         if not self.with_onnx:
             return
         from albert_edge.convert.onnx_export import onnx_model_bytes
@@ -141,6 +226,16 @@ class VariantBuilds:
                 r.census = census_onnx_variant(r.data)
             r.size_bytes = len(r.data)
 
+    def _collect(self) -> None:
+        """Wait for every queued conversion, then stop the child: its resident gigabytes go back now."""
+        from albert_edge.convert.child_process import result, shutdown
+
+        for k, name in enumerate(self.tflite, 2):
+            if name in self.pending:
+                self.say(f"building tflite:{name} ({k}/{self.total})")
+                self.collected[name] = self._tflite_result(name, lambda name=name: result(self.pending.pop(name)))
+        shutdown()
+
     def in_order(self) -> Iterator[VariantResult]:
         """Every variant in report order (TFLite fp32, TFLite variants, ONNX), each once it is built."""
         from albert_edge.convert.child_process import result
@@ -149,13 +244,16 @@ class VariantBuilds:
         yield self.fp32
         built: dict[str, bytes] = {}
         for k, name in enumerate(self.tflite, 2):
-            self.say(f"building tflite:{name} ({k}/{self.total})")
-            if name in self.pending:
+            if name in self.collected:  # converted before the ONNX builds (``one_at_a_time``)
+                r = self.collected.pop(name)
+            elif name in self.pending:
+                self.say(f"building tflite:{name} ({k}/{self.total})")
                 future = self.pending.pop(name)
                 while not future.done() and self.while_waiting():
                     pass
                 r = self._tflite_result(name, lambda future=future: result(future))
             else:  # an edit of a variant built before it, or anything when fp32 could not be built
+                self.say(f"building tflite:{name} ({k}/{self.total})")
                 r = self._tflite_result(name, lambda name=name: tflite_variant(
                     self.weights, name, self.calibration, float_model=self.fp32.data or None, task=self.task,
                     built=built))
@@ -179,4 +277,21 @@ class VariantBuilds:
         except (RuntimeError, ValueError) as exc:
             r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
         r.size_bytes = len(r.data)
+        _release_freed_memory()  # the census's interpreter: freed, but glibc kept it resident (3x the file)
         return r
+
+
+def _release_freed_memory() -> None:
+    """Hand memory freed to the C heap back to the OS (glibc ``malloc_trim``; nothing where there is none).
+
+    Why: a census opens the variant in LiteRT with XNNPACK, which packs the weights; freed afterwards,
+    glibc still kept about 3x the file resident (the sample's 16 MB fp32 file: +51 MB, +15 MB after the
+    trim), which on BERT-base's 409 MB sat beside the converter's child. (``bench_latency.memory`` has the
+    same call, a floor above this one.)
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -150,6 +150,10 @@ class QuantizeRun:
     judge_rows: SequentialJudge | None = None
     #: The converter child's preparation (``builds.prepare_child``), awaited before its first conversion.
     child_ready: Future[None] | None = None
+    #: Report lines of the variants the mode's list had but this run did not build (``builds.left_out_by_size``).
+    left_out: list[str] = field(default_factory=list)
+    #: The checkpoint path when this run read the weights from it unchanged (the converter's child may read it too).
+    read_from: str | None = None
 
     @property
     def weights(self) -> AlbertWeights:
@@ -339,8 +343,11 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     if default_judge is not None:
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
-    return QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
-                       options.budget(), out, say, started, child_ready=child_ready)
+    run = QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
+                      options.budget(), out, say, started, child_ready=child_ready)
+    # A local path only (a Hub id would be resolved again in the child).
+    run.read_from = None if isinstance(checkpoint, ModelSource) or not Path(checkpoint).exists() else str(checkpoint)
+    return run
 
 
 def _read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
@@ -434,15 +441,18 @@ def _judge_set(texts: list[str], calib: str | os.PathLike[str] | None, eval_text
 
 def _build_and_judge(run: QuantizeRun) -> None:
     """Build fp32 and the mode's variants, run fp32 on the judge set (the reference), judge every variant."""
-    from albert_edge.quantize.builds import VariantBuilds
+    from albert_edge.quantize.builds import VariantBuilds, left_out_by_size
 
     o = run.options
     run.say(f"building variants ({o.mode}, {', '.join(o.format_list)})")
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
-    names = variant_names(o.mode, o.variants, run.task.name)
-    builds = VariantBuilds(run.weights, *names, o.format_list, run.calibration, run.task, run.say,
-                           ready=run.child_ready)
+    tflite, onnx = variant_names(o.mode, o.variants, run.task.name)
+    tflite, run.left_out = left_out_by_size(tflite, run.weights, o.mode, o.variants is not None)
+    for line in run.left_out:
+        run.say(line)
+    builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
+                           ready=run.child_ready, checkpoint=run.read_from)
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
@@ -670,7 +680,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
                             error_tables=run.tables, fallback=run.fallback_log)
     chosen, log = choose(run.results, run.budget, o.prefer)
     report.held_back = held_back(run.fallback_log, run.results, run.budget)
-    report.decision_log = (log + [fallback_line(entry) for entry in run.fallback_log]
+    report.decision_log = (run.left_out + log + [fallback_line(entry) for entry in run.fallback_log]
                            + [held_back_line(item) for item in report.held_back])
     report.chosen = chosen.key if chosen else None
     keep = list(run.results)
