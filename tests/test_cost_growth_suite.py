@@ -64,7 +64,7 @@ def test_the_tree_peak_sums_a_parent_and_the_child_it_waits_for():
     """quantize's parent judges while its child converts: the record must hold their sum, which wait4 does not."""
     script = ("import subprocess, sys, time\n"
               "held = bytearray(150 * 2**20)\n"
-              "child = 'x = bytearray(150 * 2**20); import time; time.sleep(2.0)'\n"
+              "child = 'x = bytearray(150 * 2**20); import time; time.sleep(4.0)'\n"
               "subprocess.run([sys.executable, '-c', child], check=True)\n")
     import sys
 
