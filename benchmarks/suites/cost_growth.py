@@ -128,7 +128,10 @@ class TreeSampler:
 
 def run_command(cmd: list[str], timeout: float) -> dict[str, Any]:
     """One process (and its children): wall and CPU seconds, the largest process's peak RSS and the tree's
-    summed peak (MB), exit code, the last stderr line and every progress step line (heartbeats left out)."""
+    summed peak (MB), exit code, the last stderr line and every progress step line (heartbeats left out).
+
+    wait4's peak is only the command's when this process is small: Linux keeps the spawning process's RSS
+    high-water mark in the child's figure across exec (the suite runs as its own small process)."""
     load = os.getloadavg()
     err = tempfile.TemporaryFile()
     began = time.perf_counter()
