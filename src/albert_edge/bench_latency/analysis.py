@@ -25,11 +25,13 @@ from albert_edge.bench_latency.stats import (
     instability,
     paired_ratio,
 )
+from albert_edge.neighbours import CONTENTION_SHARE
 
 DEFAULT_TARGET_PRECISION = 0.03
 # A burst that spent more than this share of its wall time waiting on a run queue (or a run whose
-# load average exceeded the core count) was measured under contention.
-CONTENTION_WAIT_SHARE = 0.10
+# load average exceeded the core count), or whose neighbours left it less than this share short of its
+# threads' CPUs, was measured under contention (the one share quantize's verdict uses too).
+CONTENTION_WAIT_SHARE = CONTENTION_SHARE
 # A verdict between configurations of which one was measured under contention must clear this band, not
 # just 1.0: a CPU hog biased paired ratios by 7-21 % in the issue #29 battery (more for the configuration
 # with more threads, which loses a core), with intervals that did not cover the idle value.

@@ -47,6 +47,7 @@ from albert_edge.bench_latency.machine import (
 )
 from albert_edge.bench_latency.memory import aggregate_memory
 from albert_edge.bench_latency.options import BenchOptions
+from albert_edge.neighbours import leaves_too_few
 from albert_edge.bench_latency.schema import BenchReport
 from albert_edge.bench_latency.stats import coefficient_of_variation, summarize
 from albert_edge.errors import BackendError, DataError, MissingPackError, ModelFileError
@@ -375,7 +376,7 @@ def _contention(bursts: list[dict], threads: int, loads: list[float], logical_co
     neighbours = _neighbour_cores(bursts)
     if neighbours is not None:
         held, cpus = neighbours
-        busy = cpus - held < min(threads, cpus) * (1.0 - CONTENTION_WAIT_SHARE)
+        busy = leaves_too_few(held, cpus, threads, CONTENTION_WAIT_SHARE)
     else:
         busy = bool((wait_share > CONTENTION_WAIT_SHARE if wait_share is not None
                      else threads == 1 and cpu_share is not None and cpu_share < 1.0 - CONTENTION_WAIT_SHARE)

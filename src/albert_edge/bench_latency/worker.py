@@ -274,29 +274,10 @@ def _run_delay_ns() -> int | None:
 
 
 def _machine_busy_s() -> float | None:
-    """CPU seconds every process together has used on this process's CPUs (``/proc/stat``), steal included.
+    """``neighbours.machine_busy_s``: the machine's busy CPU seconds on this worker's CPUs (``/proc/stat``)."""
+    from albert_edge.neighbours import machine_busy_s
 
-    Minus the process's own CPU time, what the neighbours took from the CPUs the worker may run on:
-    the run-queue wait cannot tell that apart from the wait a runtime's own threads cause each other
-    (LiteRT at 2 threads waited 20-27 % of its bursts on an idle 2-core machine, with a core idle).
-    None where there is no ``/proc/stat``. Counted in clock ticks: exact over many bursts, not one.
-    """
-    try:
-        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        with open("/proc/stat") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return None
-    ticks, found = 0, False
-    for line in lines:
-        name, *fields = line.split()
-        if not name.startswith("cpu") or name == "cpu" or (cpus is not None and int(name[3:]) not in cpus):
-            continue
-        # user nice system idle iowait irq softirq steal: everything but idle and iowait was busy.
-        values = [int(v) for v in fields[:8]]
-        ticks += sum(values) - values[3] - values[4]
-        found = True
-    return ticks / os.sysconf("SC_CLK_TCK") if found else None
+    return machine_busy_s()
 
 
 class Session:

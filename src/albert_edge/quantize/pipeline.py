@@ -34,6 +34,7 @@ import numpy as np
 from albert_edge.outputs.atomic import ensure_writable_dir
 from albert_edge.convert.source import ModelSource
 from albert_edge.errors import AlbertEdgeError, BudgetNotMetError, QuantizationError
+from albert_edge.neighbours import CpuWindow, usable_cpus
 from albert_edge.outputs.output_set import OutputSet
 from albert_edge.quantize.auto import (SPEED_TIE_BAND, Budget, best_effort, budget_failures, choose,
                                       misses_only_size, not_judged)
@@ -602,8 +603,10 @@ def _time_variants(run: QuantizeRun) -> None:
     run.say(f"timing {len(runnable)} variants, up to {o.rounds} interleaved rounds (until the {len(needed)} within "
             f"budget are known within {100 * SPEED_TIE_BAND:g}%)")
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    window = CpuWindow().start()
     latency = interleaved_latency(runnable, latency_inputs(seq_len, config.vocab_size), o.num_threads, o.rounds,
                                   stop=stop)
+    held = window.stop()
     done = latency["tflite:fp32"]["rounds"]
     run.timing = {"threads": o.num_threads, "seq_len": seq_len, "batch": 1, "rounds": done, "max_rounds": o.rounds,
                   "stopped": "decided" if done < o.rounds else "max rounds", "interleaved": True,
@@ -611,6 +614,9 @@ def _time_variants(run: QuantizeRun) -> None:
                   "speed_tie_band": SPEED_TIE_BAND}
     run.timing["load_average"] = [load_before, os.getloadavg()[0] if hasattr(os, "getloadavg") else None]
     run.timing["logical_cores"] = os.cpu_count()  # what the verdict needs to say whether speed could be decided
+    # The CPUs other processes held while timing (the load average counts this run's own threads).
+    run.timing["neighbour_cores"] = None if held is None else round(held, 3)
+    run.timing["usable_cpus"] = usable_cpus()
     rounds = {key: entry.pop("rounds_ms") for key, entry in latency.items()}
     base = latency["tflite:fp32"]["median_ms"]
     for r in run.results:

@@ -243,6 +243,24 @@ def relax_sentence(closest: VariantResult | None, budget: Budget, task: Task) ->
             f"relax {relax} to accept it")
 
 
+def _timing_contended(timing: dict[str, Any]) -> tuple[bool, str]:
+    """(whether the timing rounds shared the CPUs with other processes, the reason in words).
+
+    Where the run read ``/proc/stat`` (``neighbour_cores``: the CPUs other processes held, this run's own
+    time taken out), contended means they left fewer CPUs than the timing's threads, the bench's rule
+    (``neighbours.leaves_too_few``). Elsewhere, a load average above the logical cores: cruder, since it
+    counts this run's own threads (2.0-2.1 on an idle 2-core machine timing at 2 threads).
+    """
+    from albert_edge.neighbours import CONTENTION_SHARE, leaves_too_few
+
+    held, cpus, threads = timing.get("neighbour_cores"), timing.get("usable_cpus"), timing.get("threads") or 1
+    if held is not None and cpus:
+        return leaves_too_few(held, cpus, threads, CONTENTION_SHARE), f"other processes held {held:.1f} of {cpus} CPUs"
+    cores, loads = timing.get("logical_cores"), [x for x in timing.get("load_average") or () if x]
+    busy = bool(cores and loads and max(loads) > cores)
+    return busy, f"load average {max(loads) if loads else 0:.1f} on {cores} logical cores"
+
+
 def quantize_verdict(report: QuantizeReport) -> Verdict:
     """The console's verdict block of a quantize run (``albert_edge.verdict``): the shipped ``model.*``
     (TFLite first), what it costs against fp32, and whether the timing ran on a quiet enough machine.
@@ -260,12 +278,11 @@ def quantize_verdict(report: QuantizeReport) -> Verdict:
     by_key = {v.key: v for v in report.variants}
     fp32 = by_key.get("tflite:fp32")
     threads = report.timing.get("threads")
-    cores, loads = report.timing.get("logical_cores"), [x for x in report.timing.get("load_average") or () if x]
-    busy = bool(cores and loads and max(loads) > cores)
+    busy, why = _timing_contended(report.timing)
     variants_glob = f"{directory / VARIANTS_DIR}/*.{name.split('.')[1] if name else 'tflite'}"
     common = {"threads": threads, "details": str(directory / REPORT_MD), "decided": not busy,
-              "undecided": f"load average {max(loads) if loads else 0:.1f} on {cores} logical cores while timing "
-                           "(contended: the speed ranking may be the neighbours')" if busy else None,
+              "undecided": f"{why} while timing (contended: the speed ranking may be the neighbours')"
+                           if busy else None,
               "rerun": f"albert-edge bench {variants_glob} --threads {threads}" if busy else None}
     if name is None:
         unjudged = next((v.not_judged for v in report.variants if v.not_judged), None)
