@@ -133,8 +133,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     from albert_edge.bench_latency.bench_verdict import file_verdict
     from albert_edge.verdict import verdict_lines
     from albert_edge.convert.pipeline import convert_checkpoint
-    from albert_edge.convert.source import ModelSource
-    from albert_edge.quantize.pipeline import quantize_checkpoint
+    from albert_edge.convert.child_process import result
+    from albert_edge.quantize.pipeline import quantize_checkpoint, read_checkpoint
     from albert_edge.runtime import TextClassifier
 
     settings = settings or DemoSettings()
@@ -156,7 +156,10 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX fp32, parity vs numpy reference)")
     step(f"read {sample_dir}")
-    source = ModelSource.load(sample_dir)  # read once: convert and quantize share the weights
+    # Read once (convert and quantize share the weights) and without TensorFlow here: the converter's child
+    # imports it and verifies a TF1 checkpoint's checksums, awaited before anything is written (record 0250).
+    source, ready = read_checkpoint(sample_dir)
+    result(ready)
     conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels), progress=progress)
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
     seconds["convert"] = round(time.perf_counter() - started, 1)

@@ -309,7 +309,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     if not isinstance(checkpoint, ModelSource):
         reject_model_file(checkpoint)
     texts = read_calibration_texts(calib) if calib is not None else []
-    source, child_ready = (checkpoint, None) if isinstance(checkpoint, ModelSource) else _read_checkpoint(checkpoint)
+    source, child_ready = (checkpoint, None) if isinstance(checkpoint, ModelSource) else read_checkpoint(checkpoint)
     weights = source.weights
     # The same limit convert uses: a pack longer than the position table is a file no reader opens.
     options = replace(options, max_seq_len=source.max_seq_len(options.max_seq_len))
@@ -351,7 +351,7 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     return run
 
 
-def _read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
+def read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
     """The checkpoint read here without TensorFlow, and the converter child started beside it.
 
     Why: TensorFlow's TF1 reader cost this process a TensorFlow import (5-13 s) for a read the bundle
