@@ -156,10 +156,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo_out", sample: str | os.Path
     started = time.perf_counter()
     log(f"[1/4] convert {sample_dir} -> {models_dir} (TFLite + ONNX fp32, parity vs numpy reference)")
     step(f"read {sample_dir}")
-    # Read once (convert and quantize share the weights) and without TensorFlow here: the converter's child
-    # imports it and verifies a TF1 checkpoint's checksums, awaited before anything is written (record 0250).
-    source, ready = read_checkpoint(sample_dir)
-    result(ready)
+    source, ready = read_checkpoint(sample_dir)  # once, for convert and quantize; no TensorFlow here (0250)
+    result(ready)  # the converter child's TF1 checksum check, before anything is written
     conversion = convert_checkpoint(source, models_dir, replace(settings.convert, labels=labels), progress=progress)
     log(conversion.table() if hasattr(conversion, "table") else json.dumps(conversion.to_dict(), indent=1))
     seconds["convert"] = round(time.perf_counter() - started, 1)

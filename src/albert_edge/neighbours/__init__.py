@@ -11,7 +11,6 @@ The bench's worker (``bench_latency.worker``) and quantize's timing (``quantize.
 from __future__ import annotations
 
 import os
-import resource
 import time
 from dataclasses import dataclass
 
@@ -76,5 +75,6 @@ class CpuWindow:
 
 
 def _own_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """This process's CPU seconds, all threads (``os.times``: also where ``resource`` is missing, Windows)."""
+    times = os.times()
+    return times.user + times.system
