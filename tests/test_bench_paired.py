@@ -338,16 +338,16 @@ def test_the_neighbours_cpu_time_is_read_from_the_machine():
     import time
 
     from albert_edge.bench_latency.memory import process_usage
-    from albert_edge.bench_latency.worker import _machine_busy_s
+    from albert_edge.neighbours import machine_busy_s
 
-    if _machine_busy_s() is None:
+    if machine_busy_s() is None:
         pytest.skip("no /proc/stat")
     hog = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 30\nwhile time.time() < end: pass"])
     try:
         time.sleep(0.5)
-        usage, busy, opened = process_usage(), _machine_busy_s(), time.perf_counter()
+        usage, busy, opened = process_usage(), machine_busy_s(), time.perf_counter()
         time.sleep(1.0)
-        after, busy_after, window = process_usage(), _machine_busy_s(), time.perf_counter() - opened
+        after, busy_after, window = process_usage(), machine_busy_s(), time.perf_counter() - opened
     finally:
         hog.kill()
         hog.wait()

@@ -13,6 +13,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from albert_edge.neighbours import usable_cpus
+
 # /proc/cpuinfo flag (x86 "flags", ARM "Features") -> the name users search for.
 SIMD_FLAGS: dict[str, str] = {
     "sse4_2": "SSE4.2",
@@ -84,13 +86,6 @@ def default_thread_counts(cores: int | None = None) -> list[int]:
         counts.append(n)
         n *= 2
     return [*counts, cores]
-
-
-def usable_cpus() -> list[int]:
-    """CPUs this process may run on (respects taskset/cgroups), sorted."""
-    if hasattr(os, "sched_getaffinity"):
-        return sorted(os.sched_getaffinity(0))
-    return list(range(os.cpu_count() or 1))
 
 
 def package_versions() -> dict[str, str]:

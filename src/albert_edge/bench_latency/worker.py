@@ -26,6 +26,7 @@ import numpy as np
 
 from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules, max_rss_mb, process_usage, weight_sharing
 from albert_edge.errors import AlbertEdgeError
+from albert_edge.neighbours import machine_busy_s, usable_cpus
 
 # "litert_buckets" is LiteRT behind the runtime's length buckets (runtime/length_buckets.py): one
 # interpreter per padded width, so a real-length run never reshapes a graph.
@@ -273,13 +274,6 @@ def _run_delay_ns() -> int | None:
     return total if found else None
 
 
-def _machine_busy_s() -> float | None:
-    """``neighbours.machine_busy_s``: the machine's busy CPU seconds on this worker's CPUs (``/proc/stat``)."""
-    from albert_edge.neighbours import machine_busy_s
-
-    return machine_busy_s()
-
-
 class Session:
     """One loaded configuration, timed in bursts: the long-lived worker's state between rounds.
 
@@ -333,7 +327,7 @@ class Session:
         is how many of its CPUs the neighbours held meanwhile (the runner's contention test).
         """
         samples = []
-        usage, delay, busy = process_usage(), _run_delay_ns(), _machine_busy_s()
+        usage, delay, busy = process_usage(), _run_delay_ns(), machine_busy_s()
         opened = time.perf_counter()
         try:
             for _ in range(runs):
@@ -345,14 +339,14 @@ class Session:
                 self.probe.sample()
         except Exception as exc:  # noqa: BLE001
             raise WorkerError(f"{self.args.model}: inference failed ({str(exc).splitlines()[0]})") from None
-        after, delay_after, busy_after = process_usage(), _run_delay_ns(), _machine_busy_s()
+        after, delay_after, busy_after = process_usage(), _run_delay_ns(), machine_busy_s()
         window_s = time.perf_counter() - opened
         cpu_s = (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime)
         return {
             "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3, "cpu_s": cpu_s,
             "others_cpu_s": None if busy is None or busy_after is None else busy_after - busy - cpu_s,
             "window_s": window_s,
-            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "cpus": len(usable_cpus()),
             "involuntary_switches": after.ru_nivcsw - usage.ru_nivcsw,
             "voluntary_switches": after.ru_nvcsw - usage.ru_nvcsw,
             "run_delay_s": None if delay is None or delay_after is None else (delay_after - delay) / 1e9,

@@ -25,6 +25,7 @@ from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
 from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
 from albert_edge.errors import AlbertEdgeError, ConversionError
+from albert_edge.model.weights import weights_nbytes
 
 ConverterHook = Callable[[Any], None]  # receives the tf.lite.TFLiteConverter before convert()
 
@@ -107,7 +108,7 @@ def convert_to_tflite_bytes(
     function route, for hooks that read the converter's functions; None chooses by the weights' size
     (``SAVED_MODEL_ROUTE_BYTES``)."""
     if via_saved_model is None:
-        via_saved_model = sum(t.nbytes for t in weights.tensors.values()) >= SAVED_MODEL_ROUTE_BYTES
+        via_saved_model = weights_nbytes(weights) >= SAVED_MODEL_ROUTE_BYTES
     try:
         if via_saved_model:
             with saved_model_converter(weights, task=task, options=options) as converter:

@@ -39,9 +39,11 @@ def machine_busy_s() -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK") if found else None
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity), else the machine's count."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def usable_cpus() -> list[int]:
+    """CPUs this process may run on (respects taskset/cgroups), sorted."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
 
 
 def leaves_too_few(held: float, cpus: int, threads: int, share: float) -> bool:

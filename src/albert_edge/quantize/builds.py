@@ -16,8 +16,9 @@ From 100 MiB of weights up (``LARGE_WEIGHTS_BYTES``) the conversions are collect
 before ONNX is built: the converter leaves its peak resident in the process that ran it (2.4-3.7 GB on a
 BERT-base-sized model, records 0240 and 0270), and the judging, fallback and timing steps that follow
 never need it; a later conversion (a fallback step, the size search) starts a fresh child. Smaller
-models keep the child (a fresh one costs a TensorFlow import: seconds, for the sample's megabytes). fp32's file goes to the child only with the recipes that
-read it (not ``CONVERTED_ALONE``): it is pickled here and unpickled there, two copies of it per call.
+models keep the child (a fresh one costs a TensorFlow import: seconds, for the sample's megabytes). On the
+large route fp32's file goes to the child only with the recipes that read it (not ``CONVERTED_ALONE``): it is pickled
+here and unpickled there, two copies of it per call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from albert_edge.convert.tflite_export import SAVED_MODEL_ROUTE_BYTES
 from albert_edge.errors import AlbertEdgeError
+from albert_edge.model.weights import weights_nbytes
 from albert_edge.quantize.calibration import CalibrationSet
 from albert_edge.quantize.report import VariantResult
 
@@ -59,7 +62,7 @@ CONVERTED_ALONE = frozenset({"fp16", "dynamic_int8", "int8_full", "int16x8"})
 #: record 0240), and the calibrator runs every calibration text through the float graph in TensorFlow. On
 #: BERT-base the child peaked at 5.3 GB on it (the weights and fp32 file pickled with the call), over #39's
 #: 4 GB for the whole command (record 0270).
-LARGE_WEIGHTS_BYTES = 100 * 2**20
+LARGE_WEIGHTS_BYTES = SAVED_MODEL_ROUTE_BYTES
 
 
 def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
@@ -71,7 +74,7 @@ def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
     """
     from albert_edge.quantize.tflite_quant import VARIANTS
 
-    size = sum(int(t.nbytes) for t in weights.tensors.values())
+    size = weights_nbytes(weights)
     if mode != "auto" or named or size < LARGE_WEIGHTS_BYTES:
         return list(tflite), []
     cut = [n for n in tflite if n in VARIANTS and VARIANTS[n].calibrated]
@@ -150,7 +153,7 @@ class VariantBuilds:
         #: add up (record 0270); the child reads ``checkpoint`` itself (the path this process read the weights
         #: from unchanged) instead of receiving the weights pickled (409 MB on BERT-base). Smaller models queue
         #: every conversion at once in one child, beside this process's work (record 0250).
-        self.one_at_a_time = sum(int(t.nbytes) for t in weights.tensors.values()) >= LARGE_WEIGHTS_BYTES
+        self.one_at_a_time = weights_nbytes(weights) >= LARGE_WEIGHTS_BYTES
         self.pending: dict[str, Future[bytes]] = {}
         queued = [name for name in self.tflite if EDITS_OF.get(name) not in self.tflite]
         if self.one_at_a_time:
@@ -182,8 +185,7 @@ class VariantBuilds:
 
     def converting(self) -> bool:
         """Whether the child still has conversions of this run to finish (it then keeps one core busy)."""
-        return any(not f.done() for f in (*((self._fp32,) if self._fp32 is not None else ()),
-                                           *self.pending.values()))
+        return any(not f.done() for f in (self._fp32, *self.pending.values()) if f is not None)
 
     @property
     def fp32(self) -> VariantResult:

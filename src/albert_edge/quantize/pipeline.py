@@ -616,7 +616,7 @@ def _time_variants(run: QuantizeRun) -> None:
     run.timing["logical_cores"] = os.cpu_count()  # what the verdict needs to say whether speed could be decided
     # The CPUs other processes held while timing (the load average counts this run's own threads).
     run.timing["neighbour_cores"] = None if held is None else round(held, 3)
-    run.timing["usable_cpus"] = usable_cpus()
+    run.timing["usable_cpus"] = len(usable_cpus())
     rounds = {key: entry.pop("rounds_ms") for key, entry in latency.items()}
     base = latency["tflite:fp32"]["median_ms"]
     for r in run.results:
