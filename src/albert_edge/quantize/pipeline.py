@@ -344,11 +344,10 @@ def _open_run(checkpoint: ModelSource | str | os.PathLike[str], out_dir: str | o
     judge.info.update({"task": task.name, "task_config": task.settings(), "baseline": "tflite:fp32"})
     if default_judge is not None:
         judge.info["default"] = "the labelled split beside the checkpoint (no --eval given)"
-    run = QuantizeRun(source, calib, options, task, names, asset, calibration, judge,
-                      options.budget(), out, say, started, child_ready=child_ready)
-    # A local path only (a Hub id would be resolved again in the child).
-    run.read_from = None if isinstance(checkpoint, ModelSource) or not Path(checkpoint).exists() else str(checkpoint)
-    return run
+    # read_from: a path this run read itself (child_ready), and a local one (a Hub id would be resolved again).
+    return QuantizeRun(source, calib, options, task, names, asset, calibration, judge, options.budget(), out, say,
+                       started, child_ready=child_ready,
+                       read_from=str(checkpoint) if child_ready is not None and Path(checkpoint).exists() else None)
 
 
 def read_checkpoint(checkpoint: str | os.PathLike[str]) -> tuple[ModelSource, Future[None]]:
