@@ -69,3 +69,40 @@ def test_quantize_verdict_decides_from_the_neighbours_not_its_own_load():
     assert busy and why == "other processes held 0.9 of 2 CPUs"
     old = {"threads": 2, "load_average": [2.5, 2.6], "logical_cores": 2}  # a report without /proc/stat figures
     assert _timing_contended(old) == (True, "load average 2.6 on 2 logical cores")
+
+
+def _fake_clocks(monkeypatch, cpu_per_window: list[float], window: float = 0.005) -> dict:
+    """process_time/perf_counter/sleep driven by a script: each sleep is one window, in which this
+    process's threads used the next CPU-seconds of ``cpu_per_window`` (0 once the script is over)."""
+    import albert_edge.neighbours as neighbours
+
+    state = {"cpu": 0.0, "now": 0.0, "sleeps": 0}
+
+    def sleep(seconds: float) -> None:
+        used = cpu_per_window[state["sleeps"]] if state["sleeps"] < len(cpu_per_window) else 0.0
+        state.update(cpu=state["cpu"] + used, now=state["now"] + seconds, sleeps=state["sleeps"] + 1)
+
+    monkeypatch.setattr(neighbours.time, "process_time", lambda: state["cpu"])
+    monkeypatch.setattr(neighbours.time, "perf_counter", lambda: state["now"])
+    monkeypatch.setattr(neighbours.time, "sleep", sleep)
+    return state
+
+
+def test_settling_waits_until_the_own_pool_stops_spinning(monkeypatch):
+    """An ORT-like pool spinning 1.0, 0.6, 0.3 CPUs over three 5 ms windows, then quiet: the wait ends at the
+    first quiet window (the fourth), not before and not at the limit."""
+    from albert_edge.neighbours import settle_own_threads
+
+    state = _fake_clocks(monkeypatch, [0.005, 0.003, 0.0015])
+    assert settle_own_threads(window_s=0.005) == pytest.approx(0.020)
+    assert state["sleeps"] == 4
+
+
+def test_settling_gives_up_at_its_limit_and_returns_at_once_when_quiet(monkeypatch):
+    from albert_edge.neighbours import settle_own_threads
+
+    state = _fake_clocks(monkeypatch, [0.005] * 1000)   # a pool that never stops
+    assert settle_own_threads(window_s=0.005, limit_s=0.048) == pytest.approx(0.05)   # the window past the limit ends it
+    assert state["sleeps"] == 10
+    state = _fake_clocks(monkeypatch, [])
+    assert settle_own_threads(window_s=0.005) == pytest.approx(0.005)

@@ -388,6 +388,9 @@ def _contention(bursts: list[dict], threads: int, loads: list[float], logical_co
         "cpu_per_wall": cpu / wall if wall > 0 else None, "cpu_share": cpu_share,
         "involuntary_switches_per_call": sum(b["involuntary_switches"] for b in bursts) / max(1, calls),
         "neighbour_cores": None if neighbours is None else round(neighbours[0], 3),
+        # How long the worker's own pools kept spinning after a burst (it waits them out: neighbours.settle_own_threads).
+        "settle_ms_median": (round(float(np.median(settles)) * 1e3, 1)
+                             if (settles := [b["settle_s"] for b in bursts if b.get("settle_s") is not None]) else None),
         "load_average_during": load, "logical_cores": logical_cores,
         "contended": busy,
     }

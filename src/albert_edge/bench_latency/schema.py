@@ -34,7 +34,8 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      same rounds: their round_medians_ms pair up by index), latency_cv (of the
                      round medians), contention {run_queue_wait_share, contended_rounds,
                      cpu_per_wall, cpu_share, involuntary_switches_per_call, neighbour_cores (other
-                     processes' CPUs during the bursts; null without /proc/stat), load_average_during,
+                     processes' CPUs during the bursts; null without /proc/stat), settle_ms_median (how
+                     long the worker's own pools spun after a burst: waited out before the next), load_average_during,
                      logical_cores, contended} and vs_baseline {ratio (time over the baseline's),
                      low, high (95 % bootstrap over rounds; null under 5 rounds), rounds, cv,
                      relative_half_width, round_ratios, baseline_backend, contended} | null

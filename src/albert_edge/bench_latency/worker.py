@@ -26,7 +26,7 @@ import numpy as np
 
 from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules, max_rss_mb, process_usage, weight_sharing
 from albert_edge.errors import AlbertEdgeError
-from albert_edge.neighbours import machine_busy_s, usable_cpus
+from albert_edge.neighbours import machine_busy_s, settle_own_threads, usable_cpus
 
 # "litert_buckets" is LiteRT behind the runtime's length buckets (runtime/length_buckets.py): one
 # interpreter per padded width, so a real-length run never reshapes a graph.
@@ -342,7 +342,7 @@ class Session:
         after, delay_after, busy_after = process_usage(), _run_delay_ns(), machine_busy_s()
         window_s = time.perf_counter() - opened
         cpu_s = (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime)
-        return {
+        burst = {
             "ok": True, "samples_ms": samples, "wall_s": sum(samples) / 1e3, "cpu_s": cpu_s,
             "others_cpu_s": None if busy is None or busy_after is None else busy_after - busy - cpu_s,
             "window_s": window_s,
@@ -351,6 +351,9 @@ class Session:
             "voluntary_switches": after.ru_nvcsw - usage.ru_nvcsw,
             "run_delay_s": None if delay is None or delay_after is None else (delay_after - delay) / 1e9,
         }
+        # Measured: now let this process's pools stop spinning before the next configuration's burst.
+        burst["settle_s"] = settle_own_threads()
+        return burst
 
     def ready(self) -> dict:
         """What is known once loaded and warm: the cold-start figures."""

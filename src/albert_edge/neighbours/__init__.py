@@ -6,6 +6,7 @@ of its bursts on an idle 2-core machine (its own thread pools), and the load ave
 command itself (quantize on an idle 2-core machine read 2.0-2.1 while timing its 2-thread rounds and
 called itself contended). The machine's busy CPU time minus this process's own is what the others took.
 The bench's worker (``bench_latency.worker``) and quantize's timing (``quantize.pipeline``) share it.
+A timing process is also a neighbour of the next one: ``settle_own_threads`` waits for its pools to go quiet.
 """
 
 from __future__ import annotations
@@ -80,3 +81,25 @@ def _own_cpu_s() -> float:
     """This process's CPU seconds, all threads (``os.times``: also where ``resource`` is missing, Windows)."""
     times = os.times()
     return times.user + times.system
+
+
+def settle_own_threads(quiet_share: float = 0.05, window_s: float = 0.005, limit_s: float = 0.25) -> float:
+    """Wait until this process's own threads have stopped using the CPUs; the seconds waited.
+
+    Why: ONNX Runtime's intra-op pool spins for ~50 ms after a run (0.4-1.8 CPUs in 5 ms windows, measured
+    on the sample's fp32 file at 2 threads), so in the bench, where configurations run their bursts in turn
+    in processes of their own, the LiteRT burst that followed an ORT burst on an idle 2-core machine read
+    0.40-0.54 CPUs held by others and was called contended (record 0255). A worker that settles before it
+    reports its burst hands the next one a quiet machine, as an app running one model has; its own timing
+    keeps the pool's default spinning. Quiet: under ``quiet_share`` of one CPU over a ``window_s`` window
+    (the waiting thread itself sleeps); gives up after ``limit_s``.
+    """
+    start = wall = time.perf_counter()
+    cpu = time.process_time()
+    while wall - start < limit_s:
+        time.sleep(window_s)
+        cpu_now, wall_now = time.process_time(), time.perf_counter()
+        if cpu_now - cpu <= quiet_share * (wall_now - wall):
+            return wall_now - start
+        cpu, wall = cpu_now, wall_now
+    return wall - start
