@@ -24,7 +24,7 @@ import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
 from albert_edge.runtime.backends import Backend, open_backend
-from albert_edge.runtime.consistency import check_model_consistency
+from albert_edge.runtime.consistency import check_model_consistency, check_vocab_fits
 from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
 from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import SequenceClassification
@@ -128,20 +128,54 @@ def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_th
     pack that disagrees with its graph fails before any interpreter exists, never mid-request.
     ``length_buckets`` (a .tflite only; True for the defaults) gives each pooled backend one
     interpreter per padded width (``runtime.length_buckets``).
+
+    The graph's checks run first; then the first interpreter is built in a thread while this one loads
+    the tokenizer and checks its size against the graph (``side_by_side``): LiteRT releases the GIL while
+    it builds and packs the weights, so on two cores the tokenizer leaves the path to the first answer.
     """
-    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size)
+    facts = check_model_consistency(data, pack, source)
     buckets = checked_buckets(length_buckets, pack.max_seq_len)
 
     def single() -> Backend:
         return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info)
 
-    def factory() -> Backend:
-        if buckets and facts.tflite_info is not None:
-            return BucketedBackend(single, buckets, tokenizer.pad_id)
-        return single()
+    def tokenizer_checked() -> Any:
+        tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+        check_vocab_fits(facts, pack, source, tokenizer.vocab_size)
+        return tokenizer
 
-    return tokenizer, _BackendPool(factory, pool_size)
+    if buckets and facts.tflite_info is not None:
+        # A bucketed backend pads with the tokenizer's pad id: the tokenizer comes first.
+        tokenizer = tokenizer_checked()
+        return tokenizer, _BackendPool(lambda: BucketedBackend(single, buckets, tokenizer.pad_id), pool_size)
+    pool, tokenizer = side_by_side(lambda: _BackendPool(single, pool_size), tokenizer_checked)
+    return tokenizer, pool
+
+
+def side_by_side(background: Callable[[], Any], foreground: Callable[[], Any]) -> tuple[Any, Any]:
+    """(background(), foreground()), the first run in a new thread while this one runs the second.
+
+    Both always finish before this returns or raises, so nothing is left half-built behind an error;
+    the foreground's error wins (a bad tokenizer is reported as before, whatever the interpreter says),
+    then the background's.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = background()
+        except BaseException as exc:   # re-raised in the caller's thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="albert-edge-load", daemon=True)
+    thread.start()
+    try:
+        value = foreground()
+    finally:
+        thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"], value
 
 class TextClassifier:
     """Sequence classification with a packed .tflite or .onnx model."""
