@@ -238,3 +238,58 @@ def test_non_finite_logits_from_corrupt_weights_are_refused_not_labelled():
     clf = TextClassifier.from_bytes(onnx_bytes(wts, make_pack()), "nan.onnx", num_threads=1)
     with pytest.raises(ModelFileError, match="nan.onnx: the model produced non-finite logits"):
         clf.predict("很好")
+
+
+def test_the_interpreter_is_built_in_another_thread_while_the_tokenizer_loads(models, monkeypatch):
+    import albert_edge.runtime.classifier as classifier
+
+    threads: dict[str, str] = {}
+    real_backend, real_tokenizer = classifier.open_backend, classifier.load_tokenizer
+
+    def backend(*args, **kwargs):
+        threads["interpreter"] = threading.current_thread().name
+        return real_backend(*args, **kwargs)
+
+    def tokenizer(*args, **kwargs):
+        threads["tokenizer"] = threading.current_thread().name
+        return real_tokenizer(*args, **kwargs)
+
+    monkeypatch.setattr(classifier, "open_backend", backend)
+    monkeypatch.setattr(classifier, "load_tokenizer", tokenizer)
+    clf = TextClassifier.from_file(models["tflite"], num_threads=1)
+    assert threads == {"interpreter": "albert-edge-load", "tokenizer": threading.current_thread().name}
+    assert clf.predict("很好").label in LABELS
+
+
+def test_side_by_side_waits_for_both_and_the_foreground_error_wins():
+    from albert_edge.runtime.classifier import side_by_side
+
+    finished = []
+
+    def slow_background():
+        threading.Event().wait(0.05)
+        finished.append("background")
+        raise ModelFileError("m.tflite: the interpreter refused it")
+
+    def failing_foreground():
+        raise TokenizerError("m.tflite: vocab.txt is not UTF-8")
+
+    with pytest.raises(TokenizerError, match="vocab.txt"):
+        side_by_side(slow_background, failing_foreground)
+    assert finished == ["background"]   # never left running behind the error
+    with pytest.raises(ModelFileError, match="refused"):
+        side_by_side(slow_background, lambda: "tokenizer")
+    assert side_by_side(lambda: "pool", lambda: "tokenizer") == ("pool", "tokenizer")
+
+
+def test_a_vocab_longer_than_the_embedding_table_fails_the_load_with_the_interpreter_built_beside(tmp_path):
+    from tests.support.runtime_models import make_pack, tflite_bytes
+
+    pack = make_pack()
+    longer = type(pack)(**{**pack.__dict__, "tokenizer_asset": pack.tokenizer_asset + b"".join(
+        f"extra{i}\n".encode() for i in range(4096))})
+    path = tmp_path / "long_vocab.tflite"
+    path.write_bytes(attach_tflite_pack(tflite_bytes(weights()), longer))
+    with pytest.raises(ModelFileError, match="long_vocab.tflite.*embedding table"):
+        TextClassifier.from_file(path)
+    assert not [t for t in threading.enumerate() if t.name == "albert-edge-load"]
