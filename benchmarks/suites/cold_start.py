@@ -28,7 +28,7 @@ every way alike:
                          and friends, none a cache path), so the cache is only reachable here.
 
 ``paired_cpu_ratios`` (and ``paired_wall_ratios``, the same for wall time: the goal's figure on an idle machine,
-where the runtime's load overlaps the tokenizer with LiteRT's build): each app way's CPU time over the
+and the only one that shows work run side by side in two threads): each app way's CPU time over the
 interpreter's and over ``app_before``'s, per round
 (the ways of a round run back to back), as the median ratio with a 95 % bootstrap interval: the figure to
 quote on a loaded machine, where the ways' own medians drift apart by more than a change is worth.

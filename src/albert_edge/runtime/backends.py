@@ -150,15 +150,13 @@ class TfliteBackend(Backend):
         info: TfliteInfo | None = None,
     ) -> None:
         """``info``: the structure check of exactly these bytes, when the caller already ran it
-        (``consistency.check_model_consistency`` does); otherwise it runs on first use (LiteRT verifies
-        the flatbuffer itself, so a caller may build this beside its own checks: ``classifier.open_checked``)."""
+        (``consistency.check_model_consistency`` does); otherwise it runs here."""
         if backend not in TFLITE_BACKENDS:
             raise BackendError(f"backend {backend!r} cannot run .tflite files; choose one of {list(TFLITE_BACKENDS)}")
         self.name = backend
         self.source = source
         self.num_threads = checked_num_threads(num_threads)
-        self._info = info
-        self._data = data
+        self.info = info if info is not None else inspect_tflite(tflite_flatbuffer_view(data), source)
         if backend == "tflite_runtime":
             check_tflite_runtime_compatible(self.info, source)
         interpreter_cls = _import_module(backend)
@@ -208,17 +206,6 @@ class TfliteBackend(Backend):
         # constants: fed [3, seq] it would mix the rows, so a batch runs row by row instead.
         details = self._runner.get_input_details().values()
         self.batch_one = all(len(d["shape_signature"]) == 2 and d["shape_signature"][0] == 1 for d in details)
-
-    @property
-    def info(self) -> TfliteInfo:
-        """The flatbuffer's structure (operator codes, buffers), read now unless the caller gave it."""
-        if self._info is None:
-            self._info = inspect_tflite(tflite_flatbuffer_view(self._data), self.source)
-        return self._info
-
-    @info.setter
-    def info(self, value: TfliteInfo) -> None:
-        self._info = value
 
     def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=np.int32) for n in self.input_names}
@@ -283,17 +270,6 @@ class OnnxBackend(Backend):
 
     def metadata(self) -> dict[str, str]:
         return dict(self._session.get_modelmeta().custom_metadata_map)
-
-    @property
-    def info(self) -> TfliteInfo:
-        """The flatbuffer's structure (operator codes, buffers), read now unless the caller gave it."""
-        if self._info is None:
-            self._info = inspect_tflite(tflite_flatbuffer_view(self._data), self.source)
-        return self._info
-
-    @info.setter
-    def info(self, value: TfliteInfo) -> None:
-        self._info = value
 
     def _run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {n: np.ascontiguousarray(inputs[n], dtype=self._dtypes[n]) for n in self.input_names}

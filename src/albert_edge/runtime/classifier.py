@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from albert_edge.errors import BackendError, ModelFileError, TokenizerError
-from albert_edge.runtime.backends import Backend, open_backend, resolve_backend
-from albert_edge.runtime.consistency import GraphFacts, check_model_consistency, check_vocab_fits
+from albert_edge.runtime.backends import Backend, open_backend
+from albert_edge.runtime.consistency import check_model_consistency
 from albert_edge.runtime.length_buckets import BucketedBackend, checked_buckets
-from albert_edge.runtime.pack import MappedModel, ModelPack, map_model_file, model_kind, read_pack_bytes
+from albert_edge.runtime.pack import ModelPack, map_model_file, read_pack_bytes
 from albert_edge.tasks import SequenceClassification
 from albert_edge.tokenizer import Encoding, Preprocessor, load_tokenizer
 
@@ -125,78 +125,23 @@ def open_checked(data: bytes, source: str, pack: ModelPack, backend: str, num_th
     """The pack's tokenizer and a pool of interpreters, after the load-time pack-vs-graph check.
 
     Every runtime class (classifier, embedder, token classifier) opens its file this way, so a
-    pack that disagrees with its graph fails before the first answer, never mid-request.
+    pack that disagrees with its graph fails before any interpreter exists, never mid-request.
     ``length_buckets`` (a .tflite only; True for the defaults) gives each pooled backend one
     interpreter per padded width (``runtime.length_buckets``).
-
-    LiteRT verifies the flatbuffer itself before it builds (its flatbuffers verifier runs for a path as for
-    bytes: a damaged offset is "not a valid Flatbuffer buffer", and 300 damaged copies of the sample crashed it
-    none of the times), and it releases the GIL while it builds and packs the weights. So for LiteRT the first
-    interpreter is built in a thread while this one runs the pack-vs-graph checks and loads the tokenizer
-    (``side_by_side``); it is never run before they pass, and a file they refuse fails with their message.
-    Other backends (ONNX Runtime, tflite_runtime, TensorFlow) get the checked file only: the checks run
-    first, then the build beside the tokenizer.
     """
+    tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
+    facts = check_model_consistency(data, pack, source, tokenizer.vocab_size)
     buckets = checked_buckets(length_buckets, pack.max_seq_len)
-    known: dict[str, GraphFacts] = {}
 
     def single() -> Backend:
-        facts = known.get("facts")
-        return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info if facts else None)
+        return open_backend(data, source, backend, num_threads, xnnpack, facts.tflite_info)
 
-    def tokenizer_checked() -> Any:
-        tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, source)
-        check_vocab_fits(known["facts"], pack, source, tokenizer.vocab_size)
-        return tokenizer
+    def factory() -> Backend:
+        if buckets and facts.tflite_info is not None:
+            return BucketedBackend(single, buckets, tokenizer.pad_id)
+        return single()
 
-    def checks_then_tokenizer() -> Any:
-        known["facts"] = check_model_consistency(data, pack, source)
-        return tokenizer_checked()
-
-    if buckets and model_kind(data) == "tflite":
-        # A bucketed backend pads with the tokenizer's pad id: the tokenizer comes first.
-        tokenizer = checks_then_tokenizer()
-        return tokenizer, _BackendPool(lambda: BucketedBackend(single, buckets, tokenizer.pad_id), pool_size)
-    if _litert_verifies(data, backend, source):
-        pool, tokenizer = side_by_side(lambda: _BackendPool(single, pool_size), checks_then_tokenizer)
-        pool.first.info = known["facts"].tflite_info   # type: ignore[attr-defined]  # read by the checks already
-    else:
-        known["facts"] = check_model_consistency(data, pack, source)
-        pool, tokenizer = side_by_side(lambda: _BackendPool(single, pool_size), tokenizer_checked)
-    if isinstance(data, MappedModel):
-        data.release_pages()   # the checks may have mapped pages again after the interpreter gave them back
-    return tokenizer, pool
-
-
-def _litert_verifies(data: bytes, backend: str, source: str) -> bool:
-    """Whether ``data`` goes to LiteRT's interpreter, which verifies the flatbuffer before building it."""
-    return model_kind(data) == "tflite" and resolve_backend("tflite", backend, source) == "litert"
-
-
-def side_by_side(background: Callable[[], Any], foreground: Callable[[], Any]) -> tuple[Any, Any]:
-    """(background(), foreground()), the first run in a new thread while this one runs the second.
-
-    Both always finish before this returns or raises, so nothing is left half-built behind an error;
-    the foreground's error wins (a bad tokenizer is reported as before, whatever the interpreter says),
-    then the background's.
-    """
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = background()
-        except BaseException as exc:   # re-raised in the caller's thread below
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, name="albert-edge-load", daemon=True)
-    thread.start()
-    try:
-        value = foreground()
-    finally:
-        thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"], value
+    return tokenizer, _BackendPool(factory, pool_size)
 
 class TextClassifier:
     """Sequence classification with a packed .tflite or .onnx model."""

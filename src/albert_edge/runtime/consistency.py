@@ -350,25 +350,12 @@ def check_model_consistency(data: bytes, pack: ModelPack, source: str, vocab_siz
         if dtype != "float32" or (shape and (len(shape) not in (2, 3) or shape[-1] not in (-1, len(pack.labels)))):
             raise fail(f"output {output!r} is {dtype} {list(shape)} but the pack has {len(pack.labels)} labels "
                        f"(expected float32 [batch, {len(pack.labels)}] or [batch, seq, {len(pack.labels)}])")
-    if vocab_size is not None:
-        check_vocab_fits(facts, pack, source, vocab_size)
+    if vocab_size is not None and facts.embedding_rows is not None and not vocab_fits(vocab_size, facts.embedding_rows):
+        raise fail(f"pack {pack.tokenizer_file} has {vocab_size} tokens but the graph's embedding table has "
+                   f"{facts.embedding_rows} rows (neither equal nor padding to a multiple of 8-128)")
     if facts.position_rows is not None and pack.max_seq_len > facts.position_rows:
         raise fail(f"pack max_seq_len is {pack.max_seq_len} but the graph has only {facts.position_rows} positions")
     return facts
-
-
-def check_vocab_fits(facts: GraphFacts, pack: ModelPack, source: str, vocab_size: int) -> None:
-    """Raise ModelFileError unless the pack tokenizer's ``vocab_size`` fits the graph's embedding table.
-
-    Apart from ``check_model_consistency``'s other checks so that a runtime can run the graph's checks first,
-    then build the interpreter and load the tokenizer side by side (``classifier.open_checked``): a vocab that
-    does not fit misreads no memory (the interpreter bounds every gather), it gives wrong answers, so it must
-    fail before the first answer, not before the interpreter exists.
-    """
-    if facts.embedding_rows is not None and not vocab_fits(vocab_size, facts.embedding_rows):
-        raise ModelFileError(f"{source}: pack {pack.tokenizer_file} has {vocab_size} tokens but the graph's embedding "
-                             f"table has {facts.embedding_rows} rows (neither equal nor padding to a multiple of "
-                             "8-128); the pack and the graph in this file do not belong together")
 
 
 def checked_pack(data: bytes, source: str, pack: ModelPack | None = None) -> ModelPack:
