@@ -59,6 +59,22 @@ class LazyVocab(Mapping[str, int]):
         """The tokens in id order (one per line)."""
         return self._framed[1:-1].decode("utf-8").split("\n")
 
+    def piece_limits(self) -> tuple[int, int]:
+        """(longest line not starting with "##", longest "##" line without its "##"), in characters.
+
+        What WordPiece's greedy split needs to skip candidates longer than any token; from the dict it cost a
+        pass over every key (and the dict's build) on the first word not in the vocab as a whole. Here: one
+        numpy pass, a character being a byte that is not a UTF-8 continuation byte (the text is valid UTF-8).
+        """
+        breaks = (self._bytes == 10).nonzero()[0]
+        chars = np.zeros(len(self._bytes) + 1, np.int32)
+        np.cumsum((self._bytes & 0xC0) != 0x80, out=chars[1:])
+        lengths = chars[breaks[1:]] - chars[self._starts]
+        second = np.minimum(self._starts + 1, len(self._bytes) - 1)
+        cont = (breaks[1:] - self._starts >= 2) & (self._bytes[self._starts] == 35) & (self._bytes[second] == 35)
+        starts, conts = lengths[~cont], lengths[cont]
+        return (int(starts.max()) if len(starts) else 0), (int(conts.max()) if len(conts) else 2) - 2
+
     def _built(self) -> dict[str, int]:
         if self._dict is None:
             lines = self.lines()
