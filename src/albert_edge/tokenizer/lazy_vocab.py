@@ -66,12 +66,11 @@ class LazyVocab(Mapping[str, int]):
         pass over every key (and the dict's build) on the first word not in the vocab as a whole. Here: one
         numpy pass, a character being a byte that is not a UTF-8 continuation byte (the text is valid UTF-8).
         """
-        breaks = (self._bytes == 10).nonzero()[0]
-        chars = np.zeros(len(self._bytes) + 1, np.int32)
-        np.cumsum((self._bytes & 0xC0) != 0x80, out=chars[1:])
-        lengths = chars[breaks[1:]] - chars[self._starts]
+        # Each line from its start to the next line's start holds its own characters and its newline (a cumsum of
+        # the bool mask cast to int32 took 1-4 ms; reduceat of its bytes 0.7).
+        lengths = np.add.reduceat(((self._bytes & 0xC0) != 0x80).view(np.uint8), self._starts, dtype=np.int32) - 1
         second = np.minimum(self._starts + 1, len(self._bytes) - 1)
-        cont = (breaks[1:] - self._starts >= 2) & (self._bytes[self._starts] == 35) & (self._bytes[second] == 35)
+        cont = (lengths >= 2) & (self._bytes[self._starts] == 35) & (self._bytes[second] == 35)
         starts, conts = lengths[~cont], lengths[cont]
         return (int(starts.max()) if len(starts) else 0), (int(conts.max()) if len(conts) else 2) - 2
 
