@@ -67,7 +67,8 @@ def test_a_run_reports_medians_and_p90_per_model_and_way_with_the_load_average()
     # Paired per-round CPU ratios with an interval: the figure that holds on a loaded machine.
     paired = model["paired_cpu_ratios"]
     assert set(paired) == {"app/interpreter", "app/app_before", "steps/interpreter", "steps/app_before"}
-    for ratio in paired.values():
+    assert set(model["paired_wall_ratios"]) == set(paired)
+    for ratio in [*paired.values(), *model["paired_wall_ratios"].values()]:
         assert ratio["n"] == 2 and ratio["interval"][0] <= ratio["median"] <= ratio["interval"][1]
 
 
@@ -78,3 +79,12 @@ def test_paired_ratios_are_taken_round_by_round():
             "interpreter": [{"cold_start_cpu_ms": v} for v in (5.0, 10.0, 20.0)]}
     # Each round's app is twice its interpreter although the ways' own figures spread 4x.
     assert paired_ratios(raws) == {"app/interpreter": {"median": 2.0, "n": 3, "interval": [2.0, 2.0]}}
+
+
+def test_paired_wall_ratios_read_wall_time_not_cpu_time():
+    from benchmarks.suites.cold_start import _wall, paired_ratios
+
+    raws = {"app": [{"first_answer_cpu_ms": 30.0, "first_answer_ms": v} for v in (12.0, 24.0, 48.0)],
+            "interpreter": [{"cold_start_cpu_ms": 10.0, "cold_start_ms": v} for v in (10.0, 20.0, 40.0)]}
+    assert paired_ratios(raws, measure=_wall)["app/interpreter"]["median"] == pytest.approx(1.2)
+    assert paired_ratios(raws)["app/interpreter"]["median"] == pytest.approx(3.0)

@@ -238,3 +238,103 @@ def test_non_finite_logits_from_corrupt_weights_are_refused_not_labelled():
     clf = TextClassifier.from_bytes(onnx_bytes(wts, make_pack()), "nan.onnx", num_threads=1)
     with pytest.raises(ModelFileError, match="nan.onnx: the model produced non-finite logits"):
         clf.predict("很好")
+
+
+def test_a_vocab_longer_than_the_embedding_table_fails_the_load(tmp_path):
+    from tests.support.runtime_models import make_pack, tflite_bytes
+
+    pack = make_pack()
+    longer = type(pack)(**{**pack.__dict__, "tokenizer_asset": pack.tokenizer_asset + b"".join(
+        f"extra{i}\n".encode() for i in range(4096))})
+    path = tmp_path / "long_vocab.tflite"
+    path.write_bytes(attach_tflite_pack(tflite_bytes(weights()), longer))
+    with pytest.raises(ModelFileError, match="long_vocab.tflite.*embedding table"):
+        TextClassifier.from_file(path)
+
+
+def _tensor_field_at(flat: bytes, tensor: int, index: int) -> int:
+    """Byte position of what field ``index`` of subgraph 0's tensor ``tensor`` points to (a vector's or a
+    string's length), read by hand: 3 name, 0 shape."""
+    import struct
+
+    def u32(p: int) -> int:
+        return struct.unpack_from("<I", flat, p)[0]
+
+    def field(table: int, i: int) -> int:   # an offset field, followed
+        vtable = table - struct.unpack_from("<i", flat, table)[0]
+        at = table + struct.unpack_from("<H", flat, vtable + 4 + 2 * i)[0]
+        return at + u32(at)
+
+    def element(vector: int, i: int) -> int:   # a vector of tables' element
+        return vector + 4 + 4 * i + u32(vector + 4 + 4 * i)
+
+    subgraph = element(field(u32(0), 2), 0)
+    return field(element(field(subgraph, 0), tensor), index)
+
+
+def test_litert_verifies_the_flatbuffer_it_opens_by_path_as_it_does_bytes(models, tmp_path):
+    # A damaged offset deep in the graph is refused by LiteRT's own flatbuffers verifier for a path as for bytes
+    # (record 0285; docs/architecture.md says so): what the load-time check adds is what no verifier sees.
+    # If a LiteRT release drops the verifier on the path, this fails and the docs must change.
+    import struct
+
+    from ai_edge_litert.interpreter import Interpreter
+
+    data = bytearray(models["tflite"].read_bytes())
+    struct.pack_into("<I", data, _tensor_field_at(bytes(data), 0, 3), 0x7FFFFFF0)
+    path = tmp_path / "long_name.tflite"
+    path.write_bytes(bytes(data))
+    for way in ({"model_path": str(path)}, {"model_content": bytes(data)}):
+        with pytest.raises(ValueError, match="not a valid Flatbuffer"):
+            Interpreter(**way)
+    with pytest.raises(ModelFileError, match="long_name.tflite"):
+        TextClassifier.from_file(path)
+
+
+def test_a_graph_the_checks_refuse_fails_with_their_message_although_litert_builds_it(models, tmp_path):
+    # A constant whose shape claims fewer rows than its buffer holds: LiteRT checks only that a buffer is not
+    # too small, so it would build and run this; the load-time check refuses it.
+    import struct
+
+    from ai_edge_litert.interpreter import Interpreter
+
+    from albert_edge.runtime.flatbuffer import read_tflite_graph
+    from albert_edge.runtime.pack import tflite_flatbuffer_view
+
+    data = bytearray(models["tflite"].read_bytes())
+    graph = read_tflite_graph(tflite_flatbuffer_view(bytes(data)))
+    # The embedding table (the most rows): GATHER reads rows by id, so fewer rows still build.
+    table = max((t for t in graph.tensors if t.constant and len(t.shape) == 2), key=lambda t: t.shape[0])
+    shape = _tensor_field_at(bytes(data), table.index, 0)
+    assert struct.unpack_from("<i", data, shape + 4)[0] == table.shape[0]
+    struct.pack_into("<i", data, shape + 4, table.shape[0] - 1)
+    path = tmp_path / "short_shape.tflite"
+    path.write_bytes(bytes(data))
+    Interpreter(model_path=str(path)).allocate_tensors()   # LiteRT alone builds it
+    with pytest.raises(ModelFileError, match=r"short_shape.tflite: tensor .* has shape"):
+        TextClassifier.from_file(path)
+
+
+@pytest.mark.parametrize("kind", ["tflite", "onnx"])
+def test_no_interpreter_is_built_before_the_checks_have_passed(models, monkeypatch, kind):
+    import albert_edge.runtime.classifier as classifier
+
+    events: list[str] = []
+    lock = threading.Lock()
+    real_check, real_backend = classifier.check_model_consistency, classifier.open_backend
+
+    def check(*args, **kwargs):
+        facts = real_check(*args, **kwargs)
+        with lock:
+            events.append("checked")
+        return facts
+
+    def backend(*args, **kwargs):
+        with lock:
+            events.append("build")
+        return real_backend(*args, **kwargs)
+
+    monkeypatch.setattr(classifier, "check_model_consistency", check)
+    monkeypatch.setattr(classifier, "open_backend", backend)
+    TextClassifier.from_file(models[kind], num_threads=1)
+    assert events == ["checked", "build"]

@@ -308,9 +308,9 @@ def resolve_backend(kind: str, backend: str, source: str) -> str:
         raise BackendError(f"{source}: a .tflite model cannot run on onnxruntime; use litert, tflite_runtime or tf")
     if backend != "auto":
         return backend
-    here = available_backends()
+    # The first installed one, looked for in order: a package not imported yet costs a search of sys.path.
     for name in TFLITE_BACKENDS:
-        if name in here:
+        if _installed(_TFLITE_MODULES[name][0].split(".")[0]):
             return name
     raise BackendError(f"{source}: no TFLite interpreter is installed; pip install ai-edge-litert")
 

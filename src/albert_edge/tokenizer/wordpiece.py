@@ -90,6 +90,8 @@ class WordPieceTokenizer:
 
     def _limits(self) -> tuple[int, int]:
         """(longest start piece, longest ``##`` continuation without its ``##``), computed once."""
+        if self._piece_limits is None and isinstance(self.vocab, LazyVocab):
+            self._piece_limits = self.vocab.piece_limits()   # no dict built, no pass over its keys
         if self._piece_limits is None:
             continuation = methodcaller("startswith", "##")
             starts = max(map(len, filterfalse(continuation, self.vocab)), default=0)
