@@ -205,4 +205,4 @@ def test_library_code_the_runtime_faults_in_is_split_from_the_model_s_own_memory
     assert memory["part_library_code_mb"] > 0.5, memory
     assert memory["model_own_after_first_mb"] == pytest.approx(
         memory["model_after_first_mb"] - memory["part_library_code_mb"])
-    assert memory["model_own_after_first_mb"] > 0.9 * memory["part_file_mb"]
+    assert memory["model_own_after_first_mb"] > memory["part_file_mapped_mb"] > 0, memory
