@@ -1,4 +1,4 @@
-"""quantize writes the default batch-one graph ([1, seq], constant reshapes), calibrated int8_fc included.
+"""convert and quantize write the default batch-one graph ([1, seq], constant reshapes), calibrated int8_fc included.
 
 TensorFlow's calibrator resizes the inputs one at a time and allocates after each, so calibration texts of
 different lengths broke the batch-one graph's allocation until the samples were padded to one length
@@ -45,3 +45,16 @@ def test_int8_fc_is_calibrated_on_texts_of_many_lengths_into_a_batch_one_graph()
 def test_only_int8_full_and_int16x8_convert_the_dynamic_batch_graph():
     assert not variant_graph("int8_full").batch_one and not variant_graph("int16x8").batch_one
     assert all(variant_graph(v).batch_one for v in ("fp32", "fp16", "dynamic_int8", "dynamic_int8_col", "int8_fc"))
+
+
+def test_convert_writes_batch_one_unless_dynamic_batch_is_asked_and_refuses_both(capsys):
+    import pytest
+
+    from albert_edge.cli import build_parser
+
+    parser = build_parser()
+    parse = lambda *flags: parser.parse_args(["convert", "ckpt", "--out", "o", *flags])   # noqa: E731
+    assert parse().batch_one and parse("--batch-one").batch_one and not parse("--dynamic-batch").batch_one
+    with pytest.raises(SystemExit) as exit_info:
+        parse("--batch-one", "--dynamic-batch")
+    assert exit_info.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
