@@ -83,21 +83,30 @@ def test_markdown_has_one_table_per_sequence_length_with_the_asked_columns():
 
 
 def test_markdown_says_where_each_variants_memory_goes():
-    """The breakdown table has a row per variant and length, its parts adding up to the model's memory."""
+    """The breakdown table has a row per variant and length: the model's own memory is the file's mapped pages,
+    the packed weights and the heap's rest; with the library code it is the total, which the interpreter and
+    first-call parts add up to; own x file is the own memory over the file (record 0290)."""
     out, report = swept()
     lines = (out / "report.md").read_text().splitlines()
     start = lines.index("## Where the model memory goes")
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    header = next(line for line in lines[start:end] if line.startswith("| variant |"))
+    names = [c.strip() for c in header.split("|")[1:-1]]
     rows = [line for line in lines[start:end] if line.startswith(("| fp32 | litert |", "| int8_dynamic | litert |"))]
     assert {tuple(c.strip() for c in row.split("|")[1:4]) for row in rows} == {
         (v, "litert", s) for v in ("fp32", "int8_dynamic") for s in ("4", "12")}
     for row in rows:
-        file_mb, interpreter_mb, first_mb, model_mb = (float(c) for c in row.split("|")[4:8])
-        assert file_mb + interpreter_mb + first_mb == pytest.approx(model_mb, abs=0.25), row
-        cells = [c.strip() for c in row.split("|")]
-        if cells[9] != "–":   # the runtime's library pages apart: the model's own memory is the rest
-            assert float(cells[9]) + float(cells[10]) == pytest.approx(model_mb, abs=0.25), row
-    assert any("| library code MB | own MB | own x file |" in line for line in lines[start:end])
+        cell = dict(zip(names, (c.strip() for c in row.split("|")[1:-1])))
+        total = float(cell["total MB"])
+        assert float(cell["interpreter MB"]) + float(cell["first call MB"]) == pytest.approx(total, abs=0.25), row
+        if cell["own MB"] == "–":
+            continue
+        own = float(cell["own MB"])
+        assert own + float(cell["library code MB"]) == pytest.approx(total, abs=0.25), row
+        parts = float(cell["file mapped MB"]) + float(cell["packed weights MB"]) + float(cell["arena & rest MB"])
+        assert parts == pytest.approx(own, abs=0.25), row
+        size = report.variant(cell["variant"])["size_bytes"]
+        assert float(cell["own x file"].rstrip("x")) * size / 2**20 == pytest.approx(own, abs=0.06), row
 
 
 @pytest.mark.parametrize("mutate,message", [

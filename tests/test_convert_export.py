@@ -73,10 +73,21 @@ def _inputs(batch: int, seq: int, padded: bool, vocab_size: int) -> dict[str, np
 
 
 def _run_tflite(path: Path, inputs: dict[str, np.ndarray], threads: int = 2) -> np.ndarray:
+    """Logits from a bare LiteRT interpreter; a batch-one file (the default graph) is fed row by row, as the
+    runtime feeds it."""
     from ai_edge_litert.interpreter import Interpreter
 
     runner = Interpreter(model_path=str(path), num_threads=threads).get_signature_runner("serving_default")
+    if _batch_one(path):
+        return np.concatenate([runner(**{k: v[i : i + 1] for k, v in inputs.items()})["logits"]
+                               for i in range(len(inputs["input_ids"]))])
     return runner(**inputs)["logits"]
+
+
+def _batch_one(path: Path) -> bool:
+    """True for a [1, seq] graph: no SHAPE op reads the batch (``GraphOptions.batch_one``, the default)."""
+    ops = census_tflite(path)
+    return not ops.get("SHAPE") and not ops.get("PACK")
 
 
 def _run_onnx(path: Path, inputs: dict[str, np.ndarray], threads: int = 2) -> np.ndarray:
@@ -151,10 +162,11 @@ def test_tflite_holds_only_builtin_ops(converted, kind):
     ops = census_tflite(out / "model_fp32.tflite")
     banned = [op for op in ops if op.startswith("Flex") or op in ("CUSTOM", "EINSUM", "ONE_HOT", "ERF")]
     assert not banned
-    assert ops["GELU"] == 4 and ops["GATHER"] == 2
+    # Word and token-type tables, and the batch-one graph's position ids (a CUMSUM of the input, no SLICE).
+    assert ops["GELU"] == 4 and ops["GATHER"] == 3 and ops["CUMSUM"] == 1
 
 
-def test_tflite_signature_has_named_int32_inputs_that_resize_to_any_batch_and_sequence(converted):
+def test_tflite_signature_has_named_int32_inputs_that_resize_to_any_sequence(converted):
     from ai_edge_litert.interpreter import Interpreter
 
     _, _, out, _ = converted["brightmart"]
@@ -165,10 +177,11 @@ def test_tflite_signature_has_named_int32_inputs_that_resize_to_any_batch_and_se
         assert detail["dtype"] == np.int32
         # Declared [1, max_seq_len] for MediaPipe (it truncates and pads only to a fixed length) ...
         assert list(detail["shape"]) == [1, 128]
-    # ... but every op was converted with dynamic shapes, so the runner resizes to the real shape.
-    ids = np.full((2, 7), 5, np.int32)
+    # ... but the sequence axis was converted dynamic, so the runner resizes to the real length (one text per
+    # call: the default graph is batch-one; ``convert --dynamic-batch`` writes one that takes batches).
+    ids = np.full((1, 7), 5, np.int32)
     result = interpreter.get_signature_runner()(input_ids=ids, attention_mask=np.ones_like(ids), token_type_ids=np.zeros_like(ids))
-    assert result["logits"].shape[0] == 2
+    assert result["logits"].shape == (1, 2)
     np.testing.assert_allclose(result["probabilities"].sum(axis=1), 1.0, atol=1e-6)
 
 
@@ -224,20 +237,29 @@ def test_hugging_face_transformers_agrees_with_the_exported_onnx(converted):
     np.testing.assert_allclose(_run_onnx(out / "model_fp32.onnx", inputs), want, atol=1e-4, rtol=0)
 
 
-def test_batch_one_export_passes_parity_and_classifies_batches_like_the_default_file(converted, tmp_path):
+def test_dynamic_batch_export_passes_parity_resizes_to_any_batch_and_classifies_like_the_default_file(converted,
+                                                                                                    tmp_path):
+    """``convert --dynamic-batch`` (GraphOptions(batch_one=False)) writes the [batch, seq] graph a caller can feed
+    whole batches to; the default file (batch-one: constant reshapes, no SHAPE/PACK/STRIDED_SLICE) gives the same
+    answers, the runtime feeding it row by row."""
     from albert_edge.convert import GraphOptions
     from albert_edge.runtime import TextClassifier
 
-    _, checkpoint, out, _ = converted["google"]
+    weights, checkpoint, out, _ = converted["google"]
     report = convert_checkpoint(checkpoint, tmp_path, ConvertOptions(formats="tflite", labels=LABELS,
-                                                                graph_options=GraphOptions(batch_one=True)))
-    assert report.graph["tflite"]["batch_one"] and all(f.parity.passed for f in report.files)
-    assert not any(report.files[0].ops.get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE"))
+                                                                graph_options=GraphOptions(batch_one=False)))
+    assert not report.graph["tflite"]["batch_one"] and all(f.parity.passed for f in report.files)
+    assert report.files[0].ops.get("SHAPE") and not _batch_one(tmp_path / report.files[0].file)
+    assert _batch_one(out / report.files[0].file)
+    assert not any(census_tflite(out / report.files[0].file).get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE"))
+    inputs = _inputs(3, 20, True, weights.config.vocab_size)
+    np.testing.assert_allclose(_run_tflite(tmp_path / report.files[0].file, inputs),
+                               reference_forward(weights, **inputs).logits, atol=1e-4, rtol=0)
     texts = ["这家酒店服务很好", "差", "环境不错，早餐也很丰富，下次还来"]
-    one = TextClassifier.from_file(tmp_path / report.files[0].file, num_threads=1)
+    dynamic = TextClassifier.from_file(tmp_path / report.files[0].file, num_threads=1)
     default = TextClassifier.from_file(out / report.files[0].file, num_threads=1)
-    np.testing.assert_allclose(one.logits_batch(texts, bucket=False)[0], default.logits_batch(texts, bucket=False)[0],
-                               atol=1e-4)
+    np.testing.assert_allclose(dynamic.logits_batch(texts, bucket=False)[0],
+                               default.logits_batch(texts, bucket=False)[0], atol=1e-4)
 
 
 def test_shared_layer_loop_export_passes_parity_and_agrees_with_hugging_face_transformers(converted, tmp_path):

@@ -70,7 +70,7 @@ def test_every_config_activation_matches_reference_in_both_formats(act):
     assert_parity(onnx_model_bytes(weights), weights)
 
 
-CHOICES = {"default": GraphOptions(), "fused_qkv": GraphOptions(fused_qkv=True),
+CHOICES = {"default": GraphOptions(), "dynamic_batch": GraphOptions(batch_one=False), "fused_qkv": GraphOptions(fused_qkv=True),
            "adj_y": GraphOptions(attention_layout="adj_y"), "tanh_ops": GraphOptions(gelu="tanh_ops")}
 
 
@@ -185,19 +185,20 @@ def test_ort_transformer_optimizer_fuses_attention_and_dedup_keeps_one_weight_co
     assert_parity(fused.SerializeToString(), weights)
 
 
-def test_batch_one_graph_has_constant_reshapes_fewer_partitions_and_the_same_logits(base, choices):
+def test_default_graph_is_batch_one_with_constant_reshapes_fewer_partitions_and_the_same_logits(base, choices):
     import numpy as np
     from ai_edge_litert.interpreter import Interpreter
 
     from albert_edge.quantize.census import census_tflite_variant
 
-    one = convert_to_tflite_bytes(base, options=GraphOptions(batch_one=True))
-    ops, default_ops = census_tflite(one), census_tflite(choices["default"])
+    one, dynamic = choices["default"], choices["dynamic_batch"]
+    assert GraphOptions().batch_one and one == convert_to_tflite_bytes(base, options=GraphOptions(batch_one=True))
+    ops, default_ops = census_tflite(one), census_tflite(dynamic)
     # Nothing reads the runtime shape (position ids are a CUMSUM of the input): no dynamic tensors.
     assert default_ops["PACK"] > 1 and not any(ops.get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE"))
-    assert census_tflite_variant(one).partitions < census_tflite_variant(choices["default"]).partitions
+    assert census_tflite_variant(one).partitions < census_tflite_variant(dynamic).partitions
     runners = {}
-    for name, model in (("one", one), ("default", choices["default"])):
+    for name, model in (("one", one), ("default", dynamic)):
         interpreter = Interpreter(model_content=model, num_threads=1)
         runners[name] = interpreter.get_signature_runner("serving_default")
     rng = np.random.default_rng(0)
@@ -216,10 +217,10 @@ def test_batch_one_file_keeps_the_load_time_position_check_and_runs_batches_row_
     from albert_edge.runtime.backends import open_backend
     from albert_edge.runtime.consistency import graph_facts
 
-    one = convert_to_tflite_bytes(base, options=GraphOptions(batch_one=True))
+    one, dynamic = choices["default"], choices["dynamic_batch"]
     facts, _ = graph_facts(one, "one.tflite")
-    assert facts.position_rows == graph_facts(choices["default"], "default.tflite")[0].position_rows > 0
-    single, default = open_backend(one, "one.tflite", "litert", 1), open_backend(choices["default"], "d.tflite", "litert", 1)
+    assert facts.position_rows == graph_facts(dynamic, "dynamic.tflite")[0].position_rows > 0
+    single, default = open_backend(one, "one.tflite", "litert", 1), open_backend(dynamic, "d.tflite", "litert", 1)
     assert single.batch_one and not default.batch_one
     rng = np.random.default_rng(1)
     ids = rng.integers(1, 120, size=(3, 9)).astype(np.int32)

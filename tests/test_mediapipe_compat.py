@@ -55,8 +55,9 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("mediapipe_sample")
     labels = (SAMPLE / "labels.txt").read_text(encoding="utf-8").split()
     convert_checkpoint(SAMPLE, out / "fp32", ConvertOptions(formats="tflite", labels=labels))
-    convert_checkpoint(SAMPLE, out / "batch_one", ConvertOptions(formats="tflite", labels=labels,
-                                                                 graph_options=GraphOptions(batch_one=True)))
+    # The default graph is batch-one ([1, seq], record 0291); --dynamic-batch writes the [batch, seq] one.
+    convert_checkpoint(SAMPLE, out / "dynamic_batch", ConvertOptions(formats="tflite", labels=labels,
+                                                                     graph_options=GraphOptions(batch_one=False)))
     quantize_checkpoint(SAMPLE, out / "int8", SAMPLE / "calib.txt", mode="dynamic", formats="tflite", labels=labels, rounds=1,
                         num_threads=1)
     # The EMBEDDING_LOOKUP form, and litert-quantizer's int8 of it (word table int8 too) after `repack`.
@@ -64,7 +65,7 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     convert_checkpoint(SAMPLE, out / "lookup", ConvertOptions(formats="tflite", labels=labels,
                                                               graph_options=GraphOptions(embedding_lookup=True)))
     files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "variants" / "dynamic_int8.tflite",
-             "fp32_batch_one": out / "batch_one" / "model_fp32.tflite", "fp32_embedding_lookup": lookup}
+             "fp32_dynamic_batch": out / "dynamic_batch" / "model_fp32.tflite", "fp32_embedding_lookup": lookup}
     if importlib.util.find_spec("litert_quantizer") is not None:
         from albert_edge.convert.repack import repack_model
         from tests.support.litert_quantizer import quantize_dynamic_int8
@@ -91,7 +92,7 @@ def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -
     assert Path(where).read_bytes() == vendored.read_bytes()
 
 
-@pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_batch_one", "fp32_embedding_lookup",
+@pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_dynamic_batch", "fp32_embedding_lookup",
                                      "int8_litert_quantizer"])
 def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
     if variant not in sample_files:

@@ -196,3 +196,36 @@ def test_a_checked_load_copies_the_flatbuffer_no_more_and_parses_it_once(models,
     x = _inputs()
     want = numpy_logits(weights(), x["input_ids"], x["attention_mask"], x["token_type_ids"])
     np.testing.assert_allclose(clf.run_inputs(x), want, atol=1e-5)
+
+
+class _FakeInterpreter:
+    """Records resizes and allocations; ``refuse`` makes the short allocation fail, as a fixed-shape graph does."""
+
+    def __init__(self, shapes, refuse=False):
+        self.shapes, self.refuse, self.allocated = [list(s) for s in shapes], refuse, []
+
+    def get_input_details(self):
+        return [{"index": i, "shape": np.array(s)} for i, s in enumerate(self.shapes)]
+
+    def resize_tensor_input(self, index, shape):
+        self.shapes[index] = list(shape)
+
+    def allocate_tensors(self):
+        if self.refuse and self.shapes[0][1] == B.LOAD_SEQ_LEN:
+            raise RuntimeError("RESHAPE failed to prepare")
+        self.allocated.append([list(s) for s in self.shapes])
+
+
+def test_interpreter_is_allocated_at_a_short_length_so_the_arena_grows_with_the_texts():
+    """Files declare [1, max_seq_len]; allocated at that shape, the batch-one graph held a 128-token arena after a
+    25-token answer (record 0293). A graph that refuses the short length is allocated at its declared shape."""
+    short = _FakeInterpreter([[1, 128]] * 3)
+    B.allocate_short(short)
+    assert short.allocated == [[[1, B.LOAD_SEQ_LEN]] * 3]
+    fixed = _FakeInterpreter([[1, 128]] * 3, refuse=True)
+    B.allocate_short(fixed)
+    assert fixed.allocated == [[[1, 128]] * 3]
+    batch = _FakeInterpreter([[4, 128]])
+    B.allocate_short(batch)
+    assert batch.allocated == [[[4, 128]]]
+

@@ -2,10 +2,11 @@
 
 Builds the trained sample (examples/albert_tiny_zh_sentiment) as fp32 and dynamic-range int8
 TFLite (int8 as the quantize pipeline ships it: int8 weights and int8 lookup tables), each twice:
-the default graph (dynamic batch x dynamic length; its reshapes take their shapes from
+the dynamic-batch graph (``GraphOptions(batch_one=False)``, the default until record 0291: dynamic batch x
+dynamic length; its reshapes take their shapes from
 SHAPE/STRIDED_SLICE/PACK ops that XNNPACK does not take, so the graph splits into several delegate
-partitions with builtin kernels between them) and ``GraphOptions(batch_one=True)`` (a [1, seq]
-signature whose reshapes are constants with a single -1).
+partitions with builtin kernels between them) and ``GraphOptions(batch_one=True)`` (today's default: a
+[1, seq] signature whose reshapes are constants with a single -1). The names keep "default" for the first.
 
 Timing is interleaved call by call, in one process, through ``albert_edge.runtime.open_backend``
 (the app's path; 2 threads, batch 1): for every model, each round alternates a call at the next
@@ -59,7 +60,7 @@ def build(out: Path) -> dict[str, Path]:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
 
     paths = {}
-    for graph, options in (("default", GraphOptions()), ("batch_one", GraphOptions(batch_one=True))):
+    for graph, options in (("default", GraphOptions(batch_one=False)), ("batch_one", GraphOptions(batch_one=True))):
         for precision, hook in (("fp32", None), ("int8", dynamic_int8)):
             name = f"{precision}_{graph}"
             data = convert_to_tflite_bytes(weights, options=options, converter_hook=hook)

@@ -17,7 +17,11 @@ weight cache packs a constant matmul weight once per op that uses it, so ALBERT'
 packed once per layer; the figures per use and per distinct buffer bound what a cache could save.
 ``part_library_code_mb`` is the part of the interpreter and first call that is shared objects' pages (LiteRT's
 and XNNPACK's code, faulted in by a process's first interpreter whatever the model); ``model_own_after_first_mb``
-is the model's memory after its first call without them. Nothing the worker imports after the baseline may be charged to the model: the modules that appear
+is the model's memory after its first call without them: the figure issue #39's "x the file" is judged on
+(record 0290), the total staying beside it. The worker maps the file as an app's ``from_file`` does, so the own
+memory splits further by smaps mapping: ``part_file_mapped_mb``, the model file's resident pages; the graph's
+packed weights (``weights_packed_per_use_mb``, counted from the graph); and ``part_arena_rest_mb``, the heap's
+rest (arena, activations, kernels' scratch, the interpreter's structures). Nothing the worker imports after the baseline may be charged to the model: the modules that appear
 between the baseline and the first inference are listed (``imported_after_baseline``); numpy.random,
 loaded lazily by the worker's random ids, was 7.7 MB of the sample's "model" memory until the ids
 were drawn before the baseline.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -104,6 +109,42 @@ def hwm_mb() -> float:
 SMAPS = Path("/proc/self/smaps")
 
 
+def _smaps_text(smaps: str | None) -> str | None:
+    if smaps is not None:
+        return smaps
+    try:
+        return SMAPS.read_text()
+    except OSError:
+        return None
+
+
+def _resident_mb(smaps: str, wanted: Callable[[str], bool]) -> float:
+    """Summed ``Rss`` of the mappings whose path (empty for anonymous ones) ``wanted`` accepts, in MiB."""
+    total_kb, inside = 0.0, False
+    for line in smaps.splitlines():
+        head = line.split(None, 6)
+        if head and not head[0].endswith(":"):   # a mapping's header: address perms offset dev inode [path]
+            inside = wanted(head[5].strip() if len(head) > 5 else "")
+        elif inside and head and head[0] == "Rss:":
+            total_kb += float(head[1])
+    return total_kb / 1024.0
+
+
+def file_rss_mb(path: str | os.PathLike[str], smaps: str | None = None) -> float | None:
+    """Resident pages of every mapping of the file ``path`` (the interpreter's, and any the runtime holds), in
+    MiB; None without /proc/self/smaps.
+
+    Why: an app's runtime maps the model file (``from_file``) and the interpreter reads its weights from the
+    mapping, so the file's resident part is the model's, but it is clean page cache rather than heap: only
+    the pages something touched count, and the kernel may map whole folios around each touch.
+    """
+    text = _smaps_text(smaps)
+    if text is None:
+        return None
+    real = os.path.realpath(path)
+    return _resident_mb(text, lambda mapped: mapped.startswith("/") and os.path.realpath(mapped) == real)
+
+
 def library_rss_mb(smaps: str | None = None) -> float | None:
     """Resident pages of shared objects' mappings (``*.so*``: code and read-only data), in MiB; None without
     /proc/self/smaps.
@@ -113,20 +154,10 @@ def library_rss_mb(smaps: str | None = None) -> float | None:
     pays none of it. Charged to the model, it was a fifth of the sample's int8 "model memory". The heap,
     the file's bytes and a mapped model file are not shared objects and stay the model's.
     """
-    if smaps is None:
-        try:
-            smaps = SMAPS.read_text()
-        except OSError:
-            return None
-    total_kb, in_library = 0.0, False
-    for line in smaps.splitlines():
-        head = line.split(None, 6)
-        if head and not head[0].endswith(":"):   # a mapping's header: address perms offset dev inode [path]
-            path = head[5] if len(head) > 5 else ""
-            in_library = ".so" in path.rsplit("/", 1)[-1]
-        elif in_library and head and head[0] == "Rss:":
-            total_kb += float(head[1])
-    return total_kb / 1024.0
+    text = _smaps_text(smaps)
+    if text is None:
+        return None
+    return _resident_mb(text, lambda mapped: ".so" in mapped.rsplit("/", 1)[-1])
 
 
 def reset_peak() -> bool:
@@ -220,6 +251,9 @@ class MemoryProbe:
     weights: dict[str, float] = field(default_factory=dict)
     library_baseline_mb: float | None = None
     library_after_first_mb: float | None = None
+    model_path: str | None = None
+    mapped_baseline_mb: float | None = None
+    mapped_after_first_mb: float | None = None
     _modules_at_baseline: set[str] = field(default_factory=set)
     _sampled_peak: float = 0.0
     _hwm_reset: bool = False
@@ -227,6 +261,7 @@ class MemoryProbe:
     def baseline(self) -> None:
         release_freed_memory()
         self.library_baseline_mb = library_rss_mb()
+        self.mapped_baseline_mb = file_rss_mb(self.model_path) if self.model_path else None
         self.baseline_mb = rss_mb()
         self.imported_before_baseline = foreign_modules()
         self._modules_at_baseline = set(sys.modules)
@@ -245,6 +280,7 @@ class MemoryProbe:
     def first_inference(self) -> None:
         self.after_first_mb = rss_mb()
         self.library_after_first_mb = library_rss_mb()
+        self.mapped_after_first_mb = file_rss_mb(self.model_path) if self.model_path else None
         self.imported_after_baseline = new_modules(self._modules_at_baseline)
 
     def start_timed(self) -> None:
@@ -276,7 +312,15 @@ class MemoryProbe:
         if self.library_baseline_mb is None or self.library_after_first_mb is None:
             return {}
         code = self.library_after_first_mb - self.library_baseline_mb
-        return {"part_library_code_mb": code, "model_own_after_first_mb": self.after_first_mb - self.baseline_mb - code}
+        own = self.after_first_mb - self.baseline_mb - code
+        split = {"part_library_code_mb": code, "model_own_after_first_mb": own}
+        if self.mapped_baseline_mb is None or self.mapped_after_first_mb is None:
+            return split
+        mapped = self.mapped_after_first_mb - self.mapped_baseline_mb
+        packed = self.weights.get("weights_packed_per_use_mb", 0.0)
+        # The heap's rest once the file's pages and the graph's packed weights are named: the tensor arena,
+        # activations, kernels' scratch and the interpreter's own structures.
+        return {**split, "part_file_mapped_mb": mapped, "part_arena_rest_mb": own - mapped - packed}
 
 
 MODEL_KEYS = ("model_after_load_mb", "model_after_first_mb", "model_peak_mb")

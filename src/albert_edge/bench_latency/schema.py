@@ -26,7 +26,8 @@ Every raw number goes in, so a later tool can recompute any table. Top level::
                      model_peak_mb, part_file_mb, part_interpreter_mb, part_first_call_mb,
                      packed_weight_uses, packed_weight_buffers, weights_packed_per_use_mb,
                      weights_packed_once_mb (.tflite only), part_library_code_mb,
-                     model_own_after_first_mb (where /proc/self/smaps exists), method, rounds} (the model's own memory: RSS
+                     model_own_after_first_mb, part_file_mapped_mb, part_arena_rest_mb (where
+                     /proc/self/smaps exists), mapped_baseline_mb, mapped_after_first_mb, method, rounds} (the model's own memory: RSS
                      minus the runtime-only baseline, and where it goes, medians over rounds; see
                      bench_latency/memory.py);
                      device results percentiles_us {p5,median,p95} | null;

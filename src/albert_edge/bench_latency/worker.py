@@ -73,19 +73,21 @@ def load(path: str, backend: str, threads: int, xnnpack: bool, max_length: int =
          on_read: Callable[[], None] | None = None) -> tuple[Runner, str, float]:
     """Open the model through albert_edge.runtime (what an app runs).
 
-    Returns (run, interpreter version, init ms): init covers reading the file, building the
+    Returns (run, interpreter version, init ms): init covers mapping the file, building the
     interpreter or session and, for TFLite, applying the XNNPACK delegate. ``max_length`` (the
     longest input of this run) caps the bucket widths of ``litert_buckets``. ``on_read`` is called
-    once the file's bytes are read (the memory probe's split point; it adds its /proc read to init).
+    once the file is mapped (the memory probe's split point; it adds its /proc read to init).
     """
     from albert_edge.errors import AlbertEdgeError
     from albert_edge.runtime.backends import open_backend
+    from albert_edge.runtime.pack import map_model_file
 
     import_runtime(backend)
     start = time.perf_counter()
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        # Mapped, as ``from_file`` does: the interpreter maps the file by its path and only the pages it
+        # touches are resident (the breakdown's mapped-file part); a read would charge a heap copy instead.
+        data = map_model_file(path)
         if on_read is not None:
             on_read()
         if backend == "litert_buckets":
@@ -300,7 +302,7 @@ class Session:
         self.pool = [make_inputs(args.batch, self.lengths[i % len(self.lengths)], args.id_low, id_high, rng)
                      for i in range(pool_size)]
         self.calls = 0   # where the pool cycle continues, so real-length bursts walk the whole pool
-        self.probe = MemoryProbe(weights=graph_weight_sharing(args.model))
+        self.probe = MemoryProbe(weights=graph_weight_sharing(args.model), model_path=args.model)
         self.version = _version(args.backend)   # importlib.metadata pulls in email.*: before the baseline too
         self.rss_start = peak_rss_mb()   # before the baseline: its first call imports ``resource``
         self.probe.baseline()

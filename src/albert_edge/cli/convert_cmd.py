@@ -44,9 +44,14 @@ def add_parser(subparsers) -> None:
                              "token classification for a classifier without a pooler (HF "
                              "*ForTokenClassification), classification for one with; a TF1 NER head looks like a "
                              "classifier, so pass token_classification; Hugging Face task names (text-classification, token-classification, question-answering, feature-extraction) are accepted")
-    parser.add_argument("--batch-one", action="store_true",
-                        help="TFLite: a [1, seq] graph with constant reshapes and no dynamic tensors (one XNNPACK "
-                             "partition; faster at real lengths and to load); batches then run row by row")
+    batch = parser.add_mutually_exclusive_group()
+    batch.add_argument("--dynamic-batch", dest="batch_one", action="store_false",
+                       help="TFLite: a [batch, seq] graph instead of the default [1, seq] one (whose constant "
+                            "reshapes leave no dynamic tensors: one XNNPACK partition, less memory, faster at real "
+                            "lengths; the runtime runs a batch row by row), for callers that feed batches to the "
+                            "interpreter themselves")
+    batch.add_argument("--batch-one", dest="batch_one", action="store_true",
+                       help="TFLite: the [1, seq] graph (the default; kept for scripts that pass it)")
     parser.add_argument("--embedding-lookup", action="store_true",
                         help="TFLite: read the embedding tables with EMBEDDING_LOOKUP instead of GATHER (exact), so "
                              "litert-quantizer quantizes the word table too")
@@ -56,7 +61,7 @@ def add_parser(subparsers) -> None:
                              "unchanged)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, batch_one=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -185,8 +185,9 @@ class ConvertOptions:
     else ``LABEL_0..``); ``fp16``: also write fp16-weight files; ``vocab`` / ``do_lower_case``: the
     tokenizer asset and its casing (default: found beside the checkpoint); ``task``: a Task, a task
     name, or None to detect it from the weights; ``graph_options``: the TFLite graph's shape
-    (``GraphOptions(batch_one=True)``: a [1, seq] file with no dynamic tensors, faster at real
-    lengths; the runtime runs batches through it row by row); the ONNX graph is unaffected.
+    (by default batch-one: a [1, seq] file with no dynamic tensors, faster at real lengths and
+    smaller in memory; the runtime runs batches through it row by row; ``batch_one=False`` for
+    [batch, seq]); the ONNX graph is unaffected.
     """
 
     formats: str | Iterable[str] = FORMATS

@@ -40,6 +40,18 @@ class CalibrationSet:
         for sample in self.samples:
             yield {name: sample[name] for name in INPUT_NAMES}
 
+    def padded_dataset(self) -> Iterator[dict[str, np.ndarray]]:
+        """``representative_dataset`` with every sample padded (attention_mask 0) to the longest.
+
+        For a batch-one graph: TensorFlow's calibrator resizes the inputs one at a time and allocates the
+        graph after each, and the batch-one graph checks its shapes at allocation, so a sample of a new length
+        meets a mask of the old one ("[1,12,80,80] and [1,1,1,18] are not broadcastable", record 0291).
+        """
+        width = max(s["input_ids"].shape[1] for s in self.samples)
+        for sample in self.samples:
+            extra = width - sample["input_ids"].shape[1]
+            yield {name: np.pad(sample[name], ((0, 0), (0, extra))) for name in INPUT_NAMES}
+
     def ordered_dataset(self, order: Sequence[str]):
         """A generator factory yielding lists in ``order`` (the QuantizationDebugger binds by position).
 

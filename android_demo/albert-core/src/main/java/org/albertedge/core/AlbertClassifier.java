@@ -8,8 +8,8 @@ import java.util.List;
  * {@link InferenceEngine} (on Android, a LiteRT interpreter); everything else is here.
  *
  * <p>The pack (vocab, labels, settings) is read from the model file itself, and inputs are bound by
- * name at their real length: the export has dynamic batch and sequence dimensions, so nothing is
- * padded to max_seq_len.
+ * name at their real length, one text per call: the export's sequence dimension is dynamic (its batch is 1),
+ * so nothing is padded to max_seq_len.
  */
 public final class AlbertClassifier implements Closeable {
     private static final String LOGITS = "logits";

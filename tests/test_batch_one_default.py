@@ -1,0 +1,60 @@
+"""convert and quantize write the default batch-one graph ([1, seq], constant reshapes), calibrated int8_fc included.
+
+TensorFlow's calibrator resizes the inputs one at a time and allocates after each, so calibration texts of
+different lengths broke the batch-one graph's allocation until the samples were padded to one length
+(record 0291). int8_full and int16x8 keep the dynamic-batch graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter
+
+from albert_edge.convert.census import census_tflite
+from albert_edge.model import AlbertConfig, random_weights
+from albert_edge.quantize.calibration import CalibrationSet
+from albert_edge.quantize.tflite_quant import tflite_variant, variant_graph
+
+CONFIG = AlbertConfig(vocab_size=300, embedding_size=32, hidden_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, intermediate_size=128, max_position_embeddings=64)
+
+
+def _inputs(rng: np.random.Generator, seq: int) -> dict[str, np.ndarray]:
+    return {"input_ids": rng.integers(1, CONFIG.vocab_size, (1, seq)).astype(np.int32),
+            "attention_mask": np.ones((1, seq), np.int32), "token_type_ids": np.zeros((1, seq), np.int32)}
+
+
+def _logits(model: bytes, feed: dict[str, np.ndarray]) -> np.ndarray:
+    return Interpreter(model_content=model, num_threads=1).get_signature_runner("serving_default")(**feed)["logits"]
+
+
+def test_int8_fc_is_calibrated_on_texts_of_many_lengths_into_a_batch_one_graph():
+    weights = random_weights(CONFIG, num_labels=2, seed=5)
+    rng = np.random.default_rng(0)
+    calibration = CalibrationSet(tuple(_inputs(rng, int(n)) for n in rng.integers(8, 33, 24)), "<generated>")
+    fp32 = tflite_variant(weights, "fp32")
+    int8_fc = tflite_variant(weights, "int8_fc", calibration, float_model=fp32)
+    for model in (fp32, int8_fc):
+        ops = census_tflite(model)
+        assert ops.get("CUMSUM") == 1 and not any(ops.get(op) for op in ("SHAPE", "PACK", "STRIDED_SLICE")), ops
+    for seq in (5, 20, 40):
+        feed = _inputs(np.random.default_rng(seq), seq)
+        assert np.max(np.abs(_logits(int8_fc, feed) - _logits(fp32, feed))) < 0.05
+
+
+def test_only_int8_full_and_int16x8_convert_the_dynamic_batch_graph():
+    assert not variant_graph("int8_full").batch_one and not variant_graph("int16x8").batch_one
+    assert all(variant_graph(v).batch_one for v in ("fp32", "fp16", "dynamic_int8", "dynamic_int8_col", "int8_fc"))
+
+
+def test_convert_writes_batch_one_unless_dynamic_batch_is_asked_and_refuses_both(capsys):
+    import pytest
+
+    from albert_edge.cli import build_parser
+
+    parser = build_parser()
+    parse = lambda *flags: parser.parse_args(["convert", "ckpt", "--out", "o", *flags])   # noqa: E731
+    assert parse().batch_one and parse("--batch-one").batch_one and not parse("--dynamic-batch").batch_one
+    with pytest.raises(SystemExit) as exit_info:
+        parse("--batch-one", "--dynamic-batch")
+    assert exit_info.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
