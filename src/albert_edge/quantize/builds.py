@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from albert_edge.convert.child_process import release_freed_memory
 from albert_edge.convert.tflite_export import SAVED_MODEL_ROUTE_BYTES
 from albert_edge.errors import AlbertEdgeError
 from albert_edge.model.weights import weights_nbytes
@@ -294,7 +295,7 @@ class VariantBuilds:
         except (RuntimeError, ValueError) as exc:
             r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
         r.size_bytes = len(r.data)
-        _release_freed_memory()  # the census's interpreter: freed, but glibc kept it resident (3x the file)
+        release_freed_memory()  # the census's interpreter: freed, but glibc kept it resident (3x the file)
         return r
 
 
@@ -312,7 +313,7 @@ def _weights_to_disk(weights: Any, checkpoint: str) -> Callable[[], None]:
 
     names = {name: (array.shape, array.dtype) for name, array in weights.tensors.items()}
     weights.tensors.clear()
-    _release_freed_memory()
+    release_freed_memory()
 
     def read_back() -> None:
         again = load_checkpoint(checkpoint, verify_checksums=False).tensors
@@ -320,22 +321,6 @@ def _weights_to_disk(weights: Any, checkpoint: str) -> Callable[[], None]:
             raise CheckpointError(f"{checkpoint}: the checkpoint changed while quantize was converting it; run again")
         weights.tensors.update(again)
         del again
-        _release_freed_memory()  # the read's own buffers (BERT-base: 750 MiB resident after it, 423 trimmed)
+        release_freed_memory()  # the read's own buffers (BERT-base: 750 MiB resident after it, 423 trimmed)
 
     return read_back
-
-
-def _release_freed_memory() -> None:
-    """Hand memory freed to the C heap back to the OS (glibc ``malloc_trim``; nothing where there is none).
-
-    Why: a census opens the variant in LiteRT with XNNPACK, which packs the weights; freed afterwards,
-    glibc still kept about 3x the file resident (the sample's 16 MB fp32 file: +51 MB, +15 MB after the
-    trim), which on BERT-base's 409 MB sat beside the converter's child. (``bench_latency.memory`` has the
-    same call, a floor above this one.)
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
