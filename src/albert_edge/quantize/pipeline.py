@@ -285,6 +285,7 @@ def quantize_checkpoint(
     _build_and_judge(run)
     _error_tables(run)
     _fallback_searches(run)
+    _weights_spent(run)
     _time_variants(run)
     _pack_variants(run)
     _confirm_chosen(run)
@@ -589,6 +590,26 @@ def _packed(run: QuantizeRun, r: VariantResult, pack: Any = None) -> bytes:
     return attach_standard_metadata(r.data, pack) if r.format == "tflite" else _onnx_with_pack(r.data, pack)
 
 
+def _weights_spent(run: QuantizeRun) -> None:
+    """Empty the weights' tensors once every variant is built, when this run read them itself from a path and
+    they are large (``builds.LARGE_WEIGHTS_BYTES``); hand the freed heap back in any case.
+
+    Why: the steps after the searches (timing, packing, the chosen's confirmation, writing) read only the
+    weights' config, scheme and source; on BERT-base their 390 MiB sat under the parent's packing peak, the
+    run's largest (record 0280). A ModelSource the caller gave keeps its weights (the caller may use them).
+    """
+    import gc
+
+    from albert_edge.convert.child_process import release_freed_memory
+    from albert_edge.model.weights import weights_nbytes
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    if run.read_from is not None and weights_nbytes(run.weights) >= LARGE_WEIGHTS_BYTES:
+        run.weights.tensors.clear()
+    gc.collect()
+    release_freed_memory()
+
+
 def _time_variants(run: QuantizeRun) -> None:
     """Time every runnable variant interleaved with fp32 at full length; set latency and ratio to fp32."""
     o = run.options
@@ -632,9 +653,11 @@ def _pack_variants(run: QuantizeRun) -> None:
     Each packed file is checked and measured, then dropped: ``_write`` packs the kept ones again, one at a
     time, as it writes them. Holding every packed copy beside its unpacked bytes was BERT-base auto's peak
     (4.1 GB, record 0270); packing again costs ~2 CPU s for a 390 MiB file (record 0280)."""
+    from albert_edge.convert.child_process import release_freed_memory
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.runtime.consistency import checked_pack
 
+    release_freed_memory()  # what the timing's interpreters freed: the packing copies go on top of what is left
     for r in run.results:
         if r.error:
             continue
