@@ -18,7 +18,8 @@ BERT-base-sized model, records 0240 and 0270), and the judging, fallback and tim
 never need it; a later conversion (a fallback step, the size search) starts a fresh child. Smaller
 models keep the child (a fresh one costs a TensorFlow import: seconds, for the sample's megabytes). On the
 large route fp32's file goes to the child only with the recipes that read it (not ``CONVERTED_ALONE``): it is pickled
-here and unpickled there, two copies of it per call.
+here and unpickled there, two copies of it per call; and when the child reads the checkpoint itself, this
+process's weights wait on disk until the conversions are collected (``_weights_to_disk``, record 0280).
 """
 
 from __future__ import annotations
