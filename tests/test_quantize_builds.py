@@ -91,7 +91,18 @@ def test_dynamic_int8_converted_without_the_fp32_file_is_the_same_file(tmp_path)
 def _weights(nbytes: int):
     from types import SimpleNamespace
 
-    return SimpleNamespace(tensors={"table": SimpleNamespace(nbytes=nbytes)})
+    return SimpleNamespace(tensors={"table": SimpleNamespace(nbytes=nbytes, shape=(nbytes // 4,), dtype="float32")})
+
+
+def _read_again(monkeypatch, events: list, tensors: dict | None = None) -> None:
+    """``load_checkpoint`` replaced: the read lands in ``events`` and gives ``tensors`` (else one like ``_weights``)."""
+    from types import SimpleNamespace
+
+    def load(path, verify_checksums=True):
+        events.append(("weights read again", path))
+        return SimpleNamespace(tensors=tensors if tensors is not None else _weights(builds.LARGE_WEIGHTS_BYTES).tensors)
+
+    monkeypatch.setattr("albert_edge.model.load_checkpoint", load)
 
 
 def test_auto_leaves_calibrated_recipes_out_from_the_size_limit_up_and_says_so():
@@ -125,16 +136,50 @@ def test_large_weights_are_converted_and_the_child_stopped_before_onnx_is_built(
     edits = []
     monkeypatch.setattr("albert_edge.quantize.tflite_quant.tflite_variant",
                         lambda weights, name, *a, built=None, **k: edits.append((name, dict(built))) or b"col")
+    _read_again(monkeypatch, events)
     b = VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8", "dynamic_int8_col"], [], ["tflite", "onnx"],
                       CalibrationSet((), "-"), None, lambda line: None, checkpoint="/models/bert")
     b.build_onnx()
     # fp32 first, alone in its child; the rest in a fresh one; the child reads the checkpoint itself (no pickled
-    # weights) and gets no fp32 file with dynamic_int8
+    # weights) and gets no fp32 file with dynamic_int8; this process reads its weights again before ONNX
     assert events == [("converted", "fp32", "/models/bert"), ("child stopped",),
                       ("queued", "dynamic_int8", None, "/models/bert"),
-                      ("collected", "dynamic_int8-bytes"), ("child stopped",), ("onnx built",)]
+                      ("collected", "dynamic_int8-bytes"), ("child stopped",), ("weights read again", "/models/bert"),
+                      ("onnx built",)]
     assert [r.name for r in b.in_order()] == ["fp32", "dynamic_int8", "dynamic_int8_col", "fp32"]
     assert edits == [("dynamic_int8_col", {"dynamic_int8": b"dynamic_int8-bytes"})]
+
+
+def test_large_weights_leave_this_process_while_the_child_converts(monkeypatch):
+    """The child reads the checkpoint itself, so this process's copy of the weights is not held beside the
+    converter's peak: emptied before fp32's conversion, read again once the conversions are collected."""
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    events = _recording_child(monkeypatch)
+    weights = _weights(LARGE_WEIGHTS_BYTES)
+    held = []
+    monkeypatch.setattr("albert_edge.convert.child_process.call_in_child",
+                        lambda fn, origin, name, *a, **k: held.append(len(weights.tensors)) or b"fp32-bytes")
+    _read_again(monkeypatch, events)
+    b = VariantBuilds(weights, ["dynamic_int8"], [], ["tflite"], CalibrationSet((), "-"), None, lambda line: None,
+                      checkpoint="/models/bert")
+    assert held == [0] and not weights.tensors  # nothing held while fp32 converts, nor while the rest do
+    b.build_onnx()
+    assert events[-1] == ("weights read again", "/models/bert") and weights.tensors["table"].shape
+    b.build_onnx()
+    assert [e for e in events if e[0] == "weights read again"] == [("weights read again", "/models/bert")]
+
+
+def test_a_checkpoint_replaced_during_the_conversions_is_refused(monkeypatch):
+    from albert_edge.errors import CheckpointError
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    _recording_child(monkeypatch)
+    _read_again(monkeypatch, [], tensors=_weights(LARGE_WEIGHTS_BYTES * 2).tensors)
+    b = VariantBuilds(_weights(LARGE_WEIGHTS_BYTES), ["dynamic_int8"], [], ["tflite"], CalibrationSet((), "-"), None,
+                      lambda line: None, checkpoint="/models/bert")
+    with pytest.raises(CheckpointError, match="^/models/bert: the checkpoint changed while quantize was converting"):
+        b.build_onnx()
 
 
 def test_small_weights_still_build_onnx_while_the_child_converts(monkeypatch):

@@ -23,6 +23,7 @@ from typing import Any
 
 from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
+from albert_edge.convert.child_process import release_freed_memory
 from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
 from albert_edge.errors import AlbertEdgeError, ConversionError
 from albert_edge.model.weights import weights_nbytes
@@ -78,6 +79,10 @@ def saved_model_converter(weights: Any, task: Any = None, options: GraphOptions 
             weights.tensors.clear()  # read for this conversion only: their copy leaves the converter's peak too
         converter = tf.lite.TFLiteConverter.from_saved_model(folder)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        # What saving and loading left in reference cycles, and the heap they freed, go before convert() peaks:
+        # BERT-base's child peaked at 3,389 MiB without this, 2,996 with it (VmHWM; record 0280).
+        gc.collect()
+        release_freed_memory()
         yield converter
 
 

@@ -18,7 +18,8 @@ BERT-base-sized model, records 0240 and 0270), and the judging, fallback and tim
 never need it; a later conversion (a fallback step, the size search) starts a fresh child. Smaller
 models keep the child (a fresh one costs a TensorFlow import: seconds, for the sample's megabytes). On the
 large route fp32's file goes to the child only with the recipes that read it (not ``CONVERTED_ALONE``): it is pickled
-here and unpickled there, two copies of it per call.
+here and unpickled there, two copies of it per call; and when the child reads the checkpoint itself, this
+process's weights wait on disk until the conversions are collected (``_weights_to_disk``, record 0280).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from albert_edge.convert.child_process import release_freed_memory
 from albert_edge.convert.tflite_export import SAVED_MODEL_ROUTE_BYTES
 from albert_edge.errors import AlbertEdgeError
 from albert_edge.model.weights import weights_nbytes
@@ -155,10 +157,18 @@ class VariantBuilds:
         #: every conversion at once in one child, beside this process's work (record 0250).
         self.one_at_a_time = weights_nbytes(weights) >= LARGE_WEIGHTS_BYTES
         self.pending: dict[str, Future[bytes]] = {}
+        self._read_back: Callable[[], None] | None = None
         queued = [name for name in self.tflite if EDITS_OF.get(name) not in self.tflite]
         if self.one_at_a_time:
             self._fp32 = None
-            self._convert_large_first(str(checkpoint) if checkpoint is not None else weights, queued)
+            # The child reads the checkpoint itself: this process's copy of the weights waits on disk until
+            # the conversions are collected (``_collect``), out of the tree while the converter peaks.
+            self._read_back = _weights_to_disk(weights, str(checkpoint)) if checkpoint is not None else None
+            try:
+                self._convert_large_first(str(checkpoint) if checkpoint is not None else weights, queued)
+            except BaseException:
+                self._weights_back()
+                raise
             return
         run = uuid.uuid4().hex
         self._fp32 = start_in_child(convert_fp32, weights, task, run)
@@ -237,6 +247,13 @@ class VariantBuilds:
                 self.say(f"building tflite:{name} ({k}/{self.total})")
                 self.collected[name] = self._tflite_result(name, lambda name=name: result(self.pending.pop(name)))
         shutdown()
+        self._weights_back()
+
+    def _weights_back(self) -> None:
+        """The weights ``_weights_to_disk`` put aside, read again (once; nothing when none were)."""
+        read_back, self._read_back = self._read_back, None
+        if read_back is not None:
+            read_back()
 
     def in_order(self) -> Iterator[VariantResult]:
         """Every variant in report order (TFLite fp32, TFLite variants, ONNX), each once it is built."""
@@ -279,21 +296,32 @@ class VariantBuilds:
         except (RuntimeError, ValueError) as exc:
             r.error = f"LiteRT cannot run it: {' '.join(str(exc).split())[:200]}"
         r.size_bytes = len(r.data)
-        _release_freed_memory()  # the census's interpreter: freed, but glibc kept it resident (3x the file)
+        release_freed_memory()  # the census's interpreter: freed, but glibc kept it resident (3x the file)
         return r
 
 
-def _release_freed_memory() -> None:
-    """Hand memory freed to the C heap back to the OS (glibc ``malloc_trim``; nothing where there is none).
+def _weights_to_disk(weights: Any, checkpoint: str) -> Callable[[], None]:
+    """Empty ``weights``' tensors (read from ``checkpoint`` unchanged) and return what reads them back.
 
-    Why: a census opens the variant in LiteRT with XNNPACK, which packs the weights; freed afterwards,
-    glibc still kept about 3x the file resident (the sample's 16 MB fp32 file: +51 MB, +15 MB after the
-    trim), which on BERT-base's 409 MB sat beside the converter's child. (``bench_latency.memory`` has the
-    same call, a floor above this one.)
+    Why: on the large route this process only waits while the child converts, yet its 390 MiB of weights
+    (BERT-base) sat beside the converter's peak, which the child reaches reading the same checkpoint: the
+    tree's peak during fp32's conversion was the two (4,043 MiB, record 0270). Reading them again costs
+    about a second. The second read must give the same tensor names, shapes and dtypes: a checkpoint
+    replaced meanwhile is refused in one line.
     """
-    try:
-        import ctypes
+    from albert_edge.errors import CheckpointError
+    from albert_edge.model import load_checkpoint
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    names = {name: (array.shape, array.dtype) for name, array in weights.tensors.items()}
+    weights.tensors.clear()
+    release_freed_memory()
+
+    def read_back() -> None:
+        again = load_checkpoint(checkpoint, verify_checksums=False).tensors
+        if {name: (array.shape, array.dtype) for name, array in again.items()} != names:
+            raise CheckpointError(f"{checkpoint}: the checkpoint changed while quantize was converting it; run again")
+        weights.tensors.update(again)
+        del again
+        release_freed_memory()  # the read's own buffers (BERT-base: 750 MiB resident after it, 423 trimmed)
+
+    return read_back

@@ -147,7 +147,8 @@ class QuantizeRun:
     tables: dict[str, ErrorTable] = field(default_factory=dict)
     fallback_log: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
-    packed: dict[str, bytes] = field(default_factory=dict)
+    #: Each packed variant's runtime pack (``_pack_variants``); its file is packed again as it is written.
+    packs: dict[str, Any] = field(default_factory=dict)
     judge_rows: SequentialJudge | None = None
     #: The converter child's preparation (``builds.prepare_child``), awaited before its first conversion.
     child_ready: Future[None] | None = None
@@ -284,6 +285,7 @@ def quantize_checkpoint(
     _build_and_judge(run)
     _error_tables(run)
     _fallback_searches(run)
+    _weights_spent(run)
     _time_variants(run)
     _pack_variants(run)
     _confirm_chosen(run)
@@ -588,6 +590,26 @@ def _packed(run: QuantizeRun, r: VariantResult, pack: Any = None) -> bytes:
     return attach_standard_metadata(r.data, pack) if r.format == "tflite" else _onnx_with_pack(r.data, pack)
 
 
+def _weights_spent(run: QuantizeRun) -> None:
+    """Empty the weights' tensors once every variant is built, when this run read them itself from a path and
+    they are large (``builds.LARGE_WEIGHTS_BYTES``); hand the freed heap back in any case.
+
+    Why: the steps after the searches (timing, packing, the chosen's confirmation, writing) read only the
+    weights' config, scheme and source; on BERT-base their 390 MiB sat under the parent's packing peak, the
+    run's largest (record 0280). A ModelSource the caller gave keeps its weights (the caller may use them).
+    """
+    import gc
+
+    from albert_edge.convert.child_process import release_freed_memory
+    from albert_edge.model.weights import weights_nbytes
+    from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
+
+    if run.read_from is not None and weights_nbytes(run.weights) >= LARGE_WEIGHTS_BYTES:
+        run.weights.tensors.clear()
+    gc.collect()
+    release_freed_memory()
+
+
 def _time_variants(run: QuantizeRun) -> None:
     """Time every runnable variant interleaved with fp32 at full length; set latency and ratio to fp32."""
     o = run.options
@@ -626,18 +648,26 @@ def _time_variants(run: QuantizeRun) -> None:
 
 
 def _pack_variants(run: QuantizeRun) -> None:
-    """Attach the runtime pack to every built variant; its shipped size decides the budget marks."""
+    """Attach the runtime pack to every built variant; its shipped size decides the budget marks.
+
+    Each packed file is checked and measured, then dropped: ``_write`` packs the kept ones again, one at a
+    time, as it writes them. Holding every packed copy beside its unpacked bytes was BERT-base auto's peak
+    (4.1 GB, record 0270); packing again costs ~2 CPU s for a 390 MiB file (record 0280)."""
+    from albert_edge.convert.child_process import release_freed_memory
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.runtime.consistency import checked_pack
 
+    release_freed_memory()  # what the timing's interpreters freed: the packing copies go on top of what is left
     for r in run.results:
         if r.error:
             continue
-        pack = build_pack(run.weights, run.asset, run.task, run.labels, run.options.max_seq_len, r.name)
-        run.packed[r.key] = _packed(run, r, pack)
+        pack = run.packs[r.key] = build_pack(run.weights, run.asset, run.task, run.labels, run.options.max_seq_len,
+                                             r.name)
+        packed = _packed(run, r, pack)
         # A written file is a read file: the load-time check every runtime class makes, before any report.
-        checked_pack(run.packed[r.key], f"{run.out} ({r.key})", pack)
-        r.size_bytes = len(run.packed[r.key])  # what the app ships: graph + pack
+        checked_pack(packed, f"{run.out} ({r.key})", pack)
+        r.size_bytes = len(packed)  # what the app ships: graph + pack
+        del packed
         _mark(r, run.budget)
 
 
@@ -742,13 +772,19 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
     # Staged beside the previous run's files and swapped in together: a failure keeps those intact.
     over_budget = report.status == "over_budget"
     target = run.out / OVER_BUDGET_DIR if over_budget else run.out
-    by_key = {r.key: r for r in run.results}
     with OutputSet(target, writer="quantize") as staged:
         for r in run.results:
-            if r.file:
-                staged.write_bytes(r.file, run.packed[r.key])
-        for name, item in report.shipped.items():
-            staged.write_bytes(name, run.packed[by_key[item["key"]].key])
+            # Packed as it is written (the same bytes ``_pack_variants`` checked): one packed file at a time.
+            names = [r.file] if r.file else []
+            names += [name for name, item in report.shipped.items() if item["key"] == r.key]
+            if names:
+                packed = _packed(run, r, run.packs[r.key])
+                if len(packed) != r.size_bytes:
+                    raise QuantizationError(f"{r.key}: packed again it is {len(packed)} bytes, not the "
+                                            f"{r.size_bytes} measured")
+                for name in names:
+                    staged.write_bytes(name, packed)
+                del packed
         report.report_path = str(staged.directory / REPORT_NAME)
         staged.write_text(REPORT_MD, report.markdown())
         staged.write_text(REPORT_NAME, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
@@ -756,12 +792,9 @@ def _write(run: QuantizeRun, report: QuantizeReport) -> None:
 
 def _onnx_with_pack(data: bytes, pack: Any) -> bytes:
     """The ONNX variant with the runtime pack in its metadata (what the app ships)."""
-    import onnx
-    from albert_edge.convert.onnx_export import attach_onnx_pack
+    from albert_edge.convert.onnx_export import onnx_bytes_with_pack
 
-    model = onnx.load_from_string(data)
-    attach_onnx_pack(model, pack)
-    return model.SerializeToString()
+    return onnx_bytes_with_pack(data, pack)
 
 
 def _judge(r: VariantResult, judge: SequentialJudge) -> None:
