@@ -13,6 +13,7 @@ from ai_edge_litert.interpreter import Interpreter
 from albert_edge.convert.census import census_tflite
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.quantize.calibration import CalibrationSet
+from albert_edge.quantize.census import census_tflite_variant
 from albert_edge.quantize.tflite_quant import tflite_variant, variant_graph
 
 CONFIG = AlbertConfig(vocab_size=300, embedding_size=32, hidden_size=64, num_hidden_layers=2,
@@ -40,6 +41,22 @@ def test_int8_fc_is_calibrated_on_texts_of_many_lengths_into_a_batch_one_graph()
     for seq in (5, 20, 40):
         feed = _inputs(np.random.default_rng(seq), seq)
         assert np.max(np.abs(_logits(int8_fc, feed) - _logits(fp32, feed))) < 0.05
+
+
+def test_int8_fc_keeps_denylisted_ops_float_through_the_debuggers_route_on_the_batch_one_graph():
+    """The accuracy search's route for int8_fc (QuantizationDebugger with denylisted ops or nodes) converts the
+    batch-one graph too, from the padded calibration texts, and keeps what it is told in float."""
+    weights = random_weights(CONFIG, num_labels=2, seed=5)
+    rng = np.random.default_rng(1)
+    calibration = CalibrationSet(tuple(_inputs(rng, int(n)) for n in rng.integers(8, 33, 12)), "<generated>")
+    fp32 = tflite_variant(weights, "fp32")
+    plain = census_tflite_variant(tflite_variant(weights, "int8_fc", calibration, float_model=fp32)).ops
+    kept = tflite_variant(weights, "int8_fc", calibration, float_model=fp32, denylisted_ops=["FULLY_CONNECTED"])
+    ops = census_tflite_variant(kept).ops
+    assert ops.get("CUMSUM:i32") == 1 and not any(k.startswith("SHAPE") for k in ops), ops
+    assert ops.get("FULLY_CONNECTED:f32", 0) > plain.get("FULLY_CONNECTED:f32", 0), (ops, plain)
+    feed = _inputs(np.random.default_rng(3), 20)
+    assert np.max(np.abs(_logits(kept, feed) - _logits(fp32, feed))) < 0.05
 
 
 def test_only_int8_full_and_int16x8_convert_the_dynamic_batch_graph():

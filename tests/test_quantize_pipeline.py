@@ -213,13 +213,20 @@ def strict_run(trained, tmp_path_factory):
 
 
 def test_strict_budget_falls_back_the_worst_ranked_ops_to_float_step_by_step(strict_run):
+    """Every variant that missed the budget on accuracy gets fallback steps, each keeping the previous step's
+    float ops and adding the next worst ranked (int8_fc, since it calibrates on padded texts, no longer misses
+    here: record 0291; its selective route is tested in test_batch_one_default.py)."""
     report, _, _ = strict_run
-    steps = [v for v in report.variants if v.name.startswith("int8_fc_fb")]
-    assert steps, "int8_fc missed the budget, so the search must have tried fallbacks"
-    assert [len(v.float_fallback) for v in steps] == sorted(len(v.float_fallback) for v in steps)
-    assert all(v.float_fallback[: len(steps[0].float_fallback)] == steps[0].float_fallback for v in steps)
-    fc_float = [v.census["ops"].get("FULLY_CONNECTED:f32", 0) for v in steps if not v.error]
-    assert fc_float == sorted(fc_float)
+    families: dict[str, list] = {}
+    for v in report.variants:
+        if "_fb" in v.name:
+            families.setdefault(v.name.rsplit("_fb", 1)[0], []).append(v)
+    assert families, "variants missed a zero-drop budget, so the search must have tried fallbacks"
+    for steps in families.values():
+        assert [len(v.float_fallback) for v in steps] == sorted(len(v.float_fallback) for v in steps)
+        assert all(v.float_fallback[: len(steps[0].float_fallback)] == steps[0].float_fallback for v in steps)
+        fc_float = [v.census["ops"].get("FULLY_CONNECTED:f32", 0) for v in steps if not v.error]
+        assert fc_float == sorted(fc_float) and len(set(fc_float)) == len(fc_float), fc_float
 
 
 def test_budget_nobody_meets_still_writes_the_report_and_the_best_effort_marked_over_budget(strict_run):
