@@ -75,3 +75,18 @@ def test_convert_writes_batch_one_unless_dynamic_batch_is_asked_and_refuses_both
     with pytest.raises(SystemExit) as exit_info:
         parse("--batch-one", "--dynamic-batch")
     assert exit_info.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_batch_one_calibration_runs_the_longest_texts_padded_as_many_as_hold_the_real_tokens():
+    """Padding every text to the longest doubled int8_fc's conversion on the sample (record 0295): the padded set
+    keeps the real tokens' worth of samples, longest first, in the set's order, all at one width."""
+    rng = np.random.default_rng(2)
+    lengths = [10, 40, 12, 40, 8, 20]   # 130 real tokens: ceil(130 / 40) = 4 padded samples of 40
+    calibration = CalibrationSet(tuple(_inputs(rng, n) for n in lengths), "<generated>")
+    assert calibration.padded_indices() == (40, [1, 2, 3, 5])
+    padded = calibration.padded_samples()
+    assert [s["input_ids"].shape for s in padded] == [(1, 40)] * 4
+    assert np.array_equal(padded[1]["input_ids"][:, :12], calibration.samples[2]["input_ids"])
+    assert not padded[1]["attention_mask"][:, 12:].any() and padded[1]["attention_mask"][:, :12].all()
+    assert [s["input_ids"].shape for s in calibration.padded_dataset()] == [(1, 40)] * 4
+    assert CalibrationSet((), "<none>").padded_indices() == (0, [])

@@ -40,17 +40,35 @@ class CalibrationSet:
         for sample in self.samples:
             yield {name: sample[name] for name in INPUT_NAMES}
 
-    def padded_dataset(self) -> Iterator[dict[str, np.ndarray]]:
-        """``representative_dataset`` with every sample padded (attention_mask 0) to the longest.
+    def padded_samples(self) -> list[dict[str, np.ndarray]]:
+        """The samples a batch-one graph is calibrated on: padded (attention_mask 0) to the longest, and only as
+        many as hold the real tokens of the whole set, the longest first, in their order in the set.
 
-        For a batch-one graph: TensorFlow's calibrator resizes the inputs one at a time and allocates the
-        graph after each, and the batch-one graph checks its shapes at allocation, so a sample of a new length
-        meets a mask of the old one ("[1,12,80,80] and [1,1,1,18] are not broadcastable", record 0291).
+        Why padded: TensorFlow's calibrator resizes the inputs one at a time and allocates the graph after each,
+        and the batch-one graph checks its shapes at allocation, so a sample of a new length meets a mask of the
+        old one ("[1,12,80,80] and [1,1,1,18] are not broadcastable", record 0291). Why fewer: every padded
+        sample costs the longest one's compute; all 200 of the sample's texts (59 tokens on average, 128 the
+        longest) took int8_fc's conversion from 23.7 to 50.0 CPU s and auto on the sample from 45 to 68 s
+        (record 0295). The longest texts waste the least padding, so keeping them (the real tokens' worth of
+        padded samples) holds the conversion at the unpadded cost while the ranges still see every position up
+        to the longest; the judge measures the variant it gives, as any other.
         """
-        width = max(s["input_ids"].shape[1] for s in self.samples)
-        for sample in self.samples:
-            extra = width - sample["input_ids"].shape[1]
-            yield {name: np.pad(sample[name], ((0, 0), (0, extra))) for name in INPUT_NAMES}
+        width, kept = self.padded_indices()
+        return [{name: np.pad(self.samples[i][name], ((0, 0), (0, width - self.samples[i][name].shape[1])))
+                 for name in INPUT_NAMES} for i in kept]
+
+    def padded_indices(self) -> tuple[int, list[int]]:
+        """(the padded width, the indices ``padded_samples`` keeps, in order); (0, []) for no samples."""
+        lengths = [s["input_ids"].shape[1] for s in self.samples]
+        if not lengths:
+            return 0, []
+        width = max(lengths)
+        keep = min(len(lengths), -(-sum(lengths) // width))
+        return width, sorted(sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))[:keep])
+
+    def padded_dataset(self) -> Iterator[dict[str, np.ndarray]]:
+        """``representative_dataset`` for a batch-one graph: ``padded_samples``."""
+        yield from self.padded_samples()
 
     def ordered_dataset(self, order: Sequence[str]):
         """A generator factory yielding lists in ``order`` (the QuantizationDebugger binds by position).

@@ -711,6 +711,8 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
     report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
                             {"data": None if run.calib is None else str(run.calib), "texts": len(run.calibration),
                              "used_by": calibration_uses(o), "max_seq_len": o.max_seq_len,
+                             # what a batch-one calibrated recipe (int8_fc) ran: the longest texts, padded (record 0295)
+                             "batch_one_texts": len(run.calibration.padded_indices()[1]),
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
                             error_tables=run.tables, fallback=run.fallback_log)
     chosen, log = choose(run.results, run.budget, o.prefer)
