@@ -86,7 +86,7 @@ def test_tflite_packing_holds_the_builder_and_the_result_only(layered):
 
 
 def test_model_maker_style_file_is_the_flatbuffer_and_the_members():
-    from albert_edge.convert.tflite_metadata import attach_tflite_members
+    from albert_edge.runtime.pack import attach_tflite_members
 
     raw = tflite_bytes(weights())
     packed = attach_tflite_pack(raw, make_pack(32))

@@ -27,7 +27,6 @@ LiteRT's generated schema code), and appends the pack ZIP, whose members are the
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from typing import Any
 
@@ -36,8 +35,8 @@ import numpy as np
 
 from albert_edge import __version__
 from albert_edge.convert.mediapipe_embedding import add_sentence_embedding, fix_output_shapes
-from albert_edge.runtime.pack import (LABELS_MEMBER, SETTINGS_MEMBER, ModelPack,
-                                     tflite_flatbuffer_view, tflite_pack_offset)
+from albert_edge.runtime.pack import (LABELS_MEMBER, SETTINGS_MEMBER, ModelPack, attach_tflite_members,
+                                     tflite_flatbuffer_view)
 from albert_edge.runtime.tflite_metadata import INPUT_METADATA_NAMES, METADATA_IDENTIFIER, METADATA_NAME, PROBABILITIES_OUTPUT
 from albert_edge.tasks import FeatureExtraction, SequenceClassification, Task, TokenClassification
 
@@ -287,43 +286,3 @@ def inline_buffers(model: Any, flat: bytes) -> None:
             raise ModelFileError(f"buffer {index} spans bytes {offset}..{offset + size} of a {len(flat)}-byte model")
         buffer.data = np.frombuffer(flat[offset : offset + size], dtype=np.uint8)
         buffer.offset = buffer.size = 0
-
-
-def attach_tflite_members(flatbuffer: bytes | memoryview, members: dict[str, bytes]) -> bytes:
-    """``flatbuffer`` (any pack it has dropped) with ``members`` appended as a ZIP_STORED archive: the pack
-    layout, the bytes ``runtime.pack.attach_tflite_pack`` writes; without albert_edge.json, a Model-Maker-style
-    file. The result is the only copy made of ``flatbuffer``: the archive is written alone, its offsets
-    counted from where it will start (``_ShiftedBuffer``)."""
-    import zipfile
-
-    head = memoryview(flatbuffer)[: _pack_offset(flatbuffer)]
-    tail = _ShiftedBuffer(len(head))
-    with zipfile.ZipFile(tail, "w", compression=zipfile.ZIP_STORED) as zf:
-        for member, data in members.items():
-            info = zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-    return b"".join((head, tail.getbuffer()))
-
-
-def _pack_offset(data: bytes | memoryview) -> int:
-    """``tflite_pack_offset`` of bytes or a view (which that function's signature test cannot search): a view
-    is copied only when its last 64 KiB hold a ZIP end record, i.e. when it may carry a pack."""
-    if isinstance(data, memoryview) and b"PK\x05\x06" not in bytes(data[-(65536 + 22):]):
-        return len(data)
-    return tflite_pack_offset(bytes(data) if isinstance(data, memoryview) else data)
-
-
-class _ShiftedBuffer(io.BytesIO):
-    """A BytesIO whose positions read ``shift`` bytes further on: the archive written into it has the offsets
-    it would have after ``shift`` bytes of model, without those bytes being copied into it."""
-
-    def __init__(self, shift: int) -> None:
-        super().__init__()
-        self.shift = shift
-
-    def tell(self) -> int:
-        return super().tell() + self.shift
-
-    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
-        return super().seek(pos - self.shift if whence == io.SEEK_SET else pos, whence) + self.shift
