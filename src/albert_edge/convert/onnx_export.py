@@ -39,7 +39,8 @@ def onnx_bytes_with_pack(data: bytes, pack: Any) -> bytes:
 
     from albert_edge.runtime.pack import pack_to_metadata_props
 
-    if _top_level_fields(data) and max(_top_level_fields(data)) < _METADATA_PROPS_FIELD:
+    fields = _top_level_fields(data)
+    if fields and max(fields) < _METADATA_PROPS_FIELD:
         props = onnx.ModelProto()
         for key, value in pack_to_metadata_props(pack).items():
             entry = props.metadata_props.add()

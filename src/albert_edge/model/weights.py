@@ -161,11 +161,11 @@ class AlbertWeights:
         return int(sum(array.size for array in self.tensors.values()))
 
 
-
 def weights_nbytes(weights: AlbertWeights) -> int:
     """Bytes of every tensor: what the converter's memory grows with, so what the size-chosen routes go by
     (``convert.tflite_export.SAVED_MODEL_ROUTE_BYTES``, ``quantize.builds.LARGE_WEIGHTS_BYTES``)."""
     return sum(int(t.nbytes) for t in weights.tensors.values())
+
 
 def random_weights(config: AlbertConfig, num_labels: int | None = 2, seed: int = 0,
                    pooler: bool = True, span_head: bool = False) -> AlbertWeights:

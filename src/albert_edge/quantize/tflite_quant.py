@@ -92,16 +92,9 @@ def variant_graph(variant: str) -> Any:
 
 
 def calibration_dataset(calibration: CalibrationSet, options: Any) -> Any:
-    """The converter's ``representative_dataset`` for ``options``' graph: samples padded to one length for a
-    batch-one graph, at their own lengths for the dynamic one.
-
-    Why: TensorFlow's calibrator resizes the inputs one at a time and allocates the graph after each; the
-    batch-one graph checks its shapes at allocation, so a sample of a new length met a mask of the old one
-    ("[1,12,80,80] and [1,1,1,18] are not broadcastable"). Padded with attention_mask 0, the real tokens' values
-    are unchanged (the debugger's dataset was padded so already); on the sample int8_fc's accuracy did not
-    move (81.99 % against 81.88 % unpadded on the dynamic graph, the same 3 flips of 1,749 against fp32,
-    record 0291).
-    """
+    """The converter's ``representative_dataset`` for ``options``' graph: ``CalibrationSet.padded_samples`` (one
+    width, which TensorFlow's calibrator needs on a batch-one graph: record 0291, 0295) or every sample at its
+    own length for the dynamic-batch one."""
     return calibration.padded_dataset if options.batch_one else calibration.representative_dataset
 
 
