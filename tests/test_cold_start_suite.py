@@ -88,3 +88,20 @@ def test_paired_wall_ratios_read_wall_time_not_cpu_time():
             "interpreter": [{"cold_start_cpu_ms": 10.0, "cold_start_ms": v} for v in (10.0, 20.0, 40.0)]}
     assert paired_ratios(raws, measure=_wall)["app/interpreter"]["median"] == pytest.approx(1.2)
     assert paired_ratios(raws)["app/interpreter"]["median"] == pytest.approx(3.0)
+
+
+def test_gil_suite_counts_a_thread_beside_each_build_step():
+    """benchmarks/suites/gil_during_build.py: one JSON object, a rate per build step and the step's time.
+
+    The rates themselves are the finding (record 0296: LiteRT 2.3 holds the GIL through most of
+    ``allocate_tensors``), machine-dependent; what is checked is that both steps are measured and that a
+    sleep, which releases the GIL, is the unit (a step that held nothing could not read far above it).
+    """
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.suites.gil_during_build", str(shared_models()["fp32"]),
+                           "--rounds", "2", "--threads", "1"], capture_output=True, text=True, timeout=300,
+                          check=False, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert set(result["counter_rate_vs_solo"]) == set(result["step_ms"]) == {"construct", "allocate_tensors"}
+    assert all(ms > 0 for ms in result["step_ms"].values())
+    assert all(0 <= rate < 3 for rate in result["counter_rate_vs_solo"].values())
