@@ -116,6 +116,16 @@ def test_auto_leaves_calibrated_recipes_out_from_the_size_limit_up_and_says_so()
     assert left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES - 1), "auto", named=False) == (names, [])
 
 
+def test_the_report_does_not_say_a_left_out_recipe_read_the_calibration_texts():
+    """calibration.used_by names what read the texts in this run: int8_fc left out by size is not among them."""
+    from albert_edge.quantize.options import QuantizeOptions
+    from albert_edge.quantize.pipeline import calibration_uses
+
+    options = QuantizeOptions(mode="auto", formats="tflite")
+    assert "int8_fc" in calibration_uses(options)
+    assert calibration_uses(options, ["int8_fc"]) == ["the fallback searches"]
+
+
 def test_named_variants_and_other_modes_are_built_whatever_the_size():
     from albert_edge.quantize.builds import left_out_by_size
 

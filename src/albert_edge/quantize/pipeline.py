@@ -154,6 +154,8 @@ class QuantizeRun:
     child_ready: Future[None] | None = None
     #: Report lines of the variants the mode's list had but this run did not build (``builds.left_out_by_size``).
     left_out: list[str] = field(default_factory=list)
+    #: Their names.
+    left_out_names: list[str] = field(default_factory=list)
     #: The checkpoint path when this run read the weights from it unchanged (the converter's child may read it too).
     read_from: str | None = None
 
@@ -184,8 +186,10 @@ def variant_names(mode: str, variants: Sequence[str] | None, task: str | None = 
 _READS_CALIBRATION = ("dynamic_int8_col_smooth",)
 
 
-def calibration_uses(options: QuantizeOptions) -> list[str]:
+def calibration_uses(options: QuantizeOptions, left_out: Sequence[str] = ()) -> list[str]:
     """What of ``options`` reads calibration texts; empty when ``--calib`` is optional (dynamic, fp16).
+    ``left_out``: TFLite names the run did not build after all (``builds.left_out_by_size``), so the report
+    does not say they read the texts.
 
     Static int8 and int16x8 variants set their activation ranges from them, and auto's fallback
     searches rank ops on them. A run that uses none of these reads ``--calib`` only as text to
@@ -194,8 +198,8 @@ def calibration_uses(options: QuantizeOptions) -> list[str]:
     from albert_edge.quantize.tflite_quant import VARIANTS
 
     tflite, onnx = variant_names(options.mode, options.variants)
-    uses = [name for name in tflite if name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated)
-            ] if "tflite" in options.format_list else []
+    uses = [name for name in tflite if name not in left_out and (
+        name in _READS_CALIBRATION or (name in VARIANTS and VARIANTS[name].calibrated))] if "tflite" in options.format_list else []
     if "onnx" in options.format_list:
         uses += [f"onnx_{name}" for name in onnx if name == "qdq_int8"]
     if options.mode == "auto":
@@ -450,7 +454,9 @@ def _build_and_judge(run: QuantizeRun) -> None:
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
     tflite, onnx = variant_names(o.mode, o.variants, run.task.name)
+    listed = tflite
     tflite, run.left_out = left_out_by_size(tflite, run.weights, o.mode, o.variants is not None)
+    run.left_out_names = [name for name in listed if name not in tflite]
     for line in run.left_out:
         run.say(line)
     builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
@@ -710,7 +716,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
     o = run.options
     report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
                             {"data": None if run.calib is None else str(run.calib), "texts": len(run.calibration),
-                             "used_by": calibration_uses(o), "max_seq_len": o.max_seq_len,
+                             "used_by": calibration_uses(o, run.left_out_names), "max_seq_len": o.max_seq_len,
                              # what a batch-one calibrated recipe (int8_fc) ran: the longest texts, padded (record 0295)
                              "batch_one_texts": len(run.calibration.padded_indices()[1]),
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
