@@ -89,4 +89,8 @@ def test_a_batch_one_calibration_runs_the_longest_texts_padded_as_many_as_hold_t
     assert np.array_equal(padded[1]["input_ids"][:, :12], calibration.samples[2]["input_ids"])
     assert not padded[1]["attention_mask"][:, 12:].any() and padded[1]["attention_mask"][:, :12].all()
     assert [s["input_ids"].shape for s in calibration.padded_dataset()] == [(1, 40)] * 4
+    # The debugger's error tables take the same samples, as lists in the converter's input order.
+    order = ["token_type_ids", "input_ids", "attention_mask"]
+    listed = list(calibration.ordered_dataset(order)())
+    assert len(listed) == 4 and all(np.array_equal(a, p[n]) for got, p in zip(listed, padded) for a, n in zip(got, order))
     assert CalibrationSet((), "<none>").padded_indices() == (0, [])

@@ -71,17 +71,15 @@ class CalibrationSet:
         yield from self.padded_samples()
 
     def ordered_dataset(self, order: Sequence[str]):
-        """A generator factory yielding lists in ``order`` (the QuantizationDebugger binds by position).
+        """A generator factory yielding ``padded_samples`` as lists in ``order`` (the QuantizationDebugger binds
+        by position).
 
-        The debugger sizes its interpreter on the first sample only, so every sample is padded
-        (attention_mask 0, which leaves the real positions' values unchanged) to the longest.
+        The debugger sizes its interpreter on the first sample only, so the samples share one width; its error
+        tables run each through the float and the quantized graph, so they take the set the calibration took.
         """
-        width = max(s["input_ids"].shape[1] for s in self.samples)
-
         def generate() -> Iterator[list[np.ndarray]]:
-            for sample in self.samples:
-                extra = width - sample["input_ids"].shape[1]
-                yield [np.pad(sample[name], ((0, 0), (0, extra))) for name in order]
+            for sample in self.padded_samples():
+                yield [sample[name] for name in order]
         return generate
 
 
