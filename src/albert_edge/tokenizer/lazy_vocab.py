@@ -45,30 +45,30 @@ class LazyVocab(Mapping[str, int]):
             raise TypeError("LazyVocab needs the vocab's text or its UTF-8 bytes")
         raw = text.encode("utf-8") if utf8 is None else bytes(utf8)   # type: ignore[union-attr]
         # Framed by newlines so that every line, the first and the last too, lies between two of them; then two
-        # zeros, so that every line's first three bytes can be read.
-        body = b"\n" + raw if raw.endswith(b"\n") else b"\n" + raw + b"\n"
-        self._end = len(body)            # the framed text is self._framed[:self._end]
-        self._framed = body + b"\0\0"
+        # zeros, so that every line's first three bytes can be read. One join: one copy of the vocab.
+        self._framed = b"".join((b"\n", raw, b"" if raw.endswith(b"\n") else b"\n", b"\0\0"))
+        self._end = len(self._framed) - 2    # the framed text is self._framed[:self._end]
         self._bytes = np.frombuffer(self._framed, np.uint8)
         # A multi-byte UTF-8 character never holds the byte 0x0A: these are the text's line breaks. Every array
         # of a fresh process is new memory, faulted in page by page (about 1 us a KiB here, most of this load's
-        # cost), so the columns are int32 or bytes, filled in place, and gathers index with the intp array
-        # ``at`` (an int32 index is cast to a new intp array first).
+        # cost), so the columns are small (lengths in int32, bytes), filled in place, and gathers index with the
+        # intp array ``at`` (an int32 index is cast to a new intp array first).
         at = (self._bytes == 10).nonzero()[0]
         n = len(at) - 1
-        lengths = at[1:].astype(np.int32)
-        lengths -= at[:-1]
+        lengths = np.subtract(at[1:], at[:-1], dtype=np.int32)
         lengths -= 1
+        np.minimum(lengths, _LONG, out=lengths)
         at += 1
-        self._starts = at[:-1].astype(np.int32)
         keys = np.empty(n, np.uint32)
         layout = keys.view(np.uint8).reshape(n, 4)   # per line: byte 2, byte 1, byte 0, length (see _key)
-        np.minimum(lengths, _LONG, out=layout[:, 3], casting="unsafe")
+        layout[:, 3] = lengths
         for k in range(3):
             byte = self._bytes[at[:-1]]
             byte[lengths <= k] = 0       # past the line's end: its newline and the next line's bytes
             layout[:, 2 - k] = byte
             at += 1
+        at -= 3
+        self._starts = at[:-1]
         self._keys = keys
         self.line_count = n
         self._dict: dict[str, int] | None = None
