@@ -125,11 +125,14 @@ def _tables(v: _Views, pos: np.ndarray, nfields: int) -> np.ndarray:
 
 
 def _refs(v: _Views, pos: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Where the offset fields at ``pos + offsets`` point (entries with offset 0 are not read: -1)."""
+    """Where the offset fields at ``pos + offsets`` point (entries with offset 0 are not read: -1).
+
+    ``pos`` are checked table positions and ``offsets`` vtable entries (uint16), so ``pos + offsets`` is not
+    negative; an absent field is read at byte 0 (aligned, inside) and dropped."""
     has = offsets != 0
-    p = pos + offsets
-    _require(~has | ((p + 4 <= v.size) & (p % 4 == 0)))
-    return np.where(has, p + v.u32[np.where(has, p, 0) // 4].astype(np.int64), -1)
+    p = np.where(has, pos + offsets, 0)
+    _require((p <= v.size - 4) & (p % 4 == 0))
+    return np.where(has, p + v.u32[p // 4], -1)
 
 
 def _spans(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,10 +140,12 @@ def _spans(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int) -> tuple[
     checked to lie in the file; nothing of their elements is read."""
     at = _refs(v, pos, offsets)
     has = at >= 0
-    _require(~has | ((at + 4 <= v.size) & (at % 4 == 0)))
-    counts = np.where(has, v.u32[np.where(has, at, 0) // 4], 0).astype(np.int64)
-    first = np.where(has, at + 4, 0)
-    _require(~has | ((first + counts * elem <= v.size) & ((counts == 0) | (first % elem == 0))))
+    at = np.where(has, at, 0)    # an absent vector read at byte 0 (aligned, inside) and given length 0
+    _require((at <= v.size - 4) & (at % 4 == 0))
+    counts = np.where(has, v.u32[at // 4], 0).astype(np.int64)
+    first = at + 4
+    # The length word is 4-aligned, so elements of up to 4 bytes are aligned after it; 8-byte ones are checked.
+    _require((first + counts * elem <= v.size) & ((counts == 0) | (first % elem == 0) if elem > 4 else True))
     return first, counts
 
 
