@@ -61,11 +61,6 @@ MAX_MEMBERS = 32
 MAX_SEQ_LEN_LIMIT = 8192
 # A pack member cannot hide in a file this big; larger files are refused before reading.
 MAX_MODEL_FILE_BYTES = 2 << 30
-# Member names without the archive's UTF-8 flag (the pack writer's: ASCII names) read as Latin-1, one of the codecs
-# Python decodes without a lookup, instead of zipfile's cp437, whose codec module is imported on the first load of
-# every process (0.3 ms of the first answer). The two agree on every ASCII name; a foreign archive's other bytes map
-# to other non-ASCII characters either way. zipfile takes the option from Python 3.11.
-_ZIP_NAMES: dict[str, str] = {"metadata_encoding": "latin-1"} if sys.version_info >= (3, 11) else {}
 
 
 @dataclass(frozen=True)
@@ -317,6 +312,17 @@ class _ShiftedBuffer(io.BytesIO):
         return super().seek(pos - self.shift if whence == io.SEEK_SET else pos, whence) + self.shift
 
 
+def _zip_reader(file: Any) -> zipfile.ZipFile:
+    """``zipfile.ZipFile(file)`` reading member names without the archive's UTF-8 flag (the pack writer's: ASCII
+    names) as Latin-1, one of the codecs Python decodes without a lookup, instead of zipfile's cp437, whose codec
+    module is imported on the first load of every process (0.3 ms of the first answer). The two agree on every
+    ASCII name; a foreign archive's other bytes map to other non-ASCII characters either way. zipfile takes the
+    option from Python 3.11."""
+    if sys.version_info >= (3, 11):
+        return zipfile.ZipFile(file, metadata_encoding="latin-1")
+    return zipfile.ZipFile(file)
+
+
 def _open_tail_zip(data: bytes | memoryview, source: str) -> zipfile.ZipFile | None:
     """The archive appended to ``data``, or None if there is none.
 
@@ -329,7 +335,7 @@ def _open_tail_zip(data: bytes | memoryview, source: str) -> zipfile.ZipFile | N
         return None
     try:
         # A mapped file is its own file object: BytesIO would copy all of it.
-        return zipfile.ZipFile(_MappedFile(data) if isinstance(data, MappedModel) else io.BytesIO(data), **_ZIP_NAMES)
+        return _zip_reader(_MappedFile(data) if isinstance(data, MappedModel) else io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise _fail(source, f"the pack archive appended to the model is corrupt ({exc})") from None
 
