@@ -264,6 +264,11 @@ class WordPieceTokenizer:
 
     def _tokenize_word(self, word: str) -> tuple[str, ...]:
         """One whitespace-free word (after cleaning) -> its WordPiece tokens."""
+        if len(word) == 1 and ("\u4e00" <= word <= "\u9fff" or "\u3400" <= word <= "\u4dbf"):
+            # A unified ideograph, BERT's one-character word in Chinese text, is its own normal form (no
+            # decomposition, no case, no mark, not punctuation): the calls below cost a fresh process 5-8 us for
+            # each new character, 0.1-0.15 ms of the sample's first encode.
+            return tuple(self._wordpiece(word))
         if not word.isascii():
             # Hugging Face composes (NFC) before anything else so that "é" typed as e + U+0301
             # matches the vocab's "é"; it also maps compatibility ideographs (U+F900 -> U+8C48).
