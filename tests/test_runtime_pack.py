@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -224,3 +226,25 @@ def test_deeply_nested_pack_settings_are_one_model_file_error(fmt):
         props = {k: v.decode() for k, v in members.items()}
         with pytest.raises(ModelFileError, match="m.onnx: pack albert_edge.json: JSON nested"):
             pack_from_metadata_props(props, "m.onnx")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="zipfile takes metadata_encoding from Python 3.11")
+def test_reading_a_pack_imports_no_zip_name_codec(tmp_path):
+    """The pack's member names are read as Latin-1, not cp437: importing that codec's module was 0.3 ms of every
+    process's first load. A fresh process, as an app's first from_file, from the mapped file and from bytes."""
+    path = tmp_path / "m.tflite"
+    path.write_bytes(attach_tflite_pack(FAKE_FLATBUFFER, _pack()))
+    code = ("import sys; from albert_edge.runtime.pack import map_model_file, read_pack, read_pack_bytes\n"
+            f"p = {str(path)!r}; a = read_pack_bytes(map_model_file(p), p); b = read_pack(p)\n"
+            "assert a == b and a.labels == ('neg', 'pos'), a\n"
+            "print(sorted(m for m in sys.modules if 'cp437' in m))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_non_ascii_member_name_is_a_member_still():
+    """Names without the UTF-8 flag read as Latin-1: a foreign member's bytes stay one (unused) member, and the
+    pack's own ASCII names are found as before."""
+    members = {"albert_edge.json": _settings(), "labels.txt": b"neg\npos\n", "vocab.txt": VOCAB, "rXsumX": b"x"}
+    data = _zip_tail(members).replace(b"rXsumX", b"r\x82sum\x82")   # cp437's "é" in a name without the UTF-8 flag
+    assert read_tflite_pack(bytes(data), "m.tflite").labels == ("neg", "pos")

@@ -180,3 +180,21 @@ def test_character_table_stops_growing_at_its_limit_without_changing_results(mon
     before = len(text_mod.CLEAN_TABLE)
     assert make().tokenize(rare + " \U000104b0\U000104b1") == expected + ["[UNK]"]  # Osage letters
     assert len(text_mod.CLEAN_TABLE) == before
+
+
+def test_a_unified_ideograph_skips_the_normalisation_it_would_not_change():
+    """_tokenize_word answers a single unified ideograph without NFC, lower case, accent stripping and the
+    punctuation split: for every such character, in both cases, that is what the full normalisation gives."""
+    import unicodedata
+
+    from albert_edge.tokenizer._text import split_on_punctuation, strip_accents_nfd
+
+    for lower in (True, False):
+        tok = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "好"], do_lower_case=lower)
+        for cp in [*range(0x3400, 0x4DC0), *range(0x4E00, 0xA000)]:
+            ch = chr(cp)
+            word = unicodedata.normalize("NFC", ch)
+            word = strip_accents_nfd(word.lower()) if lower else word
+            assert [p for sub in word.split() for p in split_on_punctuation(sub)] == [ch], hex(cp)
+        assert tok._tokenize_word("好") == ("好",) and tok._tokenize_word("坏") == ("[UNK]",)
+        assert tok._tokenize_word("\uf900") == tok._tokenize_word("\u8c48")   # a compatibility one still composes

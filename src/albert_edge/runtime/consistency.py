@@ -17,7 +17,6 @@ at invoke otherwise). A graph where a table cannot be found (a foreign export) s
 from __future__ import annotations
 
 import math
-from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -84,8 +83,14 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
     """
     ops = [(name, ins, outs) for name, ins, outs in ((_op(name), ins, outs) for name, ins, outs in ops)
            if name in _TRACED]
-    # The trace adds what it derives; the graph's own tensors stay unread until it looks one up.
-    tensors: ChainMap[Any, _Tensor] = ChainMap({}, graph_tensors)   # type: ignore[arg-type]  # read-only below
+    # The trace adds what it derives; the graph's own tensors stay unread until it looks one up (a ChainMap did
+    # this at 10-20 us a look-up, a Python generator over its maps each time).
+    derived: dict[Any, _Tensor] = {}
+
+    def tensor(key: Any) -> _Tensor | None:
+        found = derived.get(key)
+        return found if found is not None else graph_tensors.get(key)
+
     ids = {inputs["input_ids"]} if "input_ids" in inputs else set()
     lengths: set = set()
     flags: set = set()
@@ -96,7 +101,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
     position: list[int] = []
 
     def table_rows(key) -> int | None:
-        t = tensors.get(key)
+        t = tensor(key)
         return t.shape[0] if key in const and t is not None and len(t.shape) == 2 and t.shape[0] > 0 else None
 
     for name, ins, outs in ops:
@@ -105,9 +110,10 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
         if name in _CONST_PASS and ins and ins[0] in const:
             const.update(outs)
             # A dequantized or cast table keeps its shape (ONNX intermediates carry none of their own).
+            source = tensor(ins[0])
             for out in outs:
-                if out not in tensors and ins[0] in tensors:
-                    tensors[out] = tensors[ins[0]]
+                if source is not None and tensor(out) is None:
+                    derived[out] = source
         first = ins[0] if ins else None
         if (name in _FLAG_OPS and (first in feeds or first in ids)) or (name == "CAST" and first in flags):
             flags.update(outs)
@@ -136,7 +142,7 @@ def _facts(inputs: Mapping[str, object], outputs: Mapping[str, object], graph_te
     def described(keys: Mapping[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
         out = {}
         for name, key in keys.items():
-            t = tensors.get(key)
+            t = tensor(key)
             out[name] = (t.dtype, t.shape) if t is not None else ("unknown", ())
         return out
 
@@ -157,6 +163,10 @@ class _ColumnTensors(Mapping):
         t, end = self._columns, self._ends[key]
         shape = tuple(t.shapes.values[end - int(t.shapes.counts[key]) : end].tolist())
         return _Tensor(TENSOR_TYPES.get(int(t.type_codes[key]), "unknown"), shape, bool(self._nbytes[key] > 0))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        # Mapping.get raises and catches a KeyError for each miss; the trace asks for keys that are not tensors.
+        return self[key] if isinstance(key, int) and 0 <= key < len(self._ends) else default
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(len(self._ends)))

@@ -106,25 +106,33 @@ def _require(ok: np.ndarray) -> None:
 
 def _tables(v: _Views, pos: np.ndarray, nfields: int) -> np.ndarray:
     """Field offsets [len(pos), nfields] of the tables at ``pos`` (0: field absent), after the checks of
-    ``flatbuffer._Reader.table``."""
-    _require((pos >= 0) & (pos + 4 <= v.size) & (pos % 4 == 0))
+    ``flatbuffer._Reader.table``.
+
+    Written for few numpy calls (a fresh process pays 5-10 us for each, the three calls of a load 0.4-0.6 ms): a
+    negative position cast to uint64 fails the upper bound, and the vtable's two lengths and its field slots are one
+    gather (slots past a short vtable are read clipped and masked, never used)."""
+    if v.size < 8:
+        raise Unusual
+    _require((pos.astype(np.uint64) <= v.size - 4) & (pos % 4 == 0))
     vt = pos - v.i32[pos // 4]
-    _require((vt >= 0) & (vt + 4 <= v.size) & (vt % 2 == 0))
-    vlen = v.u16[vt // 2].astype(np.int64)
-    tlen = v.u16[vt // 2 + 1].astype(np.int64)
-    _require((vlen >= 4) & (vlen % 2 == 0) & (vt + vlen <= v.size) & (pos + tlen <= v.size))
-    field = np.arange(nfields)
-    present = 4 + 2 * field[None, :] + 2 <= vlen[:, None]
-    at = np.where(present, (vt[:, None] + 4) // 2 + field[None, :], 0)
-    return np.where(present, v.u16[at], 0).astype(np.int64)
+    _require((vt.astype(np.uint64) <= v.size - 4) & (vt % 2 == 0))
+    at = (vt // 2)[:, None] + np.arange(2 + nfields)
+    np.minimum(at, len(v.u16) - 1, out=at)
+    block = v.u16[at].astype(np.int64)
+    vlen = block[:, 0]
+    _require((vlen >= 4) & (vlen % 2 == 0) & (vt + vlen <= v.size) & (pos + block[:, 1] <= v.size))
+    return np.where(np.arange(6, 6 + 2 * nfields, 2) <= vlen[:, None], block[:, 2:], 0)
 
 
 def _refs(v: _Views, pos: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Where the offset fields at ``pos + offsets`` point (entries with offset 0 are not read: -1)."""
+    """Where the offset fields at ``pos + offsets`` point (entries with offset 0 are not read: -1).
+
+    ``pos`` are checked table positions and ``offsets`` vtable entries (uint16), so ``pos + offsets`` is not
+    negative; an absent field is read at byte 0 (aligned, inside) and dropped."""
     has = offsets != 0
-    p = pos + offsets
-    _require(~has | ((p + 4 <= v.size) & (p % 4 == 0)))
-    return np.where(has, p + v.u32[np.where(has, p, 0) // 4].astype(np.int64), -1)
+    p = np.where(has, pos + offsets, 0)
+    _require((p <= v.size - 4) & (p % 4 == 0))
+    return np.where(has, p + v.u32[p // 4], -1)
 
 
 def _spans(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,10 +140,12 @@ def _spans(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int) -> tuple[
     checked to lie in the file; nothing of their elements is read."""
     at = _refs(v, pos, offsets)
     has = at >= 0
-    _require(~has | ((at + 4 <= v.size) & (at % 4 == 0)))
-    counts = np.where(has, v.u32[np.where(has, at, 0) // 4], 0).astype(np.int64)
-    first = np.where(has, at + 4, 0)
-    _require(~has | ((first + counts * elem <= v.size) & ((counts == 0) | (first % elem == 0))))
+    at = np.where(has, at, 0)    # an absent vector read at byte 0 (aligned, inside) and given length 0
+    _require((at <= v.size - 4) & (at % 4 == 0))
+    counts = np.where(has, v.u32[at // 4], 0).astype(np.int64)
+    first = at + 4
+    # The length word is 4-aligned, so elements of up to 4 bytes are aligned after it; 8-byte ones are checked.
+    _require((first + counts * elem <= v.size) & ((counts == 0) | (first % elem == 0) if elem > 4 else True))
     return first, counts
 
 
@@ -144,6 +154,21 @@ def _vectors(v: _Views, pos: np.ndarray, offsets: np.ndarray, elem: int, view: n
     first, counts = _spans(v, pos, offsets, elem)
     index = np.arange(int(counts.sum())) + (first // elem - counts.cumsum() + counts).repeat(counts)
     return Ragged(view[index], counts)
+
+
+def _vectors_of(v: _Views, fields: list[tuple[np.ndarray, np.ndarray]], elem: int, view: np.ndarray) -> list[Ragged]:
+    """``_vectors`` of several (table positions, offset fields) pairs with one element type, read in one pass: the
+    bounds checks and the gather are one numpy call each for all of them (a fresh process pays every call's cost
+    once per call site, about 5-10 us each)."""
+    pos = np.concatenate([p for p, _ in fields])
+    offsets = np.concatenate([o for _, o in fields])
+    both = _vectors(v, pos, offsets, elem, view)
+    ends = [0, *both.counts.cumsum().tolist()]   # where each table's vector ends in the values
+    out, at = [], 0
+    for p, _ in fields:
+        out.append(Ragged(both.values[ends[at] : ends[at + len(p)]], both.counts[at : at + len(p)]))
+        at += len(p)
+    return out
 
 
 def _strings(v: _Views, pos: np.ndarray, offsets: np.ndarray) -> tuple[bytes, tuple[int, ...]]:
@@ -165,17 +190,24 @@ def _strings(v: _Views, pos: np.ndarray, offsets: np.ndarray) -> tuple[bytes, tu
 
 
 def _vector_of_tables(v: _Views, table_pos: int, offset: int) -> np.ndarray:
-    """Positions of the tables in the vector field at ``table_pos + offset`` (none when absent)."""
+    """Positions of the tables in the vector field at ``table_pos + offset`` (none when absent).
+
+    One vector: its two offsets read as Python ints and its slots as one slice (the array form of ``_refs`` cost
+    about 100 us a call in a fresh process, three calls a load)."""
     if not offset:
         return np.zeros(0, np.int64)
-    at = int(_refs(v, np.array([table_pos]), np.array([offset]))[0])
+    field = table_pos + offset
+    if field < 0 or field + 4 > v.size or field % 4:
+        raise Unusual
+    at = field + int(v.u32[field // 4])
     if at + 4 > v.size or at % 4:
         raise Unusual
     n = int(v.u32[at // 4])
     if at + 4 + 4 * n > v.size:
         raise Unusual
-    slots = at + 4 + 4 * np.arange(n, dtype=np.int64)
-    return slots + v.u32[slots // 4].astype(np.int64)
+    slots = v.u32[at // 4 + 1 : at // 4 + 1 + n].astype(np.int64)
+    slots += np.arange(at + 4, at + 4 + 4 * n, 4, dtype=np.int64)
+    return slots
 
 
 def read_columns(data, sub_pos: int, sub_fields: tuple[int, ...], num_codes: int) -> tuple[TensorColumns, OpColumns]:
@@ -183,34 +215,36 @@ def read_columns(data, sub_pos: int, sub_fields: tuple[int, ...], num_codes: int
     or ``Unusual``. ``num_codes``: the model's operator_codes, which every op's opcode index must name."""
     v = _Views(data)
     tpos = _vector_of_tables(v, sub_pos, sub_fields[0])
-    t = _tables(v, tpos, 8)
+    opos = _vector_of_tables(v, sub_pos, sub_fields[3])
+    both = _tables(v, np.concatenate((tpos, opos)), 8)   # one pass over the tensor and the op tables
+    n = len(tpos)
+    t, o = both[:n], both[n:, :3]
     _require(~(t[:, _T_BUFFER] != 0) | (tpos + t[:, _T_BUFFER] + 4 <= v.size) & ((tpos + t[:, _T_BUFFER]) % 4 == 0))
     _require(~(t[:, _T_TYPE] != 0) | (tpos + t[:, _T_TYPE] + 1 <= v.size))
     buffers = np.where(t[:, _T_BUFFER] != 0, v.u32[np.where(t[:, _T_BUFFER] != 0, tpos + t[:, _T_BUFFER], 0) // 4], 0)
     types = np.where(t[:, _T_TYPE] != 0, v.i8[np.where(t[:, _T_TYPE] != 0, tpos + t[:, _T_TYPE], 0)], 0)
-    signature = _vectors(v, tpos, t[:, _T_SHAPE_SIGNATURE], 4, v.i32)
-    # The walk reads the static shape only where the signature is empty (``a or b``): so does this.
-    static = _vectors(v, tpos, np.where(signature.counts == 0, t[:, _T_SHAPE], 0), 4, v.i32)
-    shapes = _merged(signature, static)
     qpos = _refs(v, tpos, t[:, _T_QUANT])
     quantized = qpos >= 0
     q = np.zeros((len(tpos), 4), np.int64)
     if quantized.any():
         q[quantized] = _tables(v, qpos[quantized], 4)
     qat = np.where(quantized, qpos, 0)
-    scales = _vectors(v, qat, q[:, _Q_SCALE], 4, v.f32)
+    # Every 4-byte vector in one read: shape signature and static shape (the walk reads the static shape only
+    # where the signature is empty, ``a or b``, and so does _merged: reading it elsewhere can only defer a damaged
+    # file to the walk), scales (as float32), op inputs and outputs (as int32; the same bytes, viewed twice).
+    signature, static, scale_bits, inputs, outputs = _vectors_of(
+        v, [(tpos, t[:, _T_SHAPE_SIGNATURE]), (tpos, t[:, _T_SHAPE]), (qat, q[:, _Q_SCALE]),
+            (opos, o[:, _OP_INPUTS]), (opos, o[:, _OP_OUTPUTS])], 4, v.i32)
+    shapes = _merged(signature, Ragged(static.values[(signature.counts == 0).repeat(static.counts)],
+                                       np.where(signature.counts == 0, static.counts, 0)))
+    scales = Ragged(scale_bits.values.view(np.float32), scale_bits.counts)
     zero_points = _vectors(v, qat, q[:, _Q_ZERO_POINT], 8, v.i64)
     tensors = TensorColumns(types.astype(np.int8), buffers.astype(np.int64), shapes, scales, zero_points,
                             t[:, _T_SPARSITY] != 0, *_strings(v, tpos, t[:, _T_NAME]))
 
-    opos = _vector_of_tables(v, sub_pos, sub_fields[3])
-    o = _tables(v, opos, 3)
     has_code = o[:, _OP_OPCODE_INDEX] != 0
     _require(~has_code | ((opos + o[:, _OP_OPCODE_INDEX] + 4 <= v.size) & ((opos + o[:, _OP_OPCODE_INDEX]) % 4 == 0)))
     opcodes = np.where(has_code, v.u32[np.where(has_code, opos + o[:, _OP_OPCODE_INDEX], 0) // 4], 0).astype(np.int64)
-    inputs = _vectors(v, opos, o[:, _OP_INPUTS], 4, v.i32)
-    outputs = _vectors(v, opos, o[:, _OP_OUTPUTS], 4, v.i32)
-    n = len(tpos)
     _require(opcodes < num_codes)
     _require((inputs.values < n) & (inputs.values >= -1))
     _require((outputs.values < n) & (outputs.values >= 0))

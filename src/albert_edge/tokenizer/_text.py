@@ -144,3 +144,28 @@ def decode_asset(data: bytes, source: str, kind: str) -> str:
         raise TokenizerError(
             f"{source}: {kind} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         ) from None
+
+
+# Bytes decoded at a time by check_utf8: the piece's str (at most 4 bytes a character) stays below the size
+# where malloc maps fresh pages, so each piece reuses the memory of the one before.
+_CHECK_PIECE = 1 << 14
+
+
+def check_utf8(data: bytes, source: str, kind: str) -> None:
+    """Raise decode_asset's error (the same byte and offset) unless ``data`` is UTF-8, keeping no decoded copy.
+
+    For readers of the bytes themselves (``tokenizer.lazy_vocab``). Decoded in pieces cut just before a newline:
+    validity is local and the byte 0x0A ends any character, so the pieces are valid exactly when the whole is,
+    and the first bad byte is the same. Decoding the sample's 107 KiB vocab whole built a 300 KB str (it holds a
+    character past U+FFFF) in new memory, 0.3-0.5 ms of a fresh process; the pieces take about half.
+    """
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start + _CHECK_PIECE) if start + _CHECK_PIECE < size else -1
+        end = size if end < 0 else end
+        try:
+            data[start:end].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = start + exc.start
+            raise TokenizerError(f"{source}: {kind} is not valid UTF-8 (byte 0x{data[at]:02x} at offset {at})") from None
+        start = end

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from albert_edge.errors import TokenizerError
-from albert_edge.tokenizer._text import decode_asset
 from albert_edge.tokenizer.bytelevel_bpe import ByteLevelBPETokenizer
 from albert_edge.tokenizer.spiece import SentencePieceTokenizer
 from albert_edge.tokenizer.wordpiece import WordPieceTokenizer
@@ -22,9 +21,7 @@ def load_tokenizer(
     if not isinstance(asset, (bytes, bytearray)):
         raise TokenizerError(f"{source}: tokenizer asset must be bytes, got {type(asset).__name__}")
     if kind == "wordpiece":
-        raw = bytes(asset)
-        return WordPieceTokenizer.from_vocab_text(decode_asset(raw, source, "vocab.txt"), do_lower_case=do_lower_case,
-                                                  source=source, utf8=raw)
+        return WordPieceTokenizer.from_vocab_bytes(bytes(asset), do_lower_case=do_lower_case, source=source)
     if kind == "sentencepiece":
         return SentencePieceTokenizer.from_model_bytes(bytes(asset), do_lower_case=do_lower_case, source=source)
     if kind == "bytelevel_bpe":
