@@ -60,9 +60,9 @@ def add_parser(subparsers) -> None:
                              "packs its weights once instead of once per layer (less memory; BERT-like files are "
                              "unchanged)")
     parser.add_argument("--attention-head-groups", type=arg_types.head_groups, default=GraphOptions.attention_head_groups,
-                        metavar="N", help="TFLite: compute attention for N groups of heads in turn, so one group's "
-                                          "[seq, seq] scores are in memory at a time (default %(default)s; 1: all "
-                                          "heads at once, the graph before record 0300)")
+                        metavar="N", help="TFLite: compute attention for N (1-4) groups of heads in turn, so one group's "
+                                          "[seq, seq] scores are in memory at a time: less memory at long texts, "
+                                          "more ops to dispatch (default %(default)s: all heads at once)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run, batch_one=True)

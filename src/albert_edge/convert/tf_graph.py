@@ -12,7 +12,9 @@ as little work as possible per token:
 - Q, K and V are three FULLY_CONNECTEDs by default: one fused ``[H, 3H]`` projection plus SPLIT
   measured ~5% slower in LiteRT at seq 128 (benchmarks/records/tflite_graph_choices.py), so it is an option;
 - dense layers are 2-D matmuls on ``[batch*seq, in]`` so they lower to FULLY_CONNECTED;
-- GELU is the builtin GELU op (``tf.nn.gelu``) in the approximation the checkpoint was trained with.
+- GELU is the builtin GELU op (``tf.nn.gelu``) in the approximation the checkpoint was trained with;
+- attention can run in groups of heads, V projected first, so one group's ``[seq, seq]`` scores are
+  in memory at a time (``GraphOptions.attention_head_groups``: less memory, more ops to dispatch).
 
 The block order lives in ``albert_edge.model.skeleton``; ``TfGraphOps`` is this target's ops.
 ALBERT shares its layer weights across depth: each weight becomes one ``tf.Variable`` that is
@@ -87,11 +89,12 @@ class GraphOptions:
         and V, then one group's scores, mask, softmax and probs @ V before the next group's, then a
         CONCATENATION of the contexts), so one group's ``[seq, seq]`` scores are live at a time and
         XNNPACK's memory planner gives the next group the same memory. A model whose heads do not
-        split evenly uses the largest count below that does (``head_groups``); 1 writes all heads at
-        once (the graph before record 0300). Default 3 (record 0300): the sample's shipped int8 file
-        after its first call at 128 tokens holds 0.59 MiB less (11.05 -> 10.46 MiB of its own), 2.0
-        MiB less at 256; each group is ops and tensors the interpreter keeps, so short texts pay
-        0.1-0.2 MiB; the same fp32 logits. XNNPACK takes SPLIT and CONCATENATION of at most 4 parts.
+        split evenly uses the largest count below that does (``head_groups``). 3 groups (record 0300):
+        the sample's shipped dynamic int8 file holds 0.56 MiB less after its first call at 128 tokens
+        (11.06 -> 10.50 MiB of its own), 2.0 MiB less at 256, with bit-identical logits, but each group
+        is ops the interpreter dispatches: 1.08x the time at 128 tokens and 1.12x at real lengths on 2
+        threads. Off (1, all heads at once) by default for that; XNNPACK takes SPLIT and CONCATENATION
+        of at most 4 parts.
     """
 
     fused_qkv: bool = False
@@ -100,7 +103,7 @@ class GraphOptions:
     batch_one: bool = True
     embedding_lookup: bool = False
     shared_layer_loop: bool = False
-    attention_head_groups: int = 3
+    attention_head_groups: int = 1
 
     def __post_init__(self) -> None:
         if not HEAD_GROUPS.admits(self.attention_head_groups):
