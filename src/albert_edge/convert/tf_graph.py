@@ -136,8 +136,8 @@ def _activation_kind(act: str, options: GraphOptions) -> str:
 
 def head_groups(heads: int, options: GraphOptions) -> int:
     """The number of head groups the graph writes: ``options.attention_head_groups``, or the largest
-    count below it that splits ``heads`` evenly (MobileBERT's 4 heads in 2 groups of 2 under the
-    default 3; 1 head: 1)."""
+    count below it that splits ``heads`` evenly (4 heads asked for 3 groups run in 2 groups of 2;
+    1 head: 1)."""
     return max(g for g in range(1, options.attention_head_groups + 1) if heads % g == 0)
 
 
