@@ -64,8 +64,12 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lookup = out / "lookup" / "model_fp32.tflite"
     convert_checkpoint(SAMPLE, out / "lookup", ConvertOptions(formats="tflite", labels=labels,
                                                               graph_options=GraphOptions(embedding_lookup=True)))
+    # Attention in groups of heads (record 0300): SPLIT, CONCATENATION and more BATCH_MATMULs, one subgraph.
+    convert_checkpoint(SAMPLE, out / "head_groups", ConvertOptions(formats="tflite", labels=labels,
+                                                                   graph_options=GraphOptions(attention_head_groups=3)))
     files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "variants" / "dynamic_int8.tflite",
-             "fp32_dynamic_batch": out / "dynamic_batch" / "model_fp32.tflite", "fp32_embedding_lookup": lookup}
+             "fp32_dynamic_batch": out / "dynamic_batch" / "model_fp32.tflite", "fp32_embedding_lookup": lookup,
+             "fp32_head_groups": out / "head_groups" / "model_fp32.tflite"}
     if importlib.util.find_spec("litert_quantizer") is not None:
         from albert_edge.convert.repack import repack_model
         from tests.support.litert_quantizer import quantize_dynamic_int8
@@ -93,7 +97,7 @@ def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -
 
 
 @pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_dynamic_batch", "fp32_embedding_lookup",
-                                     "int8_litert_quantizer"])
+                                     "int8_litert_quantizer", "fp32_head_groups"])
 def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
     if variant not in sample_files:
         pytest.skip(f"{variant}: litert-quantizer is not installed (the test extra pins it)")

@@ -49,6 +49,7 @@ seconds = number_in(ranges.SECONDS, "seconds")
 learning_rate = number_in(ranges.LEARNING_RATE, "learning_rate")
 weight_decay = number_in(ranges.WEIGHT_DECAY, "weight_decay")
 epochs = number_in(ranges.EPOCHS, "epochs")
+head_groups = number_in(ranges.HEAD_GROUPS, "head_groups")
 
 
 def _int_list(text: str, allowed: NumberRange, what: str) -> list[int]:

@@ -59,6 +59,10 @@ def add_parser(subparsers) -> None:
                         help="TFLite, ALBERT: write the one shared layer once, as a WHILE loop's body, so XNNPACK "
                              "packs its weights once instead of once per layer (less memory; BERT-like files are "
                              "unchanged)")
+    parser.add_argument("--attention-head-groups", type=arg_types.head_groups, default=GraphOptions.attention_head_groups,
+                        metavar="N", help="TFLite: compute attention for N (1-4) groups of heads in turn, so one group's "
+                                          "[seq, seq] scores are in memory at a time: less memory at long texts, "
+                                          "more ops to dispatch (default %(default)s: all heads at once)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run, batch_one=True)
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
                              vocab=args.vocab, do_lower_case=False if args.cased else None, task=args.task,
                              graph_options=GraphOptions(batch_one=args.batch_one,
                                                           embedding_lookup=args.embedding_lookup,
-                                                          shared_layer_loop=args.shared_layer_loop))
+                                                          shared_layer_loop=args.shared_layer_loop,
+                                                          attention_head_groups=args.attention_head_groups))
     progress.step(f"read {args.checkpoint}")
     source = ModelSource.load(args.checkpoint, args.config)
     pooled = embedding_task(args, source)

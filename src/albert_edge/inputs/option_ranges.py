@@ -81,6 +81,8 @@ BATCH_SIZE = NumberRange(True, 1, 65536)
 SEQ_LEN = NumberRange(True, 1, 65536)
 #: A model's max_seq_len: [CLS] x [SEP] needs three.
 MODEL_SEQ_LEN = NumberRange(True, 3, 65536)
+#: Groups of attention heads a TFLite graph computes in turn (XNNPACK splits and concatenates at most 4 parts).
+HEAD_GROUPS = NumberRange(True, 1, 4)
 #: Counts of repetitions: timed runs, rounds, steps, evaluations, examples.
 COUNT = NumberRange(True, 1, _BIG)
 #: Counts where 0 means "none": warmup calls, texts counted, calibration texts, fallback steps.
