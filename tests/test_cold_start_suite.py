@@ -105,3 +105,15 @@ def test_gil_suite_counts_a_thread_beside_each_build_step():
     assert set(result["counter_rate_vs_solo"]) == set(result["step_ms"]) == {"construct", "allocate_tensors"}
     assert all(ms > 0 for ms in result["step_ms"].values())
     assert all(0 <= rate < 3 for rate in result["counter_rate_vs_solo"].values())
+
+
+def test_each_way_takes_every_place_in_the_rounds():
+    """A way held at one place of every round read 6 % off its twin (record 0306): the order is shuffled per round."""
+    from benchmarks.suites.cold_start import round_orders
+
+    modes = ["app", "app_before", "steps", "interpreter"]
+    orders = round_orders(modes, 31)
+    assert all(sorted(order) == sorted(modes) for order in orders)
+    for mode in modes:
+        assert {order.index(mode) for order in orders} == {0, 1, 2, 3}
+    assert round_orders(modes, 31) == orders   # seeded: a rerun runs the same rounds

@@ -285,6 +285,24 @@ def _way_summary(mode: str, raws: list[dict], base: float, first_mode: str) -> d
     return out
 
 
+def round_orders(modes: list[str], rounds: int, seed: int = 39) -> list[list[str]]:
+    """The order of the ways in each round: shuffled (seeded), so no way holds a place in the round.
+
+    Why: alternating one order and its reverse kept ``app`` first or last and ``steps`` in the middle; idle,
+    the two ways (the same code) read 1.06x and 0.94x of ``app_before`` in one run (record 0306), a position
+    effect larger than the changes measured.
+    """
+    import random
+
+    rng = random.Random(seed)
+    orders = []
+    for _ in range(rounds):
+        order = list(modes)
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
+
+
 def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dict:
     """Every way on one model file, ``args.rounds`` fresh processes each, interleaved round by round."""
     load_start = [round(x, 2) for x in os.getloadavg()]
@@ -295,9 +313,9 @@ def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dic
             if "compiled_cache" in modes else None   # writes the cache; timed separately
         cache_bytes = os.path.getsize(cache) if os.path.exists(cache) else 0
         raws: dict[str, list[dict]] = {m: [] for m in modes}
-        for r in range(args.rounds):
+        for r, order in enumerate(round_orders(modes, args.rounds)):
             print(f"{Path(model).name}: round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            for mode in modes if r % 2 == 0 else list(reversed(modes)):
+            for mode in order:
                 raws[mode].append(run_child(mode, model, args.threads, seq_len, cache, args.before_src))
     key = "first_answer_ms" if modes[0] in APP_WAYS else "cold_start_ms"
     base = statistics.median(x[key] for x in raws[modes[0]])
