@@ -136,14 +136,17 @@ def ensure_text(text: object, what: str) -> str:
     raise TokenizerError(f"{what}: expected a string, got {type(text).__name__}")
 
 
+def _not_utf8(data: bytes, at: int, source: str, kind: str) -> TokenizerError:
+    """The one line for a vocab file whose byte ``at`` breaks UTF-8 (``decode_asset`` and ``check_utf8`` alike)."""
+    return TokenizerError(f"{source}: {kind} is not valid UTF-8 (byte 0x{data[at]:02x} at offset {at})")
+
+
 def decode_asset(data: bytes, source: str, kind: str) -> str:
     """Decode a vocab file's bytes strictly, naming the file and offset when it fails."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TokenizerError(
-            f"{source}: {kind} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from None
+        raise _not_utf8(data, exc.start, source, kind) from None
 
 
 # Bytes decoded at a time by check_utf8: the piece's str (at most 4 bytes a character) stays below the size
@@ -166,6 +169,5 @@ def check_utf8(data: bytes, source: str, kind: str) -> None:
         try:
             data[start:end].decode("utf-8")
         except UnicodeDecodeError as exc:
-            at = start + exc.start
-            raise TokenizerError(f"{source}: {kind} is not valid UTF-8 (byte 0x{data[at]:02x} at offset {at})") from None
+            raise _not_utf8(data, start + exc.start, source, kind) from None
         start = end
