@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-__all__ = ["IN_PROCESS_ENV", "call_in_child", "release_freed_memory", "result", "shutdown", "start_in_child"]
+__all__ = ["IN_PROCESS_ENV", "call_in_child", "result", "shutdown", "start_in_child"]
 
 _T = TypeVar("_T")
 #: Set to 1 to run every call in this process instead (a debugger, a profiler, a monkeypatched test).
@@ -92,19 +92,3 @@ def result(future: concurrent.futures.Future[_T]) -> _T:
         shutdown()
         raise RuntimeError(f"the child process running {getattr(future, 'fn_name', 'a call')} died ({exc})") from None
 
-
-def release_freed_memory() -> None:
-    """Hand memory freed to the C heap back to the OS (glibc ``malloc_trim``; nothing where there is none).
-
-    Why: a census opens the variant in LiteRT with XNNPACK, which packs the weights; freed afterwards,
-    glibc still kept about 3x the file resident (the sample's 16 MB fp32 file: +51 MB, +15 MB after the
-    trim), which on BERT-base's 409 MB sat beside the converter's child; the converter's own child calls it
-    before ``convert()`` (``tflite_export.saved_model_converter``). (``bench_latency.memory`` has the
-    same call, a floor above this one.)
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass

@@ -23,10 +23,10 @@ from typing import Any
 
 from albert_edge.outputs.atomic import write_bytes_atomic
 from albert_edge.convert.census import census_tflite, non_builtin_tflite_ops
-from albert_edge.convert.child_process import release_freed_memory
 from albert_edge.convert.tf_graph import GraphOptions, build_tf_module
 from albert_edge.errors import AlbertEdgeError, ConversionError
 from albert_edge.model.weights import weights_nbytes
+from albert_edge.neighbours.freed_memory import release_freed_memory
 
 ConverterHook = Callable[[Any], None]  # receives the tf.lite.TFLiteConverter before convert()
 

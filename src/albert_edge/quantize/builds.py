@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from albert_edge.convert.child_process import release_freed_memory
 from albert_edge.convert.tflite_export import SAVED_MODEL_ROUTE_BYTES
 from albert_edge.errors import AlbertEdgeError
 from albert_edge.model.weights import weights_nbytes
+from albert_edge.neighbours.freed_memory import release_freed_memory
 from albert_edge.quantize.calibration import CalibrationSet
 from albert_edge.quantize.report import VariantResult
 

@@ -606,7 +606,7 @@ def _weights_spent(run: QuantizeRun) -> None:
     """
     import gc
 
-    from albert_edge.convert.child_process import release_freed_memory
+    from albert_edge.neighbours.freed_memory import release_freed_memory
     from albert_edge.model.weights import weights_nbytes
     from albert_edge.quantize.builds import LARGE_WEIGHTS_BYTES
 
@@ -659,7 +659,7 @@ def _pack_variants(run: QuantizeRun) -> None:
     Each packed file is checked and measured, then dropped: ``_write`` packs the kept ones again, one at a
     time, as it writes them. Holding every packed copy beside its unpacked bytes was BERT-base auto's peak
     (4.1 GB, record 0270); packing again costs ~2 CPU s for a 390 MiB file (record 0280)."""
-    from albert_edge.convert.child_process import release_freed_memory
+    from albert_edge.neighbours.freed_memory import release_freed_memory
     from albert_edge.convert.pipeline import build_pack
     from albert_edge.runtime.consistency import checked_pack
 
