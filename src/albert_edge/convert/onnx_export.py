@@ -23,10 +23,6 @@ def attach_onnx_pack(model: Any, pack: Any) -> None:
         entry.key, entry.value = key, value
 
 
-#: ModelProto's field number of ``metadata_props``; the serializer writes fields in number order.
-_METADATA_PROPS_FIELD = 14
-
-
 def onnx_bytes_with_pack(data: bytes, pack: Any) -> bytes:
     """``data`` (a serialized ModelProto) with ``pack`` in its metadata: the bytes ``attach_onnx_pack`` and
     ``SerializeToString`` give, made without parsing the model when it has no field from ``metadata_props``
@@ -37,10 +33,16 @@ def onnx_bytes_with_pack(data: bytes, pack: Any) -> bytes:
     """
     import onnx
 
+    from albert_edge.errors import ModelFileError
+    from albert_edge.runtime.onnx_proto import MODEL_METADATA_PROPS, top_level_fields
     from albert_edge.runtime.pack import pack_to_metadata_props
 
-    fields = _top_level_fields(data)
-    if fields and max(fields) < _METADATA_PROPS_FIELD:
+    try:
+        fields = top_level_fields(data)
+    except ModelFileError:
+        fields = set()   # not a well-formed message: left to the protobuf parser below
+    # The serializer writes fields in number order, so with none from metadata_props on the entries go last.
+    if fields and max(fields) < MODEL_METADATA_PROPS:
         props = onnx.ModelProto()
         for key, value in pack_to_metadata_props(pack).items():
             entry = props.metadata_props.add()
@@ -49,42 +51,6 @@ def onnx_bytes_with_pack(data: bytes, pack: Any) -> bytes:
     model = onnx.load_from_string(data)
     attach_onnx_pack(model, pack)
     return model.SerializeToString()
-
-
-def _top_level_fields(data: bytes) -> set[int]:
-    """The field numbers of a serialized message's own fields (nested messages are skipped, not read); empty
-    when ``data`` is not a well-formed message, which the caller then leaves to the protobuf parser."""
-    fields: set[int] = set()
-    pos, end = 0, len(data)
-    try:
-        while pos < end:
-            tag, pos = _varint(data, pos)
-            kind = tag & 7
-            if kind == 0:
-                _, pos = _varint(data, pos)
-            elif kind == 2:
-                size, pos = _varint(data, pos)
-                pos += size
-            elif kind in (1, 5):
-                pos += 8 if kind == 1 else 4
-            else:
-                return set()
-            fields.add(tag >> 3)
-    except IndexError:
-        return set()
-    return fields if pos == end else set()
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """The base-128 varint at ``pos`` and the position after it."""
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
 
 
 def deduplicate_initializers(model: Any) -> int:

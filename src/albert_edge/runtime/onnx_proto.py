@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from albert_edge.errors import ModelFileError
 
 # ModelProto.graph / metadata_props, and StringStringEntryProto.key / value.
-_MODEL_GRAPH, _MODEL_METADATA_PROPS, _ENTRY_KEY, _ENTRY_VALUE = 7, 14, 1, 2
+_MODEL_GRAPH, MODEL_METADATA_PROPS, _ENTRY_KEY, _ENTRY_VALUE = 7, 14, 1, 2
 # GraphProto.node / initializer / input / output.
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT = 1, 5, 11, 12
 # NodeProto.input / output / op_type; TensorProto.dims / data_type / name.
@@ -187,12 +187,18 @@ def read_onnx_graph(data: bytes, source: str = "<bytes>") -> OnnxGraph:
     return OnnxGraph(tuple(nodes), inits, inputs, outputs)
 
 
+def top_level_fields(data: bytes, source: str = "<bytes>") -> set[int]:
+    """The field numbers of a serialized message's own fields (nested messages skipped by length, not read);
+    ModelFileError when ``data`` is not a well-formed message."""
+    return {number for number, _, _, _ in _Proto(data, source).fields(0, len(data))}
+
+
 def read_onnx_metadata(data: bytes, source: str = "<bytes>") -> dict[str, str]:
     """ModelProto.metadata_props as a dict (top-level fields only; the graph is skipped by length)."""
     p = _Proto(data, source)
     props: dict[str, str] = {}
     for number, wire, a, b in p.fields(0, len(data)):
-        if number == _MODEL_METADATA_PROPS and wire == 2:
+        if number == MODEL_METADATA_PROPS and wire == 2:
             entry = {n: p.text(a2, b2) for n, w, a2, b2 in p.fields(a, b) if w == 2}
             props[entry.get(_ENTRY_KEY, "")] = entry.get(_ENTRY_VALUE, "")
     return props
