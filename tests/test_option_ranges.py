@@ -51,6 +51,7 @@ def test_finetune_cli_refuses_before_tensorflow_with_one_line(argv, capsys, tmp_
     ("rounds", 0, "--rounds"), ("confidence", 1.5, "--confidence"), ("max_size_mb", -1.0, "--max-size-mb"),
     ("max_fallback_steps", -1, "--max-fallback-steps"), ("max_drop", math.nan, "--max-drop"),
     ("num_threads", -1, "--threads"), ("min_agreement", 2.0, "--min-agreement"),
+    ("attention_head_groups", 5, "--attention-head-groups"), ("attention_head_groups", 0, "--attention-head-groups"),
 ])
 def test_quantize_options_outside_their_range_are_refused(field, value, flag):
     with pytest.raises(QuantizationError, match=f"^{flag} "):
@@ -76,6 +77,7 @@ def test_convert_options_refuse_a_huge_length():
                                   ["quantize", "ckpt", "--calib", "c", "--confidence", "1.5"],
                                   ["quantize", "ckpt", "--calib", "c", "--max-size-mb", "-3"],
                                   ["quantize", "ckpt", "--calib", "c", "--max-fallback-steps", "-1"],
+                                  ["quantize", "ckpt", "--calib", "c", "--attention-head-groups", "7"],
                                   ["bench", "m.tflite", "--max-drop", "nan"]])
 def test_extreme_numbers_are_usage_errors_not_internal_errors(argv, capsys):
     with pytest.raises(SystemExit) as info:

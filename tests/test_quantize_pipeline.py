@@ -274,6 +274,34 @@ def test_cli_dynamic_mode_writes_fp32_and_dynamic_files_and_prints_the_table(tra
     assert "x fp32" in details and "`model.tflite` is `variants/dynamic_int8.tflite`" in details
 
 
+def test_cli_attention_head_groups_writes_every_tflite_variant_grouped_with_the_same_answers(trained, tmp_path, capsys):
+    """``quantize --attention-head-groups 2`` (issue #39, record 0307): fp32 and the int8 files are the grouped graph
+    (one SOFTMAX more per layer than the default: the 4 heads run 2 by 2), the report says so, and the shipped file
+    answers as the ungrouped run's does (grouping reorders no arithmetic within a head)."""
+    from albert_edge.quantize.census import census_tflite_variant
+    from albert_edge.runtime import TextClassifier
+
+    ckpt, calib, evaluation = trained
+    outs = {}
+    for groups in (1, 2):
+        outs[groups] = tmp_path / f"g{groups}"
+        code = main(["quantize", str(ckpt), "--calib", str(calib), "--mode", "dynamic", "--eval", str(evaluation),
+                     "--formats", "tflite", "--out", str(outs[groups]), "--rounds", "2", "--max-seq-len", "32",
+                     "--min-agreement", "0.97", "--attention-head-groups", str(groups)])
+        assert code == 0
+    capsys.readouterr()
+    report = json.loads((outs[2] / "quantize_report.json").read_text(encoding="utf-8"))
+    assert report["graph"] == {"tflite": {"attention_head_groups": 2}}
+    for name in ("fp32", "dynamic_int8"):
+        softmax = [census_tflite_variant((outs[g] / "variants" / f"{name}.tflite").read_bytes()).ops["SOFTMAX:f32"]
+                   for g in (1, 2)]
+        assert softmax[1] - softmax[0] == 4, name   # 4 layers; the probabilities' SOFTMAX is one in both
+    texts = [text for _, text in _texts(12, seed=9)]
+    answers = {g: [TextClassifier.from_file(outs[g] / "model.tflite").predict(t).logits for t in texts]
+               for g in (1, 2)}
+    np.testing.assert_allclose(np.asarray(answers[2]), np.asarray(answers[1]), atol=1e-5)
+
+
 def test_a_variant_that_left_the_timing_rotation_is_paired_with_the_baseline_rounds_it_shared():
     # quantize's timing lets variants outside the budget leave after 5 rounds while fp32 goes on: their
     # interval pairs their 5 rounds with fp32's first 5 (a crash of the demo: shapes (5,) and (20,)).

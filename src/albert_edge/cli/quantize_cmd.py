@@ -78,6 +78,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=arg_types.threads, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=arg_types.positive_int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
+    parser.add_argument("--attention-head-groups", type=arg_types.head_groups, default=1, metavar="N",
+                        help="TFLite: every variant computes attention for N (1-4) groups of heads in turn, as "
+                             "convert --attention-head-groups: less memory at long texts, more ops to run (default 1)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                                   max_size_mb=args.max_size_mb, confidence=args.confidence, task=embedding_task(args) or args.task,
                                   min_cosine=args.min_cosine, min_mean_cosine=args.min_mean_cosine,
                                   tie_margin=args.tie_margin, max_fallback_steps=args.max_fallback_steps,
-                                  prefer=args.prefer,
+                                  prefer=args.prefer, attention_head_groups=args.attention_head_groups,
                                   variants=[v.strip() for v in args.variants.split(",") if v.strip()]
                                   if args.variants is not None else None)
         progress.step(f"read {args.checkpoint}" + (f" and {args.calib}" if args.calib else ""))

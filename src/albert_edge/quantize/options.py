@@ -55,6 +55,8 @@ class QuantizeOptions:
     ONNX, as ``convert``'s) is normalised to a tuple when the options are made. ``prefer="size"``
     makes auto choose the smallest file within budget instead of the fastest; with ``max_size_mb``
     below the int8 file's size, auto also builds the int4 and mixed 4/8 candidates (``size_search``).
+    ``attention_head_groups`` writes every TFLite variant's attention for that many groups of heads in turn
+    (``GraphOptions.attention_head_groups``, record 0300): less memory at 128 tokens, more ops to run.
     """
 
     mode: str = "auto"
@@ -80,6 +82,7 @@ class QuantizeOptions:
     error_tables: bool = True
     prefer: str = "speed"
     judge_subsample: bool = True
+    attention_head_groups: int = 1
 
     def __post_init__(self) -> None:
         """Refuse a value no run could use, with the flag's name (QuantizationError, one line)."""
@@ -128,7 +131,8 @@ class QuantizeOptions:
                 ("--max-fallback-steps", self.max_fallback_steps, ranges.FALLBACK_STEPS),
                 ("--max-size-mb", self.max_size_mb, ranges.SIZE_MB), ("--max-seq-len", self.max_seq_len, ranges.MODEL_SEQ_LEN),
                 ("seq_len", self.seq_len, ranges.SEQ_LEN), ("--threads", self.num_threads, ranges.THREADS),
-                ("--rounds", self.rounds, ranges.COUNT), ("max_eval_examples", self.max_eval_examples, ranges.COUNT)):
+                ("--rounds", self.rounds, ranges.COUNT), ("max_eval_examples", self.max_eval_examples, ranges.COUNT),
+                ("--attention-head-groups", self.attention_head_groups, ranges.HEAD_GROUPS)):
             ranges.check_optional(flag, value, allowed, QuantizationError)
 
     @property

@@ -460,7 +460,7 @@ def _build_and_judge(run: QuantizeRun) -> None:
     for line in run.left_out:
         run.say(line)
     builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
-                           ready=run.child_ready, checkpoint=run.read_from)
+                           ready=run.child_ready, checkpoint=run.read_from, head_groups=o.attention_head_groups)
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
@@ -580,7 +580,8 @@ def _size_search(run: QuantizeRun) -> None:
 
     def build(name: str) -> bytes:
         return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task,
-                             built={"dynamic_int8": int8.data})  # the int4 recipes edit it: no second conversion
+                             built={"dynamic_int8": int8.data},  # the int4 recipes edit it: no second conversion
+                             head_groups=run.options.attention_head_groups)
 
     run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
                                run.options.num_threads, run.judge_variant, VariantResult, build,
@@ -720,7 +721,8 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
                              # what a batch-one calibrated recipe (int8_fc) ran: the longest texts, padded (record 0295)
                              "batch_one_texts": len(run.calibration.padded_indices()[1]),
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
-                            error_tables=run.tables, fallback=run.fallback_log)
+                            error_tables=run.tables, fallback=run.fallback_log,
+                            graph={"tflite": {"attention_head_groups": o.attention_head_groups}})
     chosen, log = choose(run.results, run.budget, o.prefer)
     report.held_back = held_back(run.fallback_log, run.results, run.budget)
     report.decision_log = (run.left_out + log + [fallback_line(entry) for entry in run.fallback_log]
@@ -863,7 +865,7 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
         elif spec is not None and spec.calibrated and base.name != "int16x8":
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return call_in_child(tflite_variant, weights, base.name, calibration, denylisted_nodes=nodes,
-                                     float_model=fp32, task=task)
+                                     float_model=fp32, task=task, head_groups=run.options.attention_head_groups)
             entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
         else:
             entry["skipped"] = "no way to rebuild this recipe with chosen ops float"

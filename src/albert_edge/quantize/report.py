@@ -105,6 +105,8 @@ class QuantizeReport:
     #: ``{"model.tflite": {"variant", "key", "copy_of", "size_bytes", "ratio_vs_fp32", "drift"}}``: which
     #: variant each shipped file is (``pipeline._ship``); empty when nothing was chosen.
     shipped: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How the TFLite graphs were written (``{"tflite": {"attention_head_groups": N}}``), as convert's report says.
+    graph: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"albert_edge_version": __version__, "checkpoint": self.checkpoint, "mode": self.mode,
@@ -112,7 +114,7 @@ class QuantizeReport:
                 "min_judge_rows": min_rows(self.budget), "calibration": self.calibration, "judge": self.judge,
                 "timing": self.timing, "chosen": self.chosen, "best_effort": self.best_effort, "relax": self.relax,
                 "decision_log": self.decision_log, "fallback": self.fallback, "held_back": self.held_back,
-                "variants": [v.to_dict() for v in self.variants],
+                "graph": self.graph, "variants": [v.to_dict() for v in self.variants],
                 "error_tables": {k: t.to_dict() for k, t in self.error_tables.items()},
                 "seconds": round(self.seconds, 1)}
 

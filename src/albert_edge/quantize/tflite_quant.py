@@ -84,11 +84,12 @@ def float_island_ops(float_model: bytes | None) -> list[str]:
 DYNAMIC_BATCH_VARIANTS = frozenset({"int8_full", "int16x8"})
 
 
-def variant_graph(variant: str) -> Any:
-    """The ``GraphOptions`` a recipe converts: the default (batch-one) graph, or the dynamic-batch one."""
+def variant_graph(variant: str, head_groups: int = 1) -> Any:
+    """The ``GraphOptions`` a recipe converts: the default (batch-one) graph, or the dynamic-batch one, with the
+    attention in ``head_groups`` groups of heads (``quantize --attention-head-groups``: record 0300)."""
     from albert_edge.convert.tf_graph import GraphOptions
 
-    return GraphOptions(batch_one=variant not in DYNAMIC_BATCH_VARIANTS)
+    return GraphOptions(batch_one=variant not in DYNAMIC_BATCH_VARIANTS, attention_head_groups=head_groups)
 
 
 def calibration_dataset(calibration: CalibrationSet, options: Any) -> Any:
@@ -116,7 +117,7 @@ def output_nodes(float_model: bytes | None) -> list[str]:
 def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
                    denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = (),
                    float_model: bytes | None = None, task: Any = None,
-                   built: Mapping[str, bytes] | None = None) -> bytes:
+                   built: Mapping[str, bytes] | None = None, head_groups: int = 1) -> bytes:
     """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``, with ``task``'s head
     (a Task or name; None: the task detected from the weights).
 
@@ -128,6 +129,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     column; ``dynamic_int8_col_sq``: dynamic_int8_col's with SmoothQuant MULs; the int4 recipes:
     dynamic_int8's with int4 weights) starts from that file
     instead of converting the same graph again (5-6 s on the sample).
+    ``head_groups``: the attention's groups of heads (``variant_graph``); ``float_model`` and ``built`` must
+    be files of the same grouping.
     """
     from albert_edge.convert import tflite_export
 
@@ -145,15 +148,17 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     if variant in ("dynamic_int4", "dynamic_int4_table"):
         from albert_edge.quantize.tflite_int4 import int4_weights
 
-        float_model = float_model or tflite_variant(weights, "fp32", task=task)
-        int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built)
+        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+        int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built,
+                              head_groups=head_groups)
         data, _ = int4_weights(int8, float_model, fcs=variant == "dynamic_int4")
         return data
     if variant == "dynamic_int8_col_sq":
         from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
 
-        float_model = float_model or tflite_variant(weights, "fp32", task=task)
-        base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task, built=built)
+        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+        base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task, built=built,
+                              head_groups=head_groups)
         return smoothed_dynamic_int8(base, float_model, weights.config.vocab_size,
                                      max(1, weights.config.max_position_embeddings - 2))  # RoBERTa's offset
     if variant == "dynamic_int8_col_smooth":
@@ -161,10 +166,10 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
 
         if calibration is None or len(calibration) == 0:
             raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
-        float_model = float_model or tflite_variant(weights, "fp32", task=task)
+        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
         smoothed, _ = smoothed_weights_for(weights, float_model, calibration.samples)
         # Smoothing leaves the embedding tables alone, so the fp32 file still supplies their float values.
-        return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task)
+        return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task, head_groups=head_groups)
     deny_ops = list(denylisted_ops)
     if variant == "int8_fc":
         deny_ops += [op for op in float_island_ops(float_model) if op not in deny_ops]
@@ -173,7 +178,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         # The debugger's selective path re-quantizes in int8 and drops the 16x8 ops set.
         raise QuantizationError("variant int16x8: selective float fallback is not supported for 16x8")
     captured: dict[str, Any] = {}
-    options = variant_graph(variant)
+    options = variant_graph(variant, head_groups)
 
     def hook(converter: Any) -> None:
         import tensorflow as tf
@@ -210,7 +215,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     if variant == "dynamic_int8_col":
         from albert_edge.quantize.column_tables import per_column_lookup_tables
 
-        data, _ = per_column_lookup_tables(data, float_model or tflite_variant(weights, "fp32", task=task))
+        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+        data, _ = per_column_lookup_tables(data, float_model)
     return data
 
 
@@ -254,7 +260,7 @@ def _check_input_order(model: bytes, order: Sequence[str]) -> None:
 
 
 def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
-                 float_model: bytes | None = None, task: Any = None) -> list[tuple[str, str, float]]:
+                 float_model: bytes | None = None, task: Any = None, head_groups: int = 1) -> list[tuple[str, str, float]]:
     """(tensor name, op name, RMSE/scale) per quantized op output, worst first.
 
     RMSE between the int8 and float value of a tensor, in units of its quantization step, is
@@ -268,7 +274,7 @@ def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
     import tensorflow as tf
     from albert_edge.convert.tflite_export import make_tflite_converter
 
-    graph = variant_graph(variant)
+    graph = variant_graph(variant, head_groups)
     converter = make_tflite_converter(weights, task=task, options=graph)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = calibration_dataset(calibration, graph)
