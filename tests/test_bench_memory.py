@@ -206,3 +206,50 @@ def test_library_code_the_runtime_faults_in_is_split_from_the_model_s_own_memory
     assert memory["model_own_after_first_mb"] == pytest.approx(
         memory["model_after_first_mb"] - memory["part_library_code_mb"])
     assert memory["model_own_after_first_mb"] > memory["part_file_mapped_mb"] > 0, memory
+
+
+def sparse_table_tflite_bytes(rows: int) -> bytes:
+    """A 16 MiB fp32 word table of which a call gathers a few rows spread over all of it (ids 1-99 times 163),
+    and one small matmul: most of the file is pages no call touches, next to pages one does."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(1)
+    table = rng.normal(0, 1, (rows, 256)).astype(np.float32)
+    head = rng.normal(0, 0.1, (256, 2)).astype(np.float32)
+
+    class Sparse(tf.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table, self.head = tf.Variable(table), tf.Variable(head)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=n)
+                                      for n in ("input_ids", "attention_mask", "token_type_ids")])
+        def serve(self, input_ids, attention_mask, token_type_ids):
+            h = tf.gather(self.table, input_ids * 163) + tf.expand_dims(tf.cast(token_type_ids + attention_mask, tf.float32), -1)
+            return {"logits": tf.matmul(tf.reduce_mean(h, 1), self.head)}
+
+    module = Sparse()
+    return tf.lite.TFLiteConverter.from_concrete_functions([module.serve.get_concrete_function()], module).convert()
+
+
+def test_the_file_is_measured_as_read_from_storage_not_as_its_writer_left_it(tmp_path):
+    """Record 0307: the file's resident pages are the model's, and they depended on the file's history. On a
+    kernel whose writes make large page-cache folios, a file written a moment ago is mapped whole at the first
+    touch (the sample's int8 file: 4.1 of 4.2 MiB, against 1.6 read from storage). The worker drops the written
+    pages and reads the file back first, so only what the load and the call touch stays: here a few rows of a
+    16 MiB table. ``--page-cache as-is`` keeps the old reading."""
+    from dataclasses import replace
+
+    from albert_edge.bench_latency.memory import PAGE_CACHE_READ
+
+    rows = 16384
+    pack = replace(_pack("fp32"), tokenizer_asset=("\n".join(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *(f"t{i}" for i in range(rows - 5))]) + "\n").encode())
+    path = tmp_path / "sparse_table.tflite"
+    path.write_bytes(attach_tflite_pack(sparse_table_tflite_bytes(rows), pack))   # written now: in the page cache
+    memory = worker(path)["memory"]
+    assert memory["page_cache"] == PAGE_CACHE_READ
+    if not Path("/proc/self/smaps").exists():
+        pytest.skip("no /proc/self/smaps")
+    size_mb = path.stat().st_size / 2**20
+    assert size_mb > 15 and memory["part_file_mapped_mb"] < 0.6 * size_mb, memory

@@ -64,12 +64,14 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lookup = out / "lookup" / "model_fp32.tflite"
     convert_checkpoint(SAMPLE, out / "lookup", ConvertOptions(formats="tflite", labels=labels,
                                                               graph_options=GraphOptions(embedding_lookup=True)))
-    # Attention in groups of heads (record 0300): SPLIT, CONCATENATION and more BATCH_MATMULs, one subgraph.
-    convert_checkpoint(SAMPLE, out / "head_groups", ConvertOptions(formats="tflite", labels=labels,
-                                                                   graph_options=GraphOptions(attention_head_groups=3)))
+    # Attention in groups of heads (records 0300, 0307): SPLIT, CONCATENATION and more BATCH_MATMULs, one subgraph;
+    # written by quantize --attention-head-groups, fp32 and int8 alike.
+    quantize_checkpoint(SAMPLE, out / "head_groups", SAMPLE / "calib.txt", mode="dynamic", formats="tflite",
+                        labels=labels, rounds=1, num_threads=1, attention_head_groups=3)
+    grouped = out / "head_groups" / "variants"
     files = {"fp32": out / "fp32" / "model_fp32.tflite", "int8": out / "int8" / "variants" / "dynamic_int8.tflite",
              "fp32_dynamic_batch": out / "dynamic_batch" / "model_fp32.tflite", "fp32_embedding_lookup": lookup,
-             "fp32_head_groups": out / "head_groups" / "model_fp32.tflite"}
+             "fp32_head_groups": grouped / "fp32.tflite", "int8_head_groups": grouped / "dynamic_int8.tflite"}
     if importlib.util.find_spec("litert_quantizer") is not None:
         from albert_edge.convert.repack import repack_model
         from tests.support.litert_quantizer import quantize_dynamic_int8
@@ -97,7 +99,7 @@ def test_vendored_metadata_schema_is_the_pinned_wheels(mediapipe_python: Path) -
 
 
 @pytest.mark.parametrize("variant", ["fp32", "int8", "fp32_dynamic_batch", "fp32_embedding_lookup",
-                                     "int8_litert_quantizer", "fp32_head_groups"])
+                                     "int8_litert_quantizer", "fp32_head_groups", "int8_head_groups"])
 def test_mediapipe_text_classifier_agrees_with_ours(variant: str, mediapipe_python: Path, sample_files: dict[str, Path]) -> None:
     if variant not in sample_files:
         pytest.skip(f"{variant}: litert-quantizer is not installed (the test extra pins it)")

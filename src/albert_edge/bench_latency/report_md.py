@@ -260,6 +260,7 @@ def _load_and_memory(report: BenchReport) -> list[str]:
         return []
     seq_lens = sorted({r["seq_len"] for r in report.results if r.get("memory")}, key=_seq_key)
     methods = sorted({r["memory"]["method"] for r in report.results if r.get("memory")})
+    caches = sorted({r["memory"].get("page_cache", "") for r in report.results if r.get("memory")} - {""})
     lines = ["## Load time and model memory", "",
              "First answer is what an app waits for: the pack's task runtime (TextClassifier, TextEmbedder, "
              "TokenClassifier, QuestionAnswerer) from_file and its first answer, in a fresh process (pack, "
@@ -270,7 +271,9 @@ def _load_and_memory(report: BenchReport) -> list[str]:
              "medians over every configuration. Model memory is the worker's "
              "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
              "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "
-             "not Python. Measured with " + ("; ".join(methods) or "–") + ". Device rows: benchmark_model's "
+             "not Python. Measured with " + ("; ".join(methods) or "–") + "; the model file "
+             + ("; ".join(caches) or "as found") + " (its resident pages depend on how it entered the page cache: "
+             "record 0307). Device rows: benchmark_model's "
              "peak memory footprint.", "",
              "| variant | source | backend | size | first answer ms | init ms | first inference ms | interpreter cold start ms "
              "| model MB after load | "

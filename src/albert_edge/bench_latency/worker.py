@@ -24,7 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from albert_edge.bench_latency.memory import MemoryProbe, foreign_modules, max_rss_mb, process_usage, weight_sharing
+from albert_edge.bench_latency.memory import (
+    PAGE_CACHE_AS_IS,
+    MemoryProbe,
+    foreign_modules,
+    max_rss_mb,
+    process_usage,
+    read_from_storage,
+    weight_sharing,
+)
 from albert_edge.errors import AlbertEdgeError
 from albert_edge.neighbours import machine_busy_s, settle_own_threads, usable_cpus
 
@@ -287,6 +295,8 @@ class Session:
         if args.pin:
             cpus = sorted({int(c) for c in args.pin.split(",")})
             os.sched_setaffinity(0, cpus)
+        # The file as an app reads it from storage, before anything maps it (memory.read_from_storage).
+        page_cache = read_from_storage(args.model) if args.page_cache == "read" else PAGE_CACHE_AS_IS
         # The app's figure first, in a child of its own (see first_answer_in_child).
         self.first_answer_ms = (first_answer_in_child(args.model, args.backend, args.threads, not args.no_xnnpack)
                                 if args.backend != "tf" else None)
@@ -302,7 +312,7 @@ class Session:
         self.pool = [make_inputs(args.batch, self.lengths[i % len(self.lengths)], args.id_low, id_high, rng)
                      for i in range(pool_size)]
         self.calls = 0   # where the pool cycle continues, so real-length bursts walk the whole pool
-        self.probe = MemoryProbe(weights=graph_weight_sharing(args.model), model_path=args.model)
+        self.probe = MemoryProbe(weights=graph_weight_sharing(args.model), model_path=args.model, page_cache=page_cache)
         self.version = _version(args.backend)   # importlib.metadata pulls in email.*: before the baseline too
         self.rss_start = peak_rss_mb()   # before the baseline: its first call imports ``resource``
         self.probe.baseline()
@@ -424,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--first-answer", action="store_true",
                         help="time only from_file + the first answer of the pack's task runtime, in this process")
+    parser.add_argument("--page-cache", choices=("read", "as-is"), default="read",
+                        help="the model file's page-cache state when memory is measured: 'read' (default) drops its "
+                             "written pages and reads it back, as an app reads a file from storage; 'as-is' keeps "
+                             "what the file's history left (a file just written: whole folios resident)")
     parser.add_argument("--serve", action="store_true",
                         help="stay alive: print a ready line, then answer 'run N' / 'stop' lines on stdin")
     return parser
