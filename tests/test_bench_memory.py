@@ -94,11 +94,14 @@ def test_model_memory_follows_the_weights_not_the_process():
 
 
 def test_aggregate_takes_the_median_per_figure_and_keeps_the_method():
+    from albert_edge.bench_latency.memory import PAGE_CACHE_READ
+
     readings = [{"baseline_mb": 40.0 + i, "model_after_load_mb": v, "model_after_first_mb": v + 1,
-                 "model_peak_mb": v + 2, "method": METHOD_HWM} for i, v in enumerate((10.0, 30.0, 12.0))]
+                 "model_peak_mb": v + 2, "method": METHOD_HWM, "page_cache": PAGE_CACHE_READ}
+                for i, v in enumerate((10.0, 30.0, 12.0))]
     out = aggregate_memory([*readings, None])
     assert out["model_after_load_mb"] == 12.0 and out["model_peak_mb"] == 14.0 and out["baseline_mb"] == 41.0
-    assert out["method"] == METHOD_HWM and len(out["rounds"]) == 3
+    assert out["method"] == METHOD_HWM and out["page_cache"] == PAGE_CACHE_READ and len(out["rounds"]) == 3
     assert aggregate_memory([None]) is None
 
 

@@ -62,7 +62,7 @@ METHOD_HWM = "VmRSS/VmHWM from /proc/self/status; VmHWM reset via /proc/self/cle
 METHOD_SAMPLED = "VmRSS from /proc/self/status; peak = largest RSS sampled after each timed run (clear_refs not permitted)"
 METHOD_RUSAGE = "ru_maxrss only (no /proc): baseline and load are peaks so far; peak covers the whole process"
 #: The model file's page-cache state when the worker measured (``read_from_storage``).
-PAGE_CACHE_READ = "read from storage (written pages dropped, the file read back)"
+PAGE_CACHE_READ = "as read from storage (written pages dropped, the file read back)"
 PAGE_CACHE_AS_IS = "as the file's history left it"
 
 

@@ -271,9 +271,9 @@ def _load_and_memory(report: BenchReport) -> list[str]:
              "medians over every configuration. Model memory is the worker's "
              "resident set minus its baseline after importing only the runtime (numpy, the interpreter, the "
              "albert_edge loader), as TFLite's benchmark_model measures it: weights, delegate packing and arena, "
-             "not Python. Measured with " + ("; ".join(methods) or "–") + "; the model file "
-             + ("; ".join(caches) or "as found") + " (its resident pages depend on how it entered the page cache: "
-             "record 0307). Device rows: benchmark_model's "
+             "not Python. Measured with " + ("; ".join(methods) or "–") + "; the model file in the page cache "
+             + ("; ".join(caches) or "as found") + ", since its resident pages depend on how it entered there "
+             "(record 0307). Device rows: benchmark_model's "
              "peak memory footprint.", "",
              "| variant | source | backend | size | first answer ms | init ms | first inference ms | interpreter cold start ms "
              "| model MB after load | "
