@@ -145,31 +145,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         return per_column_lookup_tables(built["dynamic_int8"], float_model)[0]
     if spec.calibrated and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
-    if variant in ("dynamic_int4", "dynamic_int4_table"):
-        from albert_edge.quantize.tflite_int4 import int4_weights
-
-        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
-        int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built,
-                              head_groups=head_groups)
-        data, _ = int4_weights(int8, float_model, fcs=variant == "dynamic_int4")
-        return data
-    if variant == "dynamic_int8_col_sq":
-        from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
-
-        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
-        base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task, built=built,
-                              head_groups=head_groups)
-        return smoothed_dynamic_int8(base, float_model, weights.config.vocab_size,
-                                     max(1, weights.config.max_position_embeddings - 2))  # RoBERTa's offset
-    if variant == "dynamic_int8_col_smooth":
-        from albert_edge.quantize.smoothing import smoothed_weights_for
-
-        if calibration is None or len(calibration) == 0:
-            raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
-        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
-        smoothed, _ = smoothed_weights_for(weights, float_model, calibration.samples)
-        # Smoothing leaves the embedding tables alone, so the fp32 file still supplies their float values.
-        return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task, head_groups=head_groups)
+    if variant in _MADE_FROM_ANOTHER:
+        return _made_from_another(weights, variant, calibration, float_model, task, built, head_groups)
     deny_ops = list(denylisted_ops)
     if variant == "int8_fc":
         deny_ops += [op for op in float_island_ops(float_model) if op not in deny_ops]
@@ -218,6 +195,38 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
         data, _ = per_column_lookup_tables(data, float_model)
     return data
+
+
+#: Recipes made from another recipe's file or from edited weights (``_made_from_another``).
+_MADE_FROM_ANOTHER = frozenset({"dynamic_int4", "dynamic_int4_table", "dynamic_int8_col_sq", "dynamic_int8_col_smooth"})
+
+
+def _made_from_another(weights: Any, variant: str, calibration: CalibrationSet | None, float_model: bytes | None,
+                       task: Any, built: Mapping[str, bytes] | None, head_groups: int) -> bytes:
+    """``tflite_variant`` of the recipes that start from another: int4 weights in dynamic_int8's file,
+    SmoothQuant MULs in dynamic_int8_col's, dynamic_int8_col of smoothed weights (each with fp32's file)."""
+    if variant == "dynamic_int8_col_smooth" and (calibration is None or len(calibration) == 0):
+        raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
+    float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+    if variant in ("dynamic_int4", "dynamic_int4_table"):
+        from albert_edge.quantize.tflite_int4 import int4_weights
+
+        int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built,
+                              head_groups=head_groups)
+        return int4_weights(int8, float_model, fcs=variant == "dynamic_int4")[0]
+    if variant == "dynamic_int8_col_sq":
+        from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
+
+        base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task, built=built,
+                              head_groups=head_groups)
+        return smoothed_dynamic_int8(base, float_model, weights.config.vocab_size,
+                                     max(1, weights.config.max_position_embeddings - 2))  # RoBERTa's offset
+    from albert_edge.quantize.smoothing import smoothed_weights_for
+
+    assert calibration is not None   # checked above
+    smoothed, _ = smoothed_weights_for(weights, float_model, calibration.samples)
+    # Smoothing leaves the embedding tables alone, so the fp32 file still supplies their float values.
+    return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task, head_groups=head_groups)
 
 
 def _selective(converter: Any, calibration: CalibrationSet, deny_ops: Sequence[str],
