@@ -111,9 +111,10 @@ def test_auto_leaves_calibrated_recipes_out_from_the_size_limit_up_and_says_so()
     names = ["dynamic_int8", "dynamic_int8_col", "int8_fc"]
     kept, lines = left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES), "auto", named=False)
     assert kept == ["dynamic_int8", "dynamic_int8_col"]
-    assert len(lines) == 1 and lines[0].startswith("tflite int8_fc: left out (weights 100 MiB >= 100 MiB")
-    assert "--variants int8_fc" in lines[0]
-    assert left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES - 1), "auto", named=False) == (names, [])
+    assert list(lines) == ["int8_fc"]
+    assert lines["int8_fc"].startswith("tflite int8_fc: left out (weights 100 MiB >= 100 MiB")
+    assert "--variants int8_fc" in lines["int8_fc"]
+    assert left_out_by_size(names, _weights(LARGE_WEIGHTS_BYTES - 1), "auto", named=False) == (names, {})
 
 
 def test_the_report_does_not_say_a_left_out_recipe_read_the_calibration_texts():
@@ -130,8 +131,8 @@ def test_named_variants_and_other_modes_are_built_whatever_the_size():
     from albert_edge.quantize.builds import left_out_by_size
 
     big = _weights(2**31)
-    assert left_out_by_size(["int8_fc"], big, "auto", named=True) == (["int8_fc"], [])
-    assert left_out_by_size(["int8_fc", "int8_full"], big, "int8", named=False) == (["int8_fc", "int8_full"], [])
+    assert left_out_by_size(["int8_fc"], big, "auto", named=True) == (["int8_fc"], {})
+    assert left_out_by_size(["int8_fc", "int8_full"], big, "int8", named=False) == (["int8_fc", "int8_full"], {})
 
 
 def test_large_weights_are_converted_and_the_child_stopped_before_onnx_is_built(monkeypatch):

@@ -68,8 +68,8 @@ LARGE_WEIGHTS_BYTES = SAVED_MODEL_ROUTE_BYTES
 
 
 def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
-                     named: bool) -> tuple[list[str], list[str]]:
-    """(the TFLite names auto builds, one report line per name it leaves out by the weights' size).
+                     named: bool) -> tuple[list[str], dict[str, str]]:
+    """(the TFLite names auto builds, each name it leaves out by the weights' size -> its report line).
 
     Only auto's default list is cut: names given with ``--variants`` (``named``) and the other modes'
     lists are built whatever the size, so a user who wants ``int8_fc`` on a large model asks for it.
@@ -78,12 +78,11 @@ def left_out_by_size(tflite: Sequence[str], weights: Any, mode: str,
 
     size = weights_nbytes(weights)
     if mode != "auto" or named or size < LARGE_WEIGHTS_BYTES:
-        return list(tflite), []
-    cut = [n for n in tflite if n in VARIANTS and VARIANTS[n].calibrated]
-    lines = [f"tflite {n}: left out (weights {size / 2**20:,.0f} MiB >= {LARGE_WEIGHTS_BYTES / 2**20:,.0f} MiB: "
-             "a calibrated conversion of a model this size peaks above 4 GB in the converter alone; "
-             f"--variants {n} builds it)" for n in cut]
-    return [n for n in tflite if n not in cut], lines
+        return list(tflite), {}
+    cut = {n: (f"tflite {n}: left out (weights {size / 2**20:,.0f} MiB >= {LARGE_WEIGHTS_BYTES / 2**20:,.0f} MiB: "
+               "a calibrated conversion of a model this size peaks above 4 GB in the converter alone; "
+               f"--variants {n} builds it)") for n in tflite if n in VARIANTS and VARIANTS[n].calibrated}
+    return [n for n in tflite if n not in cut], cut
 
 
 def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> bytes:
@@ -188,7 +187,8 @@ class VariantBuilds:
         if self.ready is not None:
             result(self.ready)
         self._fp32_result = self._tflite_result(
-            "fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=self.task, head_groups=self.head_groups))
+            "fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=self.task,
+                                          head_groups=self.head_groups))
         shutdown()  # the converter's resident gigabytes go back; the next conversion starts a fresh child
         if self._fp32_result.error:
             return

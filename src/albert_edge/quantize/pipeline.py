@@ -152,10 +152,9 @@ class QuantizeRun:
     judge_rows: SequentialJudge | None = None
     #: The converter child's preparation (``builds.prepare_child``), awaited before its first conversion.
     child_ready: Future[None] | None = None
-    #: Report lines of the variants the mode's list had but this run did not build (``builds.left_out_by_size``).
-    left_out: list[str] = field(default_factory=list)
-    #: Their names.
-    left_out_names: list[str] = field(default_factory=list)
+    #: The variants the mode's list had but this run did not build, each with its report line
+    #: (``builds.left_out_by_size``).
+    left_out: dict[str, str] = field(default_factory=dict)
     #: The checkpoint path when this run read the weights from it unchanged (the converter's child may read it too).
     read_from: str | None = None
 
@@ -454,10 +453,8 @@ def _build_and_judge(run: QuantizeRun) -> None:
     # TFLite conversions queue in the child process; ONNX is built here, and each variant is judged as soon
     # as it is ready, so judging overlaps the child's conversions (quantize/builds.py).
     tflite, onnx = variant_names(o.mode, o.variants, run.task.name)
-    listed = tflite
     tflite, run.left_out = left_out_by_size(tflite, run.weights, o.mode, o.variants is not None)
-    run.left_out_names = [name for name in listed if name not in tflite]
-    for line in run.left_out:
+    for line in run.left_out.values():
         run.say(line)
     builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
                            ready=run.child_ready, checkpoint=run.read_from, head_groups=o.attention_head_groups)
@@ -717,7 +714,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
     o = run.options
     report = QuantizeReport(str(run.source.checkpoint), o.mode, run.budget,
                             {"data": None if run.calib is None else str(run.calib), "texts": len(run.calibration),
-                             "used_by": calibration_uses(o, run.left_out_names), "max_seq_len": o.max_seq_len,
+                             "used_by": calibration_uses(o, list(run.left_out)), "max_seq_len": o.max_seq_len,
                              # what a batch-one calibrated recipe (int8_fc) ran: the longest texts, padded (record 0295)
                              "batch_one_texts": len(run.calibration.padded_indices()[1]),
                              "tokenizer": run.asset.kind}, run.judge.info, run.timing, run.results,
@@ -725,7 +722,7 @@ def _decide(run: QuantizeRun) -> QuantizeReport:
                             graph={"tflite": {"attention_head_groups": o.attention_head_groups}})
     chosen, log = choose(run.results, run.budget, o.prefer)
     report.held_back = held_back(run.fallback_log, run.results, run.budget)
-    report.decision_log = (run.left_out + log + [fallback_line(entry) for entry in run.fallback_log]
+    report.decision_log = (list(run.left_out.values()) + log + [fallback_line(entry) for entry in run.fallback_log]
                            + [held_back_line(item) for item in report.held_back])
     report.chosen = chosen.key if chosen else None
     keep = list(run.results)
