@@ -78,9 +78,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--task", choices=TASK_NAMES, type=canonical_task_name, help="default: detected from the checkpoint (see convert --task)")
     parser.add_argument("--threads", type=arg_types.threads, default=2, metavar="N", help="interpreter threads for timing (default 2)")
     parser.add_argument("--rounds", type=arg_types.positive_int, default=30, metavar="N", help="interleaved timing rounds (default 30)")
-    parser.add_argument("--attention-head-groups", type=arg_types.head_groups, default=1, metavar="N",
+    parser.add_argument("--attention-head-groups", type=arg_types.head_groups,
+                        default=QuantizeOptions.attention_head_groups, metavar="N",
                         help="TFLite: every variant computes attention for N (1-4) groups of heads in turn, as "
-                             "convert --attention-head-groups: less memory at long texts, more ops to run (default 1)")
+                             "convert --attention-head-groups: less memory at long texts, more ops to run "
+                             "(default %(default)s)")
     add_pooling_arguments(parser)
     accept_hub_ids(parser, "checkpoint")
     parser.set_defaults(run=run)

@@ -104,23 +104,23 @@ def convert_variant(origin: Any, variant: str, *args: Any, **kwargs: Any) -> byt
 _FP32_OF_RUN: dict[str, bytes] = {}
 
 
-def convert_fp32(weights: Any, task: Any, run: str, head_groups: int = 1) -> bytes:
+def convert_fp32(weights: Any, task: Any, run: str, graph: Any = None) -> bytes:
     """fp32's flatbuffer, kept in this (child) process for the variants of ``run`` queued behind it."""
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     _FP32_OF_RUN.clear()
-    _FP32_OF_RUN[run] = tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+    _FP32_OF_RUN[run] = tflite_variant(weights, "fp32", task=task, graph=graph)
     return _FP32_OF_RUN[run]
 
 
 def convert_after_fp32(weights: Any, name: str, calibration: CalibrationSet, task: Any, run: str,
-                       head_groups: int = 1) -> bytes:
+                       graph: Any = None) -> bytes:
     """Variant ``name`` converted with ``run``'s fp32 (``convert_fp32``, queued first) as its float model;
     without one (fp32 failed) converted alone, as before."""
     from albert_edge.quantize.tflite_quant import tflite_variant
 
     return tflite_variant(weights, name, calibration, float_model=_FP32_OF_RUN.get(run), task=task,
-                          head_groups=head_groups)
+                          graph=graph)
 
 
 class VariantBuilds:
@@ -131,19 +131,19 @@ class VariantBuilds:
     preparation (``prepare_child``), awaited before fp32 is taken. ``say`` receives one line per
     variant (``building tflite:int8_fc (4/8)``) when its build begins or, for a queued one, when this
     process starts waiting for it; ``while_waiting()`` is called over and over while it waits, until
-    it returns False (quantize fills fp32's reference rows then: record 0250). ``head_groups``: every TFLite
-    graph's attention in that many groups of heads (``tflite_quant.variant_graph``).
+    it returns False (quantize fills fp32's reference rows then: record 0250). ``graph``: the run's TFLite graph
+    options, each recipe's graph made from them (``tflite_quant.variant_graph``; None: the default graph).
     """
 
     def __init__(self, weights: Any, tflite: Sequence[str], onnx: Sequence[str], formats: Sequence[str],
                  calibration: CalibrationSet, task: Any, say: Callable[[str], None],
-                 ready: Future[None] | None = None, checkpoint: str | None = None, head_groups: int = 1) -> None:
+                 ready: Future[None] | None = None, checkpoint: str | None = None, graph: Any = None) -> None:
         import uuid
 
         from albert_edge.convert.child_process import start_in_child
 
         self.weights, self.calibration, self.task, self.say, self.ready = weights, calibration, task, say, ready
-        self.head_groups = head_groups
+        self.graph = graph
         self.tflite = list(tflite) if "tflite" in formats else []
         self.onnx_names = list(onnx) if "onnx" in formats else []
         self.with_onnx = "onnx" in formats
@@ -174,8 +174,8 @@ class VariantBuilds:
                 raise
             return
         run = uuid.uuid4().hex
-        self._fp32 = start_in_child(convert_fp32, weights, task, run, head_groups)
-        self.pending = {name: start_in_child(convert_after_fp32, weights, name, calibration, task, run, head_groups)
+        self._fp32 = start_in_child(convert_fp32, weights, task, run, graph)
+        self.pending = {name: start_in_child(convert_after_fp32, weights, name, calibration, task, run, graph)
                         for name in queued}
 
     def _convert_large_first(self, origin: Any, queued: Sequence[str]) -> None:
@@ -187,14 +187,13 @@ class VariantBuilds:
         if self.ready is not None:
             result(self.ready)
         self._fp32_result = self._tflite_result(
-            "fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=self.task,
-                                          head_groups=self.head_groups))
+            "fp32", lambda: call_in_child(convert_variant, origin, "fp32", task=self.task, graph=self.graph))
         shutdown()  # the converter's resident gigabytes go back; the next conversion starts a fresh child
         if self._fp32_result.error:
             return
         for name in queued:
             self.pending[name] = start_in_child(
-                convert_variant, origin, name, self.calibration, task=self.task, head_groups=self.head_groups,
+                convert_variant, origin, name, self.calibration, task=self.task, graph=self.graph,
                 float_model=None if name in CONVERTED_ALONE else self._fp32_result.data)
 
     def converting(self) -> bool:
@@ -279,7 +278,7 @@ class VariantBuilds:
                 self.say(f"building tflite:{name} ({k}/{self.total})")
                 r = self._tflite_result(name, lambda name=name: tflite_variant(
                     self.weights, name, self.calibration, float_model=self.fp32.data or None, task=self.task,
-                    built=built, head_groups=self.head_groups))
+                    built=built, graph=self.graph))
             if not r.error:
                 built[name] = r.data
             yield r

@@ -16,6 +16,7 @@ from albert_edge.errors import QuantizationError
 from albert_edge.quantize.auto import Budget
 
 if TYPE_CHECKING:
+    from albert_edge.convert.tf_graph import GraphOptions
     from albert_edge.tasks import Task
 
 MODES = ("dynamic", "int8", "int16x8", "fp16", "auto")
@@ -56,7 +57,8 @@ class QuantizeOptions:
     makes auto choose the smallest file within budget instead of the fastest; with ``max_size_mb``
     below the int8 file's size, auto also builds the int4 and mixed 4/8 candidates (``size_search``).
     ``attention_head_groups`` writes every TFLite variant's attention for that many groups of heads in turn
-    (``GraphOptions.attention_head_groups``, record 0300): less memory at 128 tokens, more ops to run.
+    (``GraphOptions.attention_head_groups``, record 0300): less memory at 128 tokens, more ops to run; the
+    builds read it through ``graph_options``.
     """
 
     mode: str = "auto"
@@ -139,6 +141,13 @@ class QuantizeOptions:
     def format_list(self) -> tuple[str, ...]:
         """``formats`` as the validated tuple ``__post_init__`` stored (typed for the steps that loop over it)."""
         return tuple(self.formats)
+
+    def graph_options(self) -> GraphOptions:
+        """The TFLite graph options every variant of the run is converted from (each recipe then picks its
+        batch dimension: ``tflite_quant.variant_graph``)."""
+        from albert_edge.convert.tf_graph import GraphOptions
+
+        return GraphOptions(attention_head_groups=self.attention_head_groups)
 
     def budget(self) -> Budget:
         """The budget the auto choice and the ``meets_budget`` marks are judged by."""

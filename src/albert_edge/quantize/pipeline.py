@@ -457,7 +457,7 @@ def _build_and_judge(run: QuantizeRun) -> None:
     for line in run.left_out.values():
         run.say(line)
     builds = VariantBuilds(run.weights, tflite, onnx, o.format_list, run.calibration, run.task, run.say,
-                           ready=run.child_ready, checkpoint=run.read_from, head_groups=o.attention_head_groups)
+                           ready=run.child_ready, checkpoint=run.read_from, graph=o.graph_options())
     builds.build_onnx()
     if not run.judge.samples:
         run.results = list(builds.in_order())
@@ -578,7 +578,7 @@ def _size_search(run: QuantizeRun) -> None:
     def build(name: str) -> bytes:
         return call_in_child(tflite_variant, run.weights, name, run.calibration, float_model=fp32, task=run.task,
                              built={"dynamic_int8": int8.data},  # the int4 recipes edit it: no second conversion
-                             head_groups=run.options.attention_head_groups)
+                             graph=run.options.graph_options())
 
     run.results += size_search(run.results, run.calibration, run.budget, run.options.max_fallback_steps, run.task,
                                run.options.num_threads, run.judge_variant, VariantResult, build,
@@ -862,7 +862,7 @@ def _fallback_search(run: QuantizeRun) -> list[VariantResult]:
         elif spec is not None and spec.calibrated and base.name != "int16x8":
             def rebuild(nodes: list[str], base: VariantResult = base) -> bytes:
                 return call_in_child(tflite_variant, weights, base.name, calibration, denylisted_nodes=nodes,
-                                     float_model=fp32, task=task, head_groups=run.options.attention_head_groups)
+                                     float_model=fp32, task=task, graph=run.options.graph_options())
             entry["method"] = "re-converted with the ops denylisted (QuantizationDebugger)"
         else:
             entry["skipped"] = "no way to rebuild this recipe with chosen ops float"

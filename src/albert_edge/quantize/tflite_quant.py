@@ -84,12 +84,14 @@ def float_island_ops(float_model: bytes | None) -> list[str]:
 DYNAMIC_BATCH_VARIANTS = frozenset({"int8_full", "int16x8"})
 
 
-def variant_graph(variant: str, head_groups: int = 1) -> Any:
-    """The ``GraphOptions`` a recipe converts: the default (batch-one) graph, or the dynamic-batch one, with the
-    attention in ``head_groups`` groups of heads (``quantize --attention-head-groups``: record 0300)."""
+def variant_graph(variant: str, graph: Any = None) -> Any:
+    """The ``GraphOptions`` a recipe converts: ``graph`` (the run's, ``QuantizeOptions.graph_options``; None: the
+    default) as the batch-one graph, or as the dynamic-batch one for the recipes that need it."""
+    from dataclasses import replace
+
     from albert_edge.convert.tf_graph import GraphOptions
 
-    return GraphOptions(batch_one=variant not in DYNAMIC_BATCH_VARIANTS, attention_head_groups=head_groups)
+    return replace(graph or GraphOptions(), batch_one=variant not in DYNAMIC_BATCH_VARIANTS)
 
 
 def calibration_dataset(calibration: CalibrationSet, options: Any) -> Any:
@@ -117,7 +119,7 @@ def output_nodes(float_model: bytes | None) -> list[str]:
 def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | None = None,
                    denylisted_nodes: Sequence[str] = (), denylisted_ops: Sequence[str] = (),
                    float_model: bytes | None = None, task: Any = None,
-                   built: Mapping[str, bytes] | None = None, head_groups: int = 1) -> bytes:
+                   built: Mapping[str, bytes] | None = None, graph: Any = None) -> bytes:
     """Flatbuffer bytes (no pack) of ``weights`` converted as ``variant``, with ``task``'s head
     (a Task or name; None: the task detected from the weights).
 
@@ -129,8 +131,8 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     column; ``dynamic_int8_col_sq``: dynamic_int8_col's with SmoothQuant MULs; the int4 recipes:
     dynamic_int8's with int4 weights) starts from that file
     instead of converting the same graph again (5-6 s on the sample).
-    ``head_groups``: the attention's groups of heads (``variant_graph``); ``float_model`` and ``built`` must
-    be files of the same grouping.
+    ``graph``: the run's graph options (``variant_graph``); ``float_model`` and ``built`` must be files of the
+    same graph.
     """
     from albert_edge.convert import tflite_export
 
@@ -146,7 +148,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     if spec.calibrated and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
     if variant in _MADE_FROM_ANOTHER:
-        return _made_from_another(weights, variant, calibration, float_model, task, built, head_groups)
+        return _made_from_another(weights, variant, calibration, float_model, task, built, graph)
     deny_ops = list(denylisted_ops)
     if variant == "int8_fc":
         deny_ops += [op for op in float_island_ops(float_model) if op not in deny_ops]
@@ -155,7 +157,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
         # The debugger's selective path re-quantizes in int8 and drops the 16x8 ops set.
         raise QuantizationError("variant int16x8: selective float fallback is not supported for 16x8")
     captured: dict[str, Any] = {}
-    options = variant_graph(variant, head_groups)
+    options = variant_graph(variant, graph)
 
     def hook(converter: Any) -> None:
         import tensorflow as tf
@@ -192,7 +194,7 @@ def tflite_variant(weights: Any, variant: str, calibration: CalibrationSet | Non
     if variant == "dynamic_int8_col":
         from albert_edge.quantize.column_tables import per_column_lookup_tables
 
-        float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+        float_model = float_model or tflite_variant(weights, "fp32", task=task, graph=graph)
         data, _ = per_column_lookup_tables(data, float_model)
     return data
 
@@ -202,23 +204,23 @@ _MADE_FROM_ANOTHER = frozenset({"dynamic_int4", "dynamic_int4_table", "dynamic_i
 
 
 def _made_from_another(weights: Any, variant: str, calibration: CalibrationSet | None, float_model: bytes | None,
-                       task: Any, built: Mapping[str, bytes] | None, head_groups: int) -> bytes:
+                       task: Any, built: Mapping[str, bytes] | None, graph: Any) -> bytes:
     """``tflite_variant`` of the recipes that start from another: int4 weights in dynamic_int8's file,
     SmoothQuant MULs in dynamic_int8_col's, dynamic_int8_col of smoothed weights (each with fp32's file)."""
     if variant == "dynamic_int8_col_smooth" and (calibration is None or len(calibration) == 0):
         raise QuantizationError(f"variant {variant}: needs calibration texts (--calib)")
-    float_model = float_model or tflite_variant(weights, "fp32", task=task, head_groups=head_groups)
+    float_model = float_model or tflite_variant(weights, "fp32", task=task, graph=graph)
     if variant in ("dynamic_int4", "dynamic_int4_table"):
         from albert_edge.quantize.tflite_int4 import int4_weights
 
         int8 = tflite_variant(weights, "dynamic_int8", float_model=float_model, task=task, built=built,
-                              head_groups=head_groups)
+                              graph=graph)
         return int4_weights(int8, float_model, fcs=variant == "dynamic_int4")[0]
     if variant == "dynamic_int8_col_sq":
         from albert_edge.quantize.fc_smoothing import smoothed_dynamic_int8
 
         base = tflite_variant(weights, "dynamic_int8_col", float_model=float_model, task=task, built=built,
-                              head_groups=head_groups)
+                              graph=graph)
         return smoothed_dynamic_int8(base, float_model, weights.config.vocab_size,
                                      max(1, weights.config.max_position_embeddings - 2))  # RoBERTa's offset
     from albert_edge.quantize.smoothing import smoothed_weights_for
@@ -226,7 +228,7 @@ def _made_from_another(weights: Any, variant: str, calibration: CalibrationSet |
     assert calibration is not None   # checked above
     smoothed, _ = smoothed_weights_for(weights, float_model, calibration.samples)
     # Smoothing leaves the embedding tables alone, so the fp32 file still supplies their float values.
-    return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task, head_groups=head_groups)
+    return tflite_variant(smoothed, "dynamic_int8_col", float_model=float_model, task=task, graph=graph)
 
 
 def _selective(converter: Any, calibration: CalibrationSet, deny_ops: Sequence[str],
@@ -269,7 +271,7 @@ def _check_input_order(model: bytes, order: Sequence[str]) -> None:
 
 
 def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
-                 float_model: bytes | None = None, task: Any = None, head_groups: int = 1) -> list[tuple[str, str, float]]:
+                 float_model: bytes | None = None, task: Any = None, graph: Any = None) -> list[tuple[str, str, float]]:
     """(tensor name, op name, RMSE/scale) per quantized op output, worst first.
 
     RMSE between the int8 and float value of a tensor, in units of its quantization step, is
@@ -283,10 +285,10 @@ def layer_errors(weights: Any, variant: str, calibration: CalibrationSet,
     import tensorflow as tf
     from albert_edge.convert.tflite_export import make_tflite_converter
 
-    graph = variant_graph(variant, head_groups)
-    converter = make_tflite_converter(weights, task=task, options=graph)
+    converted = variant_graph(variant, graph)
+    converter = make_tflite_converter(weights, task=task, options=converted)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = calibration_dataset(calibration, graph)
+    converter.representative_dataset = calibration_dataset(calibration, converted)
     deny = float_island_ops(float_model) if variant == "int8_fc" else None
     options = tf.lite.experimental.QuantizationDebugOptions(denylisted_ops=deny)
     debugger = tf.lite.experimental.QuantizationDebugger(
