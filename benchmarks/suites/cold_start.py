@@ -132,15 +132,6 @@ def _covered_ms(spans: list[tuple[float, float]]) -> float:
     return covered * 1e3
 
 
-def _into_page_cache(path: str) -> None:
-    """Read the file through one small buffer: in the page cache, as the other ways find it, with nothing parsed
-    and no heap left behind for the app to reuse."""
-    buffer = bytearray(1 << 16)
-    with open(path, "rb", buffering=0) as handle:
-        while handle.readinto(buffer):
-            pass
-
-
 def app_child(mode: str, model: str, threads: int, task: str = "") -> dict:
     """From file to the task's first answer in this (fresh) process; ``steps`` adds each step's time.
 
@@ -148,6 +139,7 @@ def app_child(mode: str, model: str, threads: int, task: str = "") -> dict:
     before its clock, which also runs the pack reader's first-use work there (record 0306: a fresh process's zip
     parse is the app's cost, not the suite's).
     """
+    from albert_edge.bench_latency.memory import read_through
     from albert_edge.bench_latency.worker import (
         import_runtime,
         import_task_runtimes,
@@ -158,7 +150,7 @@ def app_child(mode: str, model: str, threads: int, task: str = "") -> dict:
     import_runtime("litert")
     import_task_runtimes()
     if task:
-        _into_page_cache(model)
+        read_through(model)   # in the page cache, as the other ways find it, nothing parsed
     else:
         task = read_pack(model).task
     # An older tree (app_before) reads the pack again inside open_task_runtime, as that tree's bench did.
@@ -253,21 +245,15 @@ def fixed_len(model: str) -> int | None:
     return shape[1] if len(shape) == 2 and shape[1] > 0 else None
 
 
-def _pack_task(model: str) -> str:
-    """The pack's task, read here once so that the app ways' children start from the file (``app_child``)."""
-    from albert_edge.runtime.pack import read_pack
-
-    return read_pack(model).task
-
-
-def app_seq_len(model: str) -> int:
+def app_seq_len(model: str, pack=None) -> int:
     """Positions the app's first call feeds for ``model``: the bench's sample text (QA: question + context)
-    encoded by the pack's own tokenizer, as ``open_task_runtime``'s first call encodes it."""
+    encoded by the pack's own tokenizer, as ``open_task_runtime``'s first call encodes it. ``pack``: the file's,
+    when the caller has read it."""
     from albert_edge.bench_latency.worker import SAMPLE_QUESTION, SAMPLE_TEXT
     from albert_edge.runtime.pack import read_pack
     from albert_edge.tokenizer import Preprocessor, load_tokenizer
 
-    pack = read_pack(model)
+    pack = pack or read_pack(model)
     tokenizer = load_tokenizer(pack.tokenizer_type, pack.tokenizer_asset, pack.do_lower_case, model)
     preprocessor = Preprocessor(tokenizer, pack.max_seq_len)
     pair = (SAMPLE_QUESTION, SAMPLE_TEXT) if pack.task == "question_answering" else (SAMPLE_TEXT, None)
@@ -330,9 +316,13 @@ def round_orders(modes: list[str], rounds: int, seed: int = 39) -> list[list[str
 
 def measure_model(model: str, modes: list[str], args: argparse.Namespace) -> dict:
     """Every way on one model file, ``args.rounds`` fresh processes each, interleaved round by round."""
+    from albert_edge.runtime.pack import read_pack
+
     load_start = [round(x, 2) for x in os.getloadavg()]
-    seq_len = app_seq_len(model) if args.seq_len == "app" else int(args.seq_len)
-    task = _pack_task(model) if any(m in APP_WAYS for m in modes) else ""
+    pack = read_pack(model) if args.seq_len == "app" or any(m in APP_WAYS for m in modes) else None
+    seq_len = app_seq_len(model, pack) if args.seq_len == "app" else int(args.seq_len)
+    # The pack's task, read here once so that the app ways' children start from the file (``app_child``).
+    task = pack.task if pack is not None and any(m in APP_WAYS for m in modes) else ""
     with tempfile.TemporaryDirectory() as tmp:
         cache = str(Path(tmp) / (Path(model).stem + ".xnnpack_cache"))
         warm = run_child("compiled_cache", model, args.threads, seq_len, cache) \
