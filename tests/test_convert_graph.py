@@ -16,6 +16,7 @@ from albert_edge.convert import (
 from albert_edge.errors import ConversionError
 from albert_edge.model import AlbertConfig, random_weights
 from albert_edge.model.config import ACTIVATIONS
+from albert_edge.tasks import task_classes
 
 SMALL = {"vocab_size": 120, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 3,
          "num_attention_heads": 4, "intermediate_size": 48, "max_position_embeddings": 64}
@@ -207,6 +208,18 @@ def test_attention_in_head_groups_runs_them_in_turn_with_v_projected_first_and_t
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": (1 - mask).astype(np.int32)}
         np.testing.assert_allclose(runners["default"](**feed)["logits"], runners["head_groups"](**feed)["logits"],
                                    atol=1e-6)
+
+
+@pytest.mark.parametrize("task", [cls.name for cls in task_classes()])
+def test_attention_in_head_groups_matches_the_reference_for_every_task(task):
+    """The groups change the encoder every task's head reads (``quantize --attention-head-groups`` writes them for
+    whatever task the checkpoint has): each registered task's grouped graph passes its own parity check."""
+    heads = {"question_answering": {"num_labels": None, "span_head": True}, "feature_extraction": {"num_labels": None},
+             "sequence_regression": {"num_labels": 1}}
+    weights = random_weights(AlbertConfig(**SMALL), seed=5, **{"num_labels": 3, **heads.get(task, {})})
+    grouped = convert_to_tflite_bytes(weights, options=GraphOptions(attention_head_groups=2), task=task)
+    assert census_tflite(grouped)["SOFTMAX"] >= 2 * SMALL["num_hidden_layers"]
+    assert_parity(grouped, weights, task=task)
 
 
 def test_ort_transformer_optimizer_fuses_attention_and_dedup_keeps_one_weight_copy(tmp_path):
