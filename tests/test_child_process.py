@@ -74,3 +74,21 @@ def test_started_calls_run_in_order_while_this_process_goes_on(monkeypatch):
     assert result(first) == "done"
     with pytest.raises(ValueError, match="second"):
         result(second)
+
+
+def test_the_child_reads_relative_paths_from_the_caller_s_directory_at_each_call(monkeypatch, tmp_path):
+    """The child outlives the directory it was started in: a relative path handed over after the caller changed
+    directory (pytest's chdir, a service's) was read from the old one. The full suite failed on it once: the
+    sample's documented quantize, ``examples/albert_tiny_zh_sentiment``, was "not a TF1 checkpoint" there."""
+    import os
+
+    monkeypatch.delenv(IN_PROCESS_ENV, raising=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (second / "here.txt").write_text("second", encoding="utf-8")
+    monkeypatch.chdir(first)
+    assert call_in_child(os.getcwd) == str(first)   # the child may have been started from anywhere before
+    monkeypatch.chdir(second)
+    assert call_in_child(os.path.isfile, "here.txt")
+    assert call_in_child(os.getcwd) == str(second)

@@ -11,7 +11,10 @@ One child per process, started at first use and reused (TensorFlow is imported o
 deadlock. Arguments, results and exceptions travel pickled, so the function must be importable by
 name (a module-level function) and its arguments plain data (weights, bytes, dataclasses).
 The child inherits file descriptor 2 as it is at its start: inside ``chatter.chatter_to_log`` its
-converter chatter goes to the same log as the parent's.
+converter chatter goes to the same log as the parent's. Its working directory it takes from the caller at
+each call (``_in_directory``): it outlives the directory it was started in, and a relative path (the
+sample's ``examples/albert_tiny_zh_sentiment``) handed over after the caller changed directory was read
+from the old one ("not a TF1 checkpoint").
 """
 
 from __future__ import annotations
@@ -79,9 +82,20 @@ def start_in_child(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> concu
         except Exception as exc:  # noqa: BLE001 - handed to the caller by result(), as from the child
             done.set_exception(exc)
         return done
-    future = _child().submit(fn, *args, **kwargs)
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:   # the caller's directory was removed: relative paths cannot mean anything there either
+        cwd = None
+    future = _child().submit(_in_directory, cwd, fn, *args, **kwargs)
     future.fn_name = getattr(fn, "__name__", repr(fn))  # type: ignore[attr-defined]
     return future
+
+
+def _in_directory(cwd: str | None, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)`` in the child, run from the caller's working directory ``cwd``."""
+    if cwd is not None:
+        os.chdir(cwd)
+    return fn(*args, **kwargs)
 
 
 def result(future: concurrent.futures.Future[_T]) -> _T:
